@@ -1,0 +1,316 @@
+"""The desired state: what the manifest says, typed and immutable.
+
+Every later stage (plan, apply, export round trips) consumes this model and
+never the raw YAML. Three states matter for every managed field:
+
+- `UNSET`: the manifest leaves the field out, so it is unmanaged and its live
+  value is left alone;
+- `None`: the manifest sets an explicit `null`, which clears the field where
+  the API allows it (`dockerfile`, `buildCommand`, `healthcheck`,
+  `openapiSpecPath`, `git`);
+- a value: the field is managed and must converge to it.
+
+Collections follow the same rule: `UNSET` means unmanaged, a tuple (possibly
+empty) is authoritative.
+
+Every node carries the `Position` of its mapping and, in `positions`, the
+position of each key's value, so any stage can point a user at the exact
+place in their file.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal, TypeAlias, TypeVar
+
+
+class _Unset(enum.Enum):
+    UNSET = "UNSET"
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+UNSET = _Unset.UNSET
+"""The manifest does not mention this field: leave the live value alone."""
+
+T = TypeVar("T")
+Managed = T | _Unset
+"""A field the manifest may leave unmanaged."""
+Clearable = T | None | _Unset
+"""A field the manifest may leave unmanaged or clear with an explicit null."""
+
+EnvironmentName = Literal["production", "preview"]
+ENVIRONMENT_NAMES: tuple[EnvironmentName, ...] = ("production", "preview")
+
+VariableKind = Literal["recoverable", "writeonly"]
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """A place in a manifest file; line and column are 1-based."""
+
+    file: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+def _no_positions() -> Mapping[str, Position]:
+    return MappingProxyType({})
+
+
+def is_set(value: object) -> bool:
+    """True when the manifest manages the field (a value or an explicit null)."""
+    return value is not UNSET
+
+
+@dataclass(frozen=True)
+class Prune:
+    """What a present collection removes when live has more than the manifest lists."""
+
+    variables: bool = True
+    domains: bool = True
+    apps: bool = False
+
+
+# --- app source -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GitSource:
+    """`git:`; an omitted member is unmanaged (`defaultBranch` defaults server-side)."""
+
+    repository: Managed[str] = UNSET
+    default_branch: Managed[str] = UNSET
+    pos: Position | None = None
+
+
+@dataclass(frozen=True)
+class OciSource:
+    """`oci:`: a public image reference with a tag or digest."""
+
+    image: str
+    pos: Position | None = None
+
+
+# --- environment settings ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Healthcheck:
+    """Server defaults are filled in by the loader, so a diff never sees them as changes."""
+
+    method: Literal["GET", "POST"]
+    path: str
+    interval_seconds: int = 10
+    timeout_seconds: int = 5
+    failure_threshold: int = 3
+    initial_delay_seconds: int = 0
+
+
+@dataclass(frozen=True)
+class Build:
+    dockerfile: Clearable[str] = UNSET
+    root_directory: Managed[str] = UNSET
+    build_command: Clearable[str] = UNSET
+    watch_paths: Managed[tuple[str, ...]] = UNSET
+    auto_deploy: Managed[bool] = UNSET
+    positions: Mapping[str, Position] = field(default_factory=_no_positions, compare=False)
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """`vcpus` is a float in steps of 0.25, so `1` and `1.0` compare equal."""
+
+    port: Managed[int] = UNSET
+    vcpus: Managed[float] = UNSET
+    memory_mib: Managed[int] = UNSET
+    storage_mib: Managed[int] = UNSET
+    command: Managed[tuple[str, ...]] = UNSET
+    healthcheck: Clearable[Healthcheck] = UNSET
+    shutdown_signal: Managed[Literal["SIGTERM", "SIGINT", "SIGQUIT", "SIGKILL"]] = UNSET
+    upstream_protocol: Managed[Literal["http1", "h2c"]] = UNSET
+    openapi_spec_path: Clearable[str] = UNSET
+    positions: Mapping[str, Position] = field(default_factory=_no_positions, compare=False)
+
+
+@dataclass(frozen=True)
+class Region:
+    name: str
+    min_replicas: int
+    max_replicas: int
+    pos: Position | None = field(default=None, compare=False)
+
+
+# --- variables --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LiteralValue:
+    """A value written in the manifest (integers already turned into their text)."""
+
+    value: str
+
+
+@dataclass(frozen=True)
+class FromEnv:
+    """A secret read from the process environment at plan/apply time."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class FromFile:
+    """A secret read from a file; `path` is resolved against the manifest's directory."""
+
+    path: str
+    declared: str
+
+
+VariableSource: TypeAlias = "LiteralValue | FromEnv | FromFile"
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One environment variable. `kind` is already defaulted: literals are
+    `recoverable`, `fromEnv`/`fromFile` are `writeonly`, unless the manifest says."""
+
+    key: str
+    source: VariableSource
+    kind: VariableKind
+    description: Managed[str] = UNSET
+    pos: Position | None = field(default=None, compare=False)
+
+    @property
+    def is_secret_reference(self) -> bool:
+        return not isinstance(self.source, LiteralValue)
+
+
+# --- domains and policies ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Domain:
+    """A custom domain; `host` is lower-cased and has no trailing dot."""
+
+    host: str
+    pos: Position | None = field(default=None, compare=False)
+
+
+def freeze(value: Any) -> Any:
+    """Deep-freeze JSON-like data: dicts become read-only mappings, lists tuples."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """The inverse of `freeze`: plain dicts and lists, ready to send as JSON."""
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [thaw(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class Policy:
+    """One gateway policy, in the API's own shape (`match` members exactly as the spec).
+
+    `match` is normalised by the loader: an absent or empty match is `()`;
+    `ignoreCase` is kept only when true. `rule_kind` is `firewall` or `logging`
+    and `rule` its object (logging booleans kept only when true).
+    """
+
+    name: str
+    enabled: bool
+    match: tuple[Mapping[str, Any], ...]
+    rule_kind: Literal["firewall", "logging"]
+    rule: Mapping[str, Any]
+    pos: Position | None = field(default=None, compare=False)
+
+    def to_api(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"name": self.name, "enabled": self.enabled}
+        if self.match:
+            body["match"] = thaw(self.match)
+        body[self.rule_kind] = thaw(self.rule)
+        return body
+
+
+# --- the tree ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Environment:
+    """One environment of an app, with the app's `defaults` already deep-merged in."""
+
+    name: EnvironmentName
+    build: Managed[Build] = UNSET
+    runtime: Managed[Runtime] = UNSET
+    regions: Managed[tuple[Region, ...]] = UNSET
+    variables: Managed[tuple[Variable, ...]] = UNSET
+    domains: Managed[tuple[Domain, ...]] = UNSET
+    policies: Managed[tuple[Policy, ...]] = UNSET
+    pos: Position | None = field(default=None, compare=False)
+    positions: Mapping[str, Position] = field(default_factory=_no_positions, compare=False)
+
+
+@dataclass(frozen=True)
+class App:
+    slug: str
+    id: str | None = None
+    name: Managed[str] = UNSET
+    delete_protection: Managed[bool] = UNSET
+    git: Clearable[GitSource] = UNSET
+    oci: Managed[OciSource] = UNSET
+    environments: tuple[Environment, ...] = ()
+    pos: Position | None = field(default=None, compare=False)
+    positions: Mapping[str, Position] = field(default_factory=_no_positions, compare=False)
+
+    def environment(self, name: EnvironmentName) -> Environment | None:
+        return next((e for e in self.environments if e.name == name), None)
+
+
+@dataclass(frozen=True)
+class Project:
+    slug: str
+    id: str | None = None
+    name: Managed[str] = UNSET
+    delete_protection: Managed[bool] = UNSET
+    apps: tuple[App, ...] = ()
+    pos: Position | None = field(default=None, compare=False)
+    positions: Mapping[str, Position] = field(default_factory=_no_positions, compare=False)
+
+    def app(self, slug: str) -> App | None:
+        return next((a for a in self.apps if a.slug == slug), None)
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A manifest file that was read, with the SHA-256 of its bytes (for plan digests)."""
+
+    path: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Manifest:
+    version: int
+    prune: Prune
+    projects: tuple[Project, ...]
+    sources: tuple[SourceFile, ...] = ()
+    base_dir: str = "."
+
+    def project(self, slug: str) -> Project | None:
+        return next((p for p in self.projects if p.slug == slug), None)
