@@ -1,0 +1,92 @@
+"""Options and the error boundary shared by every command.
+
+One place decides how a failure reaches the user: a `ReconcilerError` becomes
+its message on stderr and its exit code; anything unexpected becomes a short
+"internal error" line (never a traceback, which could carry a secret from a
+local variable) unless `RECONCILER_DEBUG=1` asks for it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from reconciler.errors import ReconcilerError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+ENV_BASE_URL = "RECONCILER_BASE_URL"
+ENV_API_KEY = "RECONCILER_API_KEY"
+ENV_FINGERPRINT_KEY = "RECONCILER_FINGERPRINT_KEY"
+ENV_DEBUG = "RECONCILER_DEBUG"
+
+
+def report_errors(func: F) -> F:
+    """Turn every failure of a command into a message and an exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except ReconcilerError as error:
+            click.echo(f"Error: {error}", err=True)
+            sys.exit(error.exit_code)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            sys.exit(130)
+        except Exception as error:  # the boundary: nothing escapes as a traceback
+            if os.environ.get(ENV_DEBUG) == "1":
+                raise
+            click.echo(
+                f"Error: internal error ({type(error).__name__}). This is a bug in reconciler; "
+                f"rerun with {ENV_DEBUG}=1 to see the traceback.",
+                err=True,
+            )
+            sys.exit(1)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def manifest_option(func: F) -> F:
+    """`-f PATH`, repeatable: manifest files or directories."""
+    return click.option(
+        "-f",
+        "--file",
+        "files",
+        multiple=True,
+        required=True,
+        type=click.Path(path_type=str),
+        help="Manifest file or directory (every *.yaml/*.yml below it). Repeatable.",
+    )(func)
+
+
+def connection_options(func: F) -> F:
+    """`--base-url`, `--parallelism`, `-v`: how to reach the platform."""
+    func = click.option(
+        "--base-url",
+        envvar=ENV_BASE_URL,
+        help=f"Platform API base URL, or 'local[:PATH]' for the built-in emulator "
+        f"(state in .reconciler/local-platform.json or PATH). Env: {ENV_BASE_URL}. "
+        f"The API key is read from {ENV_API_KEY}.",
+    )(func)
+    func = click.option(
+        "--parallelism",
+        type=click.IntRange(1, 100),
+        default=10,
+        show_default=True,
+        help="Most API requests in flight at once.",
+    )(func)
+    func = click.option(
+        "-v",
+        "--verbose",
+        is_flag=True,
+        help="Log each API call (operation, status, time) to stderr; the key is redacted.",
+    )(func)
+    return func
