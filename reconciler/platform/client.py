@@ -1,0 +1,316 @@
+"""The platform API client: `POST {base_url}/v1/<operation>`, envelopes, pagination, retries.
+
+One `PlatformClient` per command run. Every request passes through one
+semaphore (`--parallelism`), so concurrency is bounded across the whole run,
+and the semaphore is released while waiting to retry. Errors are turned into
+the classes of `reconciler.platform.errors` with messages built from the
+request; the API key and request bodies never reach a message or a log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from reconciler import __version__
+from reconciler.platform import errors
+from reconciler.platform.log import CallLog, redact
+from reconciler.platform.messages import (
+    body_snippet,
+    error_detail,
+    status_error,
+)
+from reconciler.platform.operations import Operation, get_operation
+from reconciler.platform.retry import RETRIED_SERVER_STATUSES, RetryPolicy
+
+PAGE_SIZE = 100
+
+# Failures where the request certainly never reached the server: safe to resend even for a create.
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+
+class PlatformClient:
+    """Async client for the platform API. Use as `async with PlatformClient(...) as client:`."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        *,
+        parallelism: int = 10,
+        timeout: float = 30.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+        retry: RetryPolicy | None = None,
+        call_log: CallLog | None = None,
+    ) -> None:
+        if parallelism < 1:
+            raise ValueError("parallelism must be at least 1")
+        self.base_url = base_url.rstrip("/")
+        self.parallelism = parallelism
+        self.timeout = timeout
+        self.calls = 0
+        self._api_key = api_key or None
+        self._retry = retry or RetryPolicy()
+        self._log = call_log
+        if call_log is not None:
+            call_log.add_secret(self._api_key)
+        self._semaphore = asyncio.Semaphore(parallelism)
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"reconciler/{__version__}",
+        }
+        if self._api_key is not None:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url,
+            headers=headers,
+            timeout=httpx.Timeout(timeout),
+            transport=transport,
+            follow_redirects=False,
+        )
+
+    def __repr__(self) -> str:
+        key = "set" if self._api_key else "none"
+        return (
+            f"PlatformClient(base_url={self.base_url!r}, key={key}, parallelism={self.parallelism})"
+        )
+
+    async def __aenter__(self) -> PlatformClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    # -- public API -------------------------------------------------------------------------
+
+    async def call(
+        self, operation: str, body: Mapping[str, Any], *, object_id: str | None = None
+    ) -> Any:
+        """Send one operation; return its `data` (a dict, `{}` for field-less successes; a list
+        for list operations). `object_id` makes a 403 name the ID-specific permission."""
+        op = get_operation(operation)
+        payload, status = await self._send(op, body, object_id=object_id)
+        return self._data(op, payload, status)
+
+    async def list_all(
+        self, operation: str, body: Mapping[str, Any], *, object_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Every item of a list operation, following `pagination.cursor` to the last page."""
+        op = get_operation(operation)
+        if not op.lists:
+            raise ValueError(f"{operation} is not a list operation")
+        items: list[dict[str, Any]] = []
+        seen_cursors: set[str] = set()
+        request = {**body, "limit": PAGE_SIZE}
+        request.pop("cursor", None)
+        while True:
+            payload, status = await self._send(op, request, object_id=object_id)
+            items.extend(self._data(op, payload, status))
+            cursor = self._next_cursor(op, payload, status)
+            if cursor is None:
+                return items
+            if cursor in seen_cursors:
+                raise errors.UnexpectedResponse(
+                    f"{operation}: the platform returned a pagination cursor it had already "
+                    f"returned (a cursor loop) after {len(items)} items",
+                    operation=operation,
+                    status=status,
+                )
+            seen_cursors.add(cursor)
+            request = {**request, "cursor": cursor}
+
+    # -- one request, with retries ----------------------------------------------------------
+
+    async def _send(
+        self, op: Operation, body: Mapping[str, Any], *, object_id: str | None
+    ) -> tuple[Any, int]:
+        """(parsed JSON body or None, status) of the first 2xx answer; raises otherwise."""
+        content = self._encode(op, body)
+        policy = self._retry
+        started = policy.clock()
+        attempt = 0
+        while True:
+            attempt += 1
+            failure: errors.ApiError
+            delay: float
+            try:
+                response = await self._post(op, content, attempt)
+            except httpx.TransportError as exc:
+                failure = self._transport_error(op, exc, attempt)
+                if failure.ambiguous:
+                    raise failure from None
+                delay = policy.backoff(attempt)
+            else:
+                if response.is_success:
+                    return self._parse_success(op, response), response.status_code
+                failure = self._status_failure(op, body, response, object_id, attempt)
+                if response.status_code == 429:
+                    delay = policy.retry_after(response.headers.get("Retry-After"), attempt)
+                elif response.status_code in RETRIED_SERVER_STATUSES and op.safe_to_repeat:
+                    delay = policy.backoff(attempt)
+                else:
+                    raise failure from None
+            out_of_time = policy.clock() - started + delay > policy.max_elapsed
+            if attempt >= policy.max_attempts or out_of_time:
+                raise failure from None
+            await policy.sleep(delay)
+
+    async def _post(self, op: Operation, content: bytes, attempt: int) -> httpx.Response:
+        async with self._semaphore:
+            self.calls += 1
+            begun = time.perf_counter()
+            try:
+                response = await self._http.post(f"/v1/{op.name}", content=content)
+                # Read the body inside the semaphore so a slow body counts as in flight.
+                await response.aread()
+            except httpx.TransportError as exc:
+                self._record(op, type(exc).__name__, begun, attempt)
+                raise
+            self._record(op, str(response.status_code), begun, attempt)
+            return response
+
+    def _record(self, op: Operation, outcome: str, begun: float, attempt: int) -> None:
+        if self._log is not None:
+            self._log.record(op.name, outcome, (time.perf_counter() - begun) * 1000, attempt)
+
+    def _encode(self, op: Operation, body: Mapping[str, Any]) -> bytes:
+        try:
+            return json.dumps(body, separators=(",", ":"), allow_nan=False).encode()
+        except (TypeError, ValueError) as exc:
+            # A programming error (e.g. an unresolved SecretRef); never echo the body.
+            raise TypeError(f"{op.name}: request body is not JSON-serialisable: {exc}") from None
+
+    # -- interpreting answers ---------------------------------------------------------------
+
+    def _transport_error(
+        self, op: Operation, exc: httpx.TransportError, attempt: int
+    ) -> errors.TransportError:
+        not_sent = isinstance(exc, _NOT_SENT)
+        ambiguous = not not_sent and not op.safe_to_repeat
+        if isinstance(exc, httpx.TimeoutException):
+            what = f"no answer within {self.timeout:g}s ({type(exc).__name__})"
+        else:
+            reason = redact(str(exc), self._secrets()) or type(exc).__name__
+            what = f"cannot reach {self.base_url}: {reason}"
+        tries = "1 attempt" if attempt == 1 else f"{attempt} attempts"
+        message = f"{op.name}: {what} after {tries}"
+        hint = None
+        if ambiguous:
+            hint = (
+                "the request was sent but no answer came, so the object may or may not have "
+                "been created; it was not retried blindly (re-read live state before retrying)"
+            )
+        return errors.TransportError(message, operation=op.name, hint=hint, ambiguous=ambiguous)
+
+    def _status_failure(
+        self,
+        op: Operation,
+        body: Mapping[str, Any],
+        response: httpx.Response,
+        object_id: str | None,
+        attempt: int,
+    ) -> errors.ApiError:
+        status = response.status_code
+        detail = error_detail(response.content, response.headers.get("Content-Type"))
+        secrets = self._secrets(body)
+        if detail is not None:
+            detail = redact(detail, secrets)
+        if status < 500 and status not in _KNOWN_ERROR_STATUSES:
+            # Redirects, 405, 418...: not the platform API speaking; show a short preview.
+            if detail is None:
+                detail = redact(body_snippet(response.content), secrets) or None
+            shown = f": {detail}" if detail else ""
+            return errors.UnexpectedResponse(
+                f"{op.name}: unexpected HTTP status {status}{shown}",
+                operation=op.name,
+                status=status,
+                detail=detail,
+                hint="check --base-url points at the platform API (without /v1)",
+            )
+        return status_error(
+            op.name,
+            status,
+            body,
+            detail,
+            object_id=object_id,
+            key_sent=self._api_key is not None,
+            attempts=attempt,
+        )
+
+    def _parse_success(self, op: Operation, response: httpx.Response) -> Any:
+        content = response.content
+        if not content.strip():
+            if op.returns_data:
+                raise self._unexpected(op, response.status_code, "an empty body")
+            return None
+        try:
+            return json.loads(content)
+        except (ValueError, UnicodeDecodeError):
+            raise self._unexpected(op, response.status_code, "a body that is not JSON") from None
+
+    def _data(self, op: Operation, payload: Any, status: int) -> Any:
+        if payload is None:
+            return {}
+        if not isinstance(payload, dict):
+            raise self._unexpected(op, status, "a JSON body that is not an object")
+        if "data" not in payload or payload["data"] is None:
+            if op.returns_data:
+                raise self._unexpected(op, status, "no `data` member")
+            return {}
+        data = payload["data"]
+        if op.lists:
+            if not isinstance(data, list) or not all(isinstance(i, dict) for i in data):
+                raise self._unexpected(op, status, "`data` that is not a list of objects")
+        elif not isinstance(data, dict):
+            raise self._unexpected(op, status, "`data` that is not an object")
+        return data
+
+    def _next_cursor(self, op: Operation, payload: Any, status: int) -> str | None:
+        pagination = payload.get("pagination") if isinstance(payload, dict) else None
+        if not isinstance(pagination, dict):
+            raise self._unexpected(op, status, "a list without a `pagination` object")
+        has_more = pagination.get("hasMore")
+        if not isinstance(has_more, bool):
+            raise self._unexpected(op, status, "`pagination.hasMore` that is not a boolean")
+        if not has_more:
+            return None
+        cursor = pagination.get("cursor")
+        if not isinstance(cursor, str) or not cursor:
+            raise self._unexpected(
+                op, status, "`pagination.hasMore` true without a `pagination.cursor` string"
+            )
+        return cursor
+
+    def _unexpected(self, op: Operation, status: int | None, what: str) -> errors.ApiError:
+        shown = f" (HTTP {status})" if status is not None else ""
+        return errors.UnexpectedResponse(
+            f"{op.name}: unexpected response{shown}: {what}",
+            operation=op.name,
+            status=status,
+            hint="check --base-url points at the platform API (without /v1)",
+        )
+
+    def _secrets(self, body: Mapping[str, Any] | None = None) -> list[str]:
+        """The key, plus variable values sent in `body` (an error detail may echo them)."""
+        found = [self._api_key] if self._api_key else []
+        variables = body.get("variables") if body else None
+        if isinstance(variables, list):
+            found += [
+                v["value"]
+                for v in variables
+                if isinstance(v, dict) and isinstance(v.get("value"), str)
+            ]
+        # Very short values would garble the text they are cut from; the key is always cut.
+        return [s for s in found if s and (s == self._api_key or len(s) >= 4)]
+
+
+_KNOWN_ERROR_STATUSES = frozenset({400, 401, 403, 404, 409, 412, 429})

@@ -1,0 +1,110 @@
+"""From `--base-url` / `RECONCILER_BASE_URL` and `RECONCILER_API_KEY` to a `PlatformClient`.
+
+`local` or `local:PATH` runs the built-in emulator in-process (no server, no
+account) with its state persisted to a file. No base URL at all is an error:
+the local emulator is never picked silently.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+
+from reconciler.errors import UsageError
+from reconciler.platform.client import PlatformClient
+from reconciler.platform.log import CallLog
+from reconciler.platform.messages import API_KEY_ENV
+
+BASE_URL_ENV = "RECONCILER_BASE_URL"
+LOCAL = "local"
+LOCAL_STATE_FILE = Path(".reconciler") / "local-platform.json"
+LOCAL_DEV_KEY = "reconciler-local-dev-key"
+LOCAL_BASE_URL = "http://local"
+
+
+def connect(
+    base_url: str | None,
+    *,
+    api_key: str | None = None,
+    parallelism: int = 10,
+    verbose: bool = False,
+) -> PlatformClient:
+    """A client for `base_url` (a URL, `local` or `local:PATH`); the key defaults to the env."""
+    if api_key is None:
+        api_key = os.environ.get(API_KEY_ENV) or None
+    call_log = CallLog() if verbose else None
+    if base_url is None or not base_url.strip():
+        raise UsageError(
+            "no platform base URL configured",
+            hint=f"pass --base-url URL or set {BASE_URL_ENV}; "
+            f"use --base-url {LOCAL} to run against the built-in emulator",
+        )
+    base_url = base_url.strip()
+    if base_url == LOCAL or base_url.startswith(LOCAL + ":"):
+        state_file = Path(base_url[len(LOCAL) + 1 :] or LOCAL_STATE_FILE)
+        return _connect_local(state_file, api_key, parallelism, call_log)
+    return PlatformClient(
+        validate_base_url(base_url), api_key, parallelism=parallelism, call_log=call_log
+    )
+
+
+def validate_base_url(base_url: str) -> str:
+    """`base_url` without a trailing slash; a UsageError saying how to fix anything else."""
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UsageError(
+            f"invalid base URL {base_url!r}: expected http:// or https:// and a host",
+            hint=f"for example --base-url https://api.example.com, or --base-url {LOCAL} "
+            "for the built-in emulator",
+        )
+    if parts.username or parts.password:
+        raise UsageError(
+            "the base URL must not contain credentials",
+            hint=f"put the API key in {API_KEY_ENV} instead",
+        )
+    if parts.query or parts.fragment:
+        raise UsageError(f"invalid base URL {base_url!r}: it must not have a query or fragment")
+    path = parts.path.rstrip("/")
+    if path.endswith("/v1"):
+        fixed = f"{parts.scheme}://{parts.netloc}{path[: -len('/v1')]}"
+        raise UsageError(
+            f"invalid base URL {base_url!r}: reconciler adds /v1 itself",
+            hint=f"use --base-url {fixed}",
+        )
+    return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+def _connect_local(
+    state_file: Path, api_key: str | None, parallelism: int, call_log: CallLog | None
+) -> PlatformClient:
+    try:  # imported lazily: commands that talk to a real platform never load the emulator
+        from reconciler.emulator.app import EmulatorConfig, create_app
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("reconciler.emulator"):
+            raise
+        raise UsageError(
+            f"the built-in emulator is not available in this installation ({exc})"
+        ) from None
+    if state_file.is_dir():
+        raise UsageError(
+            f"--base-url local:{state_file}: the state path is a directory",
+            hint="give a file path, e.g. local:.reconciler/local-platform.json",
+        )
+    try:
+        state_file.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot create the directory for the local platform state {state_file}: {exc.strerror}"
+        ) from None
+    key = api_key or LOCAL_DEV_KEY
+    app = create_app(EmulatorConfig(state_file=state_file, dev_key=key))
+    return PlatformClient(
+        LOCAL_BASE_URL,
+        key,
+        parallelism=parallelism,
+        transport=httpx.ASGITransport(app=app),
+        call_log=call_log,
+    )

@@ -1,0 +1,118 @@
+"""Test doubles for the platform client: a scripted mock platform and instant retries."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import httpx
+
+from reconciler.platform.client import PlatformClient
+from reconciler.platform.log import CallLog
+from reconciler.platform.retry import RetryPolicy
+
+T = TypeVar("T")
+BASE_URL = "https://platform.test"
+SENTINEL_KEY = "sk-SENTINEL-7f3a9c-do-not-leak"
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coro)
+
+
+@dataclass
+class FakeTime:
+    """A clock that only moves when the client sleeps; records every wait."""
+
+    now: float = 0.0
+    sleeps: list[float] = field(default_factory=list)
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+    def clock(self) -> float:
+        return self.now
+
+
+def instant_policy(time: FakeTime, **overrides: Any) -> RetryPolicy:
+    settings: dict[str, Any] = {
+        "sleep": time.sleep,
+        "clock": time.clock,
+        "random": lambda: 0.5,
+        "wall_clock": lambda: 1_700_000_000.0,
+    }
+    settings.update(overrides)
+    return RetryPolicy(**settings)
+
+
+def json_response(status: int, payload: Any, **kwargs: Any) -> httpx.Response:
+    return httpx.Response(status, json=payload, **kwargs)
+
+
+def problem(status: int, detail: str) -> httpx.Response:
+    body = {"type": "about:blank", "title": "Problem", "status": status, "detail": detail}
+    return httpx.Response(status, json=body, headers={"Content-Type": "application/problem+json"})
+
+
+Handler = Callable[[httpx.Request], Any]
+
+
+class Recorder:
+    """Wraps a handler; keeps every request with its decoded JSON body."""
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> Any:
+        self.requests.append(request)
+        return self.handler(request)
+
+    def bodies(self) -> list[Any]:
+        return [json.loads(r.content) for r in self.requests]
+
+
+def scripted(*responses: httpx.Response | Exception) -> Recorder:
+    """A handler answering each request with the next response (or raising the next error)."""
+    queue = list(responses)
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        item = queue.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    return Recorder(handle)
+
+
+def make_client(
+    handler: Handler,
+    *,
+    api_key: str | None = SENTINEL_KEY,
+    time: FakeTime | None = None,
+    call_log: CallLog | None = None,
+    parallelism: int = 10,
+    **policy: Any,
+) -> PlatformClient:
+    return PlatformClient(
+        BASE_URL,
+        api_key,
+        parallelism=parallelism,
+        transport=httpx.MockTransport(handler),
+        retry=instant_policy(time or FakeTime(), **policy),
+        call_log=call_log,
+    )
+
+
+async def call_once(client: PlatformClient, operation: str, body: dict[str, Any], **kw: Any) -> Any:
+    async with client:
+        return await client.call(operation, body, **kw)
+
+
+async def list_once(client: PlatformClient, operation: str, body: dict[str, Any]) -> Any:
+    async with client:
+        return await client.list_all(operation, body)
