@@ -80,14 +80,6 @@ def validate_base_url(base_url: str) -> str:
 def _connect_local(
     state_file: Path, api_key: str | None, parallelism: int, call_log: CallLog | None
 ) -> PlatformClient:
-    try:  # imported lazily: commands that talk to a real platform never load the emulator
-        from reconciler.emulator.app import EmulatorConfig, create_app
-    except ModuleNotFoundError as exc:
-        if not (exc.name or "").startswith("reconciler.emulator"):
-            raise
-        raise UsageError(
-            f"the built-in emulator is not available in this installation ({exc})"
-        ) from None
     if state_file.is_dir():
         raise UsageError(
             f"--base-url local:{state_file}: the state path is a directory",
@@ -98,6 +90,14 @@ def _connect_local(
     except OSError as exc:
         raise UsageError(
             f"cannot create the directory for the local platform state {state_file}: {exc.strerror}"
+        ) from None
+    try:  # imported lazily: commands that talk to a real platform never load the emulator
+        from reconciler.emulator.app import EmulatorConfig, create_app
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("reconciler.emulator"):
+            raise
+        raise UsageError(
+            f"the built-in emulator is not available in this installation ({exc})"
         ) from None
     key = api_key or LOCAL_DEV_KEY
     app = create_app(EmulatorConfig(state_file=state_file, dev_key=key))

@@ -1,0 +1,187 @@
+"""connect(): base URL validation, the key from the environment, and `local[:PATH]`."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from reconciler.errors import UsageError
+from reconciler.platform import connect as connect_module
+from reconciler.platform.connect import connect, validate_base_url
+from reconciler.platform.log import CallLog
+from tests.platform.helpers import SENTINEL_KEY, run
+
+EMULATOR_READY = importlib.util.find_spec("reconciler.emulator.app") is not None
+
+
+@pytest.fixture(autouse=True)
+def no_env_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RECONCILER_API_KEY", raising=False)
+    monkeypatch.delenv("RECONCILER_BASE_URL", raising=False)
+
+
+@pytest.mark.parametrize("base_url", [None, "", "   "])
+def test_no_base_url_is_a_usage_error_naming_both_ways_to_set_it(base_url: str | None) -> None:
+    with pytest.raises(UsageError) as caught:
+        connect(base_url)
+    text = str(caught.value)
+    assert "--base-url" in text
+    assert "RECONCILER_BASE_URL" in text
+    assert caught.value.exit_code == 1
+
+
+@pytest.mark.parametrize(
+    ("base_url", "expected"),
+    [
+        ("https://api.example.com", "https://api.example.com"),
+        ("https://api.example.com/", "https://api.example.com"),
+        ("http://127.0.0.1:8787", "http://127.0.0.1:8787"),
+        ("https://example.com/platform/", "https://example.com/platform"),
+    ],
+)
+def test_valid_base_urls_are_normalised(base_url: str, expected: str) -> None:
+    assert validate_base_url(base_url) == expected
+
+
+@pytest.mark.parametrize(
+    ("base_url", "complaint"),
+    [
+        ("api.example.com", "expected http:// or https://"),
+        ("ftp://api.example.com", "expected http:// or https://"),
+        ("https://", "expected http:// or https://"),
+        ("https://api.example.com/v1", "adds /v1 itself"),
+        ("https://api.example.com/v1/", "adds /v1 itself"),
+        ("https://api.example.com?x=1", "query or fragment"),
+        ("https://user:pw@api.example.com", "must not contain credentials"),
+    ],
+)
+def test_invalid_base_urls_are_usage_errors(base_url: str, complaint: str) -> None:
+    with pytest.raises(UsageError, match=complaint):
+        connect(base_url)
+
+
+def test_v1_suffix_error_suggests_the_fix() -> None:
+    with pytest.raises(UsageError) as caught:
+        connect("https://api.example.com/v1")
+    assert caught.value.hint == "use --base-url https://api.example.com"
+
+
+def test_credentials_in_url_are_not_echoed() -> None:
+    with pytest.raises(UsageError) as caught:
+        connect(f"https://user:{SENTINEL_KEY}@api.example.com")
+    assert SENTINEL_KEY not in str(caught.value)
+
+
+def test_key_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECONCILER_API_KEY", SENTINEL_KEY)
+    client = connect("https://api.example.com", parallelism=4)
+    try:
+        assert client._http.headers["Authorization"] == f"Bearer {SENTINEL_KEY}"
+        assert client.parallelism == 4
+        assert client._log is None
+    finally:
+        run(client.aclose())
+
+
+def test_explicit_key_wins_and_verbose_logs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECONCILER_API_KEY", "from-env")
+    client = connect("https://api.example.com", api_key="explicit", verbose=True)
+    try:
+        assert client._http.headers["Authorization"] == "Bearer explicit"
+        assert isinstance(client._log, CallLog)
+    finally:
+        run(client.aclose())
+
+
+def test_missing_key_sends_no_authorization() -> None:
+    client = connect("https://api.example.com")
+    try:
+        assert "Authorization" not in client._http.headers
+    finally:
+        run(client.aclose())
+
+
+def test_local_without_the_emulator_installed_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_emulator(name: str, *args: object, **kwargs: object) -> object:
+        if name == "reconciler.emulator.app":
+            raise ModuleNotFoundError("No module named 'reconciler.emulator.app'", name=name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_emulator)
+    with pytest.raises(UsageError, match="built-in emulator is not available"):
+        connect(f"local:{tmp_path / 'state.json'}")
+
+
+def test_local_state_path_that_is_a_directory_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="is a directory"):
+        connect(f"local:{tmp_path}")
+
+
+@pytest.mark.skipif(
+    not EMULATOR_READY,
+    reason="reconciler/emulator/app.py (the in-process emulator) has not landed yet",
+)
+def test_local_round_trips_in_process_and_persists_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = tmp_path / "nested" / "platform.json"
+
+    async def create() -> dict:
+        async with connect(f"local:{state}") as client:
+            assert client.base_url == connect_module.LOCAL_BASE_URL
+            created = await client.call("projects.createProject", {"name": "Shop", "slug": "shop"})
+            fetched = await client.call("projects.getProject", {"project": "shop"})
+            assert fetched["id"] == created["id"]
+            return fetched
+
+    async def reread() -> list[dict]:
+        async with connect(f"local:{state}") as client:
+            return await client.list_all("projects.listProjects", {})
+
+    project = run(create())
+    assert state.exists()
+    projects = run(reread())
+    assert [p["slug"] for p in projects] == ["shop"]
+    assert projects[0]["id"] == project["id"]
+
+
+@pytest.mark.skipif(
+    not EMULATOR_READY,
+    reason="reconciler/emulator/app.py (the in-process emulator) has not landed yet",
+)
+def test_local_default_state_file_is_under_dot_reconciler(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    async def create() -> None:
+        async with connect("local") as client:
+            await client.call("projects.createProject", {"name": "Shop", "slug": "shop"})
+
+    run(create())
+    assert (tmp_path / ".reconciler" / "local-platform.json").exists()
+
+
+@pytest.mark.skipif(
+    not EMULATOR_READY,
+    reason="reconciler/emulator/app.py (the in-process emulator) has not landed yet",
+)
+def test_local_uses_the_env_key_as_its_dev_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RECONCILER_API_KEY", SENTINEL_KEY)
+
+    async def roundtrip() -> list[dict]:
+        async with connect(f"local:{tmp_path / 's.json'}") as client:
+            assert client._http.headers["Authorization"] == f"Bearer {SENTINEL_KEY}"
+            return await client.list_all("projects.listProjects", {})
+
+    assert run(roundtrip()) == []

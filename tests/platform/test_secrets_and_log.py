@@ -1,0 +1,121 @@
+"""`-v` call log, and the API key never leaking into messages, reprs or logs."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import httpx
+import pytest
+
+from reconciler.platform import errors
+from reconciler.platform.log import CallLog, redact
+from tests.platform.helpers import (
+    SENTINEL_KEY,
+    call_once,
+    json_response,
+    list_once,
+    make_client,
+    run,
+    scripted,
+)
+
+APP_BODY = {"project": "shop", "app": "web"}
+
+
+def test_call_log_writes_one_line_per_request_without_bodies_or_key() -> None:
+    stream = io.StringIO()
+    body = {**APP_BODY, "environment": "production", "variables": [{"key": "K", "value": "v4lue"}]}
+    mock = scripted(httpx.Response(503), httpx.Response(200, json={"data": {}}))
+    client = make_client(mock, call_log=CallLog(stream))
+    run(call_once(client, "environments.setEnvironmentVariables", body))
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2
+    assert re.fullmatch(r"api: environments\.setEnvironmentVariables 503 \d+ms attempt 1", lines[0])
+    assert re.fullmatch(r"api: environments\.setEnvironmentVariables 200 \d+ms attempt 2", lines[1])
+    assert "v4lue" not in stream.getvalue()
+    assert SENTINEL_KEY not in stream.getvalue()
+
+
+def test_call_log_records_transport_failures() -> None:
+    stream = io.StringIO()
+    mock = scripted(httpx.ConnectError("refused"), json_response(200, {"data": {}}))
+    run(call_once(make_client(mock, call_log=CallLog(stream)), "apps.getApp", APP_BODY))
+    assert stream.getvalue().splitlines()[0].startswith("api: apps.getApp ConnectError ")
+
+
+def test_redact_removes_bearer_tokens_and_known_secrets() -> None:
+    text = f"Authorization: Bearer abc.def-123 and bearer\txyz; key={SENTINEL_KEY}"
+    cleaned = redact(text, [SENTINEL_KEY, None, ""])
+    assert "abc.def-123" not in cleaned
+    assert "xyz" not in cleaned
+    assert SENTINEL_KEY not in cleaned
+    assert cleaned.count("[REDACTED]") == 3
+
+
+def test_call_log_redacts_even_its_own_lines() -> None:
+    stream = io.StringIO()
+    log = CallLog(stream, secrets=["s3cret"])
+    log.record("Bearer tok op-s3cret", "200", 1.0, 1)
+    assert "tok" not in stream.getvalue()
+    assert "s3cret" not in stream.getvalue()
+
+
+ECHOING = [
+    httpx.Response(400, json={"detail": f"bad header Authorization: Bearer {SENTINEL_KEY}"}),
+    httpx.Response(401, json={"message": f"key {SENTINEL_KEY} unknown"}),
+    httpx.Response(403, json={"title": SENTINEL_KEY}),
+    httpx.Response(404, json={"detail": SENTINEL_KEY}),
+    httpx.Response(409, json={"detail": SENTINEL_KEY}),
+    httpx.Response(412, json={"detail": SENTINEL_KEY}),
+    httpx.Response(429, json={"detail": SENTINEL_KEY}),
+    httpx.Response(500, json={"detail": SENTINEL_KEY}),
+    httpx.Response(418, text=f"I saw Bearer {SENTINEL_KEY}"),
+    httpx.Response(302, text=SENTINEL_KEY),
+    httpx.Response(200, text=f"<html>{SENTINEL_KEY}</html>"),
+    httpx.ConnectError(f"failed with {SENTINEL_KEY}"),
+    httpx.ReadTimeout(SENTINEL_KEY),
+]
+
+
+@pytest.mark.parametrize("answer", ECHOING, ids=lambda a: type(a).__name__)
+def test_the_key_never_appears_in_errors_or_logs(answer: httpx.Response | Exception) -> None:
+    stream = io.StringIO()
+    repeated = [answer] * 5
+    client = make_client(scripted(*repeated), call_log=CallLog(stream))
+    with pytest.raises(errors.ApiError) as caught:
+        run(call_once(client, "apps.updateApp", APP_BODY))
+    error = caught.value
+    for text in (str(error), repr(error), error.message, str(error.hint), str(error.detail)):
+        assert SENTINEL_KEY not in text
+    assert SENTINEL_KEY not in stream.getvalue()
+    assert SENTINEL_KEY not in repr(client)
+
+
+def test_variable_values_echoed_by_the_platform_are_redacted() -> None:
+    secret = "hunter2-value"
+    body = {
+        **APP_BODY,
+        "environment": "production",
+        "variables": [{"key": "DB_PASSWORD", "value": secret, "kind": "writeonly"}],
+    }
+    response = httpx.Response(400, json={"detail": f"value {secret} is too long"})
+    client = make_client(scripted(response))
+    with pytest.raises(errors.InvalidRequest) as caught:
+        run(call_once(client, "environments.setEnvironmentVariables", body))
+    assert secret not in str(caught.value)
+    assert "value [REDACTED] is too long" in str(caught.value)
+
+
+def test_list_errors_are_redacted_too() -> None:
+    response = httpx.Response(403, json={"detail": f"Bearer {SENTINEL_KEY}"})
+    with pytest.raises(errors.PermissionDenied) as caught:
+        run(list_once(make_client(scripted(response)), "projects.listProjects", {}))
+    assert SENTINEL_KEY not in str(caught.value)
+
+
+def test_client_repr_hides_the_key() -> None:
+    client = make_client(scripted())
+    assert "key=set" in repr(client)
+    assert SENTINEL_KEY not in repr(client)
+    run(client.aclose())
