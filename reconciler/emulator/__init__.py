@@ -1,0 +1,5 @@
+"""A local, independent implementation of the platform API (see platform-api.md).
+
+It imports nothing from the rest of reconciler: it is a second reading of the spec, so the
+reconciler's own client is tested against something it did not write.
+"""

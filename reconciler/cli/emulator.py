@@ -1,0 +1,128 @@
+"""`reconciler emulator`: serve the local platform emulator over HTTP."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import click
+
+from reconciler.cli.options import report_errors
+from reconciler.errors import UsageError
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8787,
+    show_default=True,
+    help="Port to listen on (0 picks a free one).",
+)
+@click.option(
+    "--state",
+    "state_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Persist state to this JSON file (atomic writes) and load it at start.",
+)
+@click.option(
+    "--keys",
+    "keys_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="YAML file `keys: [{key: ..., permissions: [...]}]`. Default: one dev key with "
+    "every permission ($RECONCILER_API_KEY, or generated).",
+)
+@click.option(
+    "--latency-ms", type=click.IntRange(min=0), default=0, help="Delay added to every API call."
+)
+@click.option(
+    "--fault-rate",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    help="Fraction of API calls answered 429/500 (503 for domains.listDomains).",
+)
+@click.option("--seed", type=int, help="Seed for IDs and faults, for repeatable runs.")
+@click.option(
+    "--rate-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Requests per second before 429 with Retry-After.",
+)
+@click.option(
+    "--step-ms",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    help="Time each deployment status step takes.",
+)
+@report_errors
+def emulator(
+    host: str,
+    port: int,
+    state_file: Path | None,
+    keys_file: Path | None,
+    latency_ms: int,
+    fault_rate: float,
+    seed: int | None,
+    rate_limit: float | None,
+    step_ms: int,
+) -> None:
+    """Run the local platform emulator (the whole API of platform-api.md) until Ctrl-C."""
+    import uvicorn
+
+    from reconciler.emulator.app import EmulatorConfig, create_app
+    from reconciler.emulator.auth import KeysFileError, load_keys
+    from reconciler.emulator.store import StateFileError
+
+    try:
+        keys = load_keys(keys_file) if keys_file is not None else None
+    except KeysFileError as error:
+        raise UsageError(str(error), hint="see `reconciler emulator --help`") from error
+    config = EmulatorConfig(
+        keys=keys,
+        state_file=state_file,
+        latency_ms=latency_ms,
+        fault_rate=fault_rate,
+        seed=seed,
+        rate_limit=rate_limit,
+        step_ms=step_ms,
+    )
+    try:
+        app = create_app(config)
+    except StateFileError as error:
+        raise UsageError(str(error), hint="remove the file or pass another --state") from error
+    sock = _bind(host, port)
+    bound_host, bound_port = sock.getsockname()[:2]
+    shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
+    click.echo(f"Emulator listening on http://{shown_host}:{bound_port}")
+    dev_key = app.state.emulator.dev_key
+    if keys is None:
+        click.echo(f"API key: {dev_key}")
+    else:
+        click.echo(f"API keys: {len(keys)} from {keys_file}")
+    if state_file is not None:
+        click.echo(f"State file: {state_file}")
+    click.echo("Press Ctrl-C to stop.", nl=True)
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    )
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+    click.echo("Emulator stopped.")
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    try:
+        info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(info[0], socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(info[4])
+    except OSError as error:
+        raise UsageError(
+            f"cannot listen on {host}:{port}: {error.strerror or error}",
+            hint="pick another --port (0 chooses a free one) or --host",
+        ) from error
+    sock.listen(128)
+    return sock

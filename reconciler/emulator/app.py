@@ -1,0 +1,288 @@
+"""The ASGI application: routing `POST /v1/<group>.<operation>`, auth, problem bodies, faults,
+latency, rate limit, and the admin API under `/_emulator/`.
+
+Everything time-driven is evaluated lazily from the emulator clock on each request, so the app
+needs no background task and works in-process under `httpx.ASGITransport` (no lifespan).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from reconciler.emulator import apps, deployments, domains, environments, gateway, projects
+from reconciler.emulator.auth import ALL_PERMISSIONS, ApiKey, authenticate, load_keys
+from reconciler.emulator.context import Call, Operation
+from reconciler.emulator.errors import PROBLEM_CONTENT_TYPE, ApiError, problem_body
+from reconciler.emulator.faults import RULES, Fault, Faults, RateLimiter
+from reconciler.emulator.store import Store
+from reconciler.emulator.validation import Arr, Int, Obj, Str, validate
+
+__all__ = ["ApiKey", "Emulator", "EmulatorConfig", "create_app", "load_keys"]
+
+MAX_BODY_BYTES = 1024 * 1024
+REQUEST_LOG_LIMIT = 100_000
+ENV_API_KEY = "RECONCILER_API_KEY"
+
+OPERATIONS: dict[str, Operation] = {
+    **projects.OPERATIONS,
+    **apps.OPERATIONS,
+    **environments.OPERATIONS,
+    **gateway.OPERATIONS,
+    **domains.OPERATIONS,
+    **deployments.OPERATIONS,
+}
+
+
+@dataclass
+class EmulatorConfig:
+    keys: list[ApiKey] | None = None  # None -> one dev key with every permission
+    dev_key: str | None = None  # that key's value; None -> $RECONCILER_API_KEY, else generated
+    state_file: Path | None = None  # persisted with atomic writes; loaded at start if it exists
+    latency_ms: int = 0
+    fault_rate: float = 0.0  # fraction of API calls answered 429 (Retry-After) / 500 / 503
+    seed: int | None = None
+    rate_limit: float | None = None  # requests per second (token bucket) -> 429 + Retry-After
+    step_ms: int = 200  # deployment status step time
+
+
+class Emulator:
+    """State and behaviour behind the ASGI routes (`app.state.emulator`)."""
+
+    def __init__(self, config: EmulatorConfig) -> None:
+        self.config = config
+        self.store = Store(Path(config.state_file) if config.state_file else None, config.seed)
+        self.dev_key: str | None = None
+        if config.keys is None:
+            self.dev_key = (
+                config.dev_key or os.environ.get(ENV_API_KEY) or "dev_" + secrets.token_urlsafe(18)
+            )
+            keys = [ApiKey(self.dev_key, list(ALL_PERMISSIONS))]
+        else:
+            keys = list(config.keys)
+            if config.dev_key:
+                self.dev_key = config.dev_key
+                keys.append(ApiKey(config.dev_key, list(ALL_PERMISSIONS)))
+        self.keys = {key.key: key for key in keys}
+        self.faults = Faults(config.fault_rate, config.seed)
+        self.limiter = RateLimiter(config.rate_limit) if config.rate_limit else None
+        self.requests: list[dict[str, Any]] = []
+        self.lock = asyncio.Lock()
+
+    # ---- the platform API ---------------------------------------------------------------------
+
+    async def api(self, request: Request) -> Response:
+        name = request.path_params["operation"]
+        response = await self._api(request, name)
+        if name in OPERATIONS and len(self.requests) < REQUEST_LOG_LIMIT:
+            self.requests.append(
+                {"operation": name, "status": response.status_code, "at": self.store.now()}
+            )
+        return response
+
+    async def _api(self, request: Request, name: str) -> Response:
+        operation = OPERATIONS.get(name)
+        if operation is None:
+            return _problem(ApiError(404, f"unknown operation {name!r}"))
+        if request.method != "POST":
+            return _problem(
+                ApiError(405, "operations are called with POST", headers={"Allow": "POST"})
+            )
+        if self.limiter is not None:
+            wait = self.limiter.take()
+            if wait is not None:
+                return _problem(
+                    ApiError(429, "request rate limit exceeded", headers={"Retry-After": str(wait)})
+                )
+        fault = self.faults.pick(name)
+        delay = self.config.latency_ms + (fault.latency_ms if fault else 0)
+        if delay:
+            await asyncio.sleep(delay / 1000)
+        if fault is not None and fault.status is not None and fault.phase == "before":
+            return _fault_response(fault)
+        response = await self._process(request, name, operation)
+        if fault is not None and fault.status is not None and fault.phase == "after":
+            return _fault_response(fault)
+        return response
+
+    async def _process(self, request: Request, name: str, operation: Operation) -> Response:
+        try:
+            key = authenticate(request.headers.get("authorization"), self.keys)
+            body = validate(await _json_body(request), operation.spec)
+            async with self.lock:
+                self.tick()
+                try:
+                    call = Call(self.store, key, self.store.now(), self.config.step_ms)
+                    status, payload = operation.handler(call, body)
+                finally:
+                    self.store.save_if_dirty()
+            return JSONResponse(payload, status_code=status)
+        except ApiError as error:
+            return _problem(error)
+
+    def tick(self) -> None:
+        """Materialise what the clock says has happened since the last request."""
+        now = self.store.now()
+        deployments.advance_deployments(self.store, now, self.config.step_ms)
+        domains.advance_domains(self.store, now, self.config.step_ms)
+
+    # ---- admin --------------------------------------------------------------------------------
+
+    async def admin(self, request: Request) -> Response:
+        action = request.path_params["action"]
+        route = ADMIN_ROUTES.get((request.method, action))
+        if route is None:
+            known = sorted({a for _, a in ADMIN_ROUTES})
+            status = 405 if action in known else 404
+            return _problem(
+                ApiError(status, f"no admin route {request.method} /_emulator/{action}")
+            )
+        spec, handler = route
+        try:
+            body = validate(await _json_body(request), spec) if spec is not None else {}
+            async with self.lock:
+                self.tick()
+                result = handler(self, body)
+                self.tick()
+                self.store.save_if_dirty()
+        except ApiError as error:
+            return _problem(error)
+        return JSONResponse(result)
+
+    def reset(self, _: dict[str, Any]) -> dict[str, Any]:
+        self.store.reset()
+        self.requests.clear()
+        self.faults.set_rules([])
+        return {}
+
+    def set_dns(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.store.state["dns"] = [dict(r) for r in body["records"]]
+        self.store.dirty = True
+        return {"records": self.store.state["dns"]}
+
+    def advance_clock(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.tick()  # what happened before the jump happened before it
+        self.store.advance_clock(body["advanceMs"])
+        return {"now": self.store.now()}
+
+    def set_faults(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.faults.set_rules(body["rules"])
+        return {"rules": body["rules"]}
+
+    def set_quotas(self, body: dict[str, Any]) -> dict[str, Any]:
+        quotas = self.store.state["quotas"]
+        for name, value in body.items():
+            if value is None:
+                quotas.pop(name, None)
+            else:
+                quotas[name] = value
+        self.store.dirty = True
+        return {"quotas": quotas}
+
+    def list_requests(self, _: dict[str, Any]) -> dict[str, Any]:
+        return {"requests": list(self.requests)}
+
+    def dump_state(self, _: dict[str, Any]) -> dict[str, Any]:
+        return json.loads(json.dumps(self.store.state))
+
+    def get_clock(self, _: dict[str, Any]) -> dict[str, Any]:
+        return {"now": self.store.now(), "offsetMs": self.store.state["clockOffsetMs"]}
+
+
+DNS_RECORD = Obj(
+    fields={"type": Str(min=1, max=16), "name": Str(min=1, max=253), "value": Str(min=1, max=4096)},
+    required=("type", "name", "value"),
+)
+QUOTA = Int(min=0, nullable=True)
+ADMIN_ROUTES: dict[tuple[str, str], tuple[Obj | None, Any]] = {
+    ("POST", "reset"): (None, Emulator.reset),
+    ("PUT", "dns"): (
+        Obj(fields={"records": Arr(item=DNS_RECORD)}, required=("records",)),
+        Emulator.set_dns,
+    ),
+    ("POST", "clock"): (
+        Obj(fields={"advanceMs": Int(min=0)}, required=("advanceMs",)),
+        Emulator.advance_clock,
+    ),
+    ("GET", "clock"): (None, Emulator.get_clock),
+    ("GET", "requests"): (None, Emulator.list_requests),
+    ("PUT", "faults"): (RULES, Emulator.set_faults),
+    ("PUT", "quotas"): (
+        Obj(fields={"vCpus": QUOTA, "memoryMib": QUOTA, "storageMib": QUOTA}),
+        Emulator.set_quotas,
+    ),
+    ("GET", "state"): (None, Emulator.dump_state),
+}
+
+
+async def _json_body(request: Request) -> Any:
+    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type != "application/json":
+        raise ApiError(415, "send the body as JSON with Content-Type: application/json")
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise ApiError(413, f"the body is larger than {MAX_BODY_BYTES} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise ApiError(413, f"the body is larger than {MAX_BODY_BYTES} bytes")
+        chunks.append(chunk)
+    try:
+        body = json.loads(b"".join(chunks), parse_constant=_reject_constant)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ApiError(400, f"malformed JSON: {error}", [("body", "malformed JSON")]) from error
+    if not isinstance(body, dict):
+        raise ApiError(400, "the body must be a JSON object", [("body", "must be an object")])
+    return body
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _problem(error: ApiError) -> Response:
+    return JSONResponse(
+        error.problem(),
+        status_code=error.status,
+        headers=error.headers,
+        media_type=PROBLEM_CONTENT_TYPE,
+    )
+
+
+def _fault_response(fault: Fault) -> Response:
+    headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
+    body = problem_body(fault.status or 500, "injected fault")
+    return JSONResponse(
+        body, status_code=fault.status or 500, headers=headers, media_type=PROBLEM_CONTENT_TYPE
+    )
+
+
+def create_app(config: EmulatorConfig | None = None) -> Starlette:
+    """The emulator as an ASGI app; `app.state.emulator` is the `Emulator`."""
+    emulator = Emulator(config or EmulatorConfig())
+    methods = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]
+    app = Starlette(
+        routes=[
+            Route("/v1/{operation}", emulator.api, methods=methods),
+            Route("/_emulator/{action}", emulator.admin, methods=methods),
+        ]
+    )
+    app.state.emulator = emulator
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return _problem(ApiError(404, f"no route {request.url.path}"))
+
+    app.add_exception_handler(404, not_found)
+    return app

@@ -1,0 +1,471 @@
+"""deployments.* operations and the lazily evaluated deployment state machine.
+
+A deployment carries a `_plan` (the statuses it passes through, one per step of `step_ms`) and
+an `_outcome` (ready, or failed with an error) fixed at creation from a snapshot of the
+environment. `advance_deployments` materialises, on every request, what the emulator clock says
+has happened since: statuses, failures, and production becoming current in finishing order.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from typing import Any
+
+from reconciler.emulator.context import (
+    LIST_FIELDS,
+    REF,
+    REGIONS,
+    Call,
+    Operation,
+    data,
+    listing,
+)
+from reconciler.emulator.environments import DEFAULT_BUILD, DEFAULT_RUNTIME
+from reconciler.emulator.errors import invalid, precondition
+from reconciler.emulator.pagination import paginate
+from reconciler.emulator.store import Obj, Store, public
+from reconciler.emulator.validation import (
+    REPOSITORY,
+    REPOSITORY_HINT,
+    Arr,
+    Str,
+)
+from reconciler.emulator.validation import Obj as ObjSpec
+
+STATUSES = (
+    "pending",
+    "starting",
+    "building",
+    "deploying",
+    "network",
+    "finalizing",
+    "ready",
+    "failed",
+    "skipped",
+    "awaiting_approval",
+    "stopped",
+    "superseded",
+    "cancelled",
+)
+FINAL = frozenset({"ready", "failed", "cancelled", "superseded", "skipped", "stopped"})
+GIT_STEPS = ("pending", "starting", "building", "deploying", "network", "finalizing")
+IMAGE_STEPS = ("pending", "starting", "deploying", "network", "finalizing")
+HOST_SUFFIX = "platform-emulator.test"
+QUOTA_CODES = {
+    "vCpus": "cpu_quota_exceeded",
+    "memoryMib": "memory_quota_exceeded",
+    "storageMib": "storage_quota_exceeded",
+}
+
+
+# ---- the state machine ------------------------------------------------------------------------
+
+
+def _newer(a: Obj, b: Obj) -> bool:
+    return (a["createdAt"], a["_seq"]) > (b["createdAt"], b["_seq"])
+
+
+def advance_deployments(store: Store, now: int, step_ms: int) -> None:
+    running = [d for d in store.deployments.values() if d["status"] not in FINAL]
+    running.sort(key=lambda d: (d["_startedAt"] + len(d["_plan"]) * step_ms, d["_seq"]))
+    for deployment in running:
+        if deployment["status"] in FINAL:  # superseded earlier in this loop
+            continue
+        finish = deployment["_startedAt"] + len(deployment["_plan"]) * step_ms
+        if finish <= now:
+            _finish(store, deployment, finish)
+        else:
+            index = max(0, (now - deployment["_startedAt"]) // step_ms)
+            status = deployment["_plan"][index]
+            if status != deployment["status"]:
+                deployment["status"] = status
+                deployment["updatedAt"] = deployment["_startedAt"] + index * step_ms
+                store.dirty = True
+
+
+def _finish(store: Store, deployment: Obj, at: int) -> None:
+    outcome = deployment["_outcome"]
+    deployment["status"] = outcome["status"]
+    deployment["updatedAt"] = at
+    if "error" in outcome:
+        deployment["error"] = outcome["error"]
+    store.dirty = True
+    if outcome["status"] != "ready" or deployment.get("_restart"):
+        return
+    for other in store.deployments.values():
+        if (
+            other["_envId"] == deployment["_envId"]
+            and other["status"] not in FINAL
+            and _newer(deployment, other)
+        ):
+            other["status"] = "superseded"
+            other["updatedAt"] = at
+    if deployment["_kind"] != "production":
+        return
+    app = store.apps[deployment["_appId"]]
+    current = store.deployments.get(app.get("currentDeploymentId", ""))
+    if not app["isRolledBack"] and (current is None or _newer(deployment, current)):
+        app["currentDeploymentId"] = deployment["id"]
+        app["updatedAt"] = at
+
+
+def available_actions(store: Store, deployment: Obj) -> list[str]:
+    status = deployment["status"]
+    if deployment["_kind"] != "production":
+        return {"ready": ["stop"], "stopped": ["start"]}.get(status, [])
+    if status != "ready":
+        return []
+    app = store.apps[deployment["_appId"]]
+    current = store.deployments.get(app.get("currentDeploymentId", ""))
+    if current is not None and current["id"] == deployment["id"]:
+        return ["promote"] if app["isRolledBack"] else []
+    actions = ["promote"]
+    if current is not None and _newer(current, deployment):
+        actions.append("rollback")
+    return actions
+
+
+def render_deployment(store: Store, deployment: Obj) -> Obj:
+    app = store.apps[deployment["_appId"]]
+    project = store.projects[deployment["_projectId"]]
+    env = store.environments[deployment["_envId"]]
+    shown = public(deployment)
+    is_current = app.get("currentDeploymentId") == deployment["id"]
+    shown.update(
+        isCurrent=is_current,
+        environment=env["slug"],
+        app=app["slug"],
+        project=project["slug"],
+        availableActions=available_actions(store, deployment),
+        domains=_domains(store, deployment, app, project, is_current),
+    )
+    return shown
+
+
+def _domains(store: Store, deployment: Obj, app: Obj, project: Obj, is_current: bool) -> list[str]:
+    hosts = [f"{app['slug']}-{deployment['id'][2:10]}-{project['slug']}.{HOST_SUFFIX}"]
+    serves_env = is_current
+    if deployment["_kind"] != "production" and deployment["status"] == "ready":
+        newest = max(
+            (
+                d
+                for d in store.deployments.values()
+                if d["_envId"] == deployment["_envId"] and d["status"] == "ready"
+            ),
+            key=lambda d: (d["createdAt"], d["_seq"]),
+        )
+        serves_env = newest["id"] == deployment["id"]
+    if serves_env:
+        if is_current:
+            hosts.append(f"{app['slug']}-{project['slug']}.{HOST_SUFFIX}")
+        hosts += sorted(
+            d["domain"]
+            for d in store.domains.values()
+            if d["environmentId"] == deployment["_envId"] and d["status"] == "verified"
+        )
+    return hosts
+
+
+# ---- creating ---------------------------------------------------------------------------------
+
+
+def create_deployment(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    git = body.get("git")
+    if git is not None and "repository" in git and "commitSha" not in git:
+        raise invalid("git.repository", "a fork deployment needs git.commitSha")
+    project, app, env = call.env_target(body, "create_deployment")
+    store = call.store
+    source = _source(call, app, body)
+    deployment_id = store.new_id("d_")
+    snapshot = copy.deepcopy(
+        {
+            "runtime": env.get("runtime") or DEFAULT_RUNTIME,
+            "build": env.get("build") or DEFAULT_BUILD,
+            "regions": env["regions"],
+            "variables": sorted(store.variables.get(env["id"], {})),
+            "policies": store.policies.get(env["id"], []),
+        }
+    )
+    kind = "git" if "git" in source else "image"
+    plan, outcome = _plan(store, kind, source, snapshot)
+    store.deployments[deployment_id] = {
+        "id": deployment_id,
+        "status": "pending",
+        **source,
+        "regions": [r["name"] for r in snapshot["regions"]],
+        "runtime": copy.deepcopy(snapshot["runtime"]),
+        "createdAt": call.now,
+        "_appId": app["id"],
+        "_projectId": project["id"],
+        "_envId": env["id"],
+        "_kind": env["kind"],
+        "_startedAt": call.now,
+        "_plan": plan,
+        "_outcome": outcome,
+        "_snapshot": snapshot,
+        "_seq": store.next_seq(),
+    }
+    call.touch()
+    return data({"deploymentId": deployment_id}, 201)
+
+
+def _source(call: Call, app: Obj, body: dict[str, Any]) -> Obj:
+    """The git or docker member of the new deployment; 412 when the app cannot deploy it."""
+    if "deployment" in body:
+        earlier = call.store.deployment(body["deployment"]["deploymentId"])
+        if earlier["_appId"] != app["id"]:
+            raise precondition("the deployment to rerun belongs to another app", "deployment")
+        if "docker" in earlier:
+            return {"docker": dict(earlier["docker"])}
+        _require_git(app)
+        return {"git": dict(earlier["git"])}
+    if "image" in body:
+        if app.get("sourceType") != "oci":
+            raise precondition("image deployments need an image (oci) app", "image")
+        return {"docker": {"image": body["image"]["dockerImage"]}}
+    _require_git(app)
+    git = body["git"]
+    sha = git.get("commitSha")
+    branch = git.get("branch")
+    if sha is None:
+        branch = branch or app["git"]["defaultBranch"]
+        seed = f"{app['git']['repository']}@{branch}@{call.store.next_seq()}"
+        sha = hashlib.sha1(seed.encode()).hexdigest()
+    return {"git": {"commitSha": sha, **({"branch": branch} if branch else {})}}
+
+
+def _require_git(app: Obj) -> None:
+    if app.get("sourceType") != "git":
+        raise precondition("repository deployments need a repository (git) app", "git")
+    if "git" not in app:
+        raise precondition("no repository is connected to the app; connect one first", "git")
+
+
+def _plan(store: Store, kind: str, source: Obj, snapshot: Obj) -> tuple[list[str], Obj]:
+    steps = list(GIT_STEPS if kind == "git" else IMAGE_STEPS)
+    failure = _failure(store, kind, source, snapshot)
+    if failure is None:
+        return steps, {"status": "ready"}
+    return steps[: steps.index(failure["step"]) + 1], {"status": "failed", "error": failure}
+
+
+def _failure(store: Store, kind: str, source: Obj, snapshot: Obj) -> Obj | None:
+    if kind == "git" and source["git"]["commitSha"].startswith("fail"):
+        return _error("build_failed", "building", "The build command exited with status 1.")
+    if kind == "image" and _tag(source["docker"]["image"]).startswith("fail"):
+        return _error("build_failed", "deploying", "The image could not be pulled or started.")
+    runtime, regions = snapshot["runtime"], snapshot["regions"]
+    health = runtime.get("healthcheck")
+    if any(r["replicas"]["min"] > r["replicas"]["max"] for r in regions) or (
+        health is not None and health["timeoutSeconds"] > health["intervalSeconds"]
+    ):
+        return _error(
+            "invalid_runtime_settings",
+            "deploying",
+            "Runtime settings are inconsistent (replicas.min above replicas.max, or a "
+            "healthcheck timeout longer than its interval).",
+        )
+    unknown = [r["name"] for r in regions if r["name"] not in REGIONS]
+    if unknown:
+        return _error(
+            "no_schedulable_regions", "deploying", f"No capacity in region(s) {', '.join(unknown)}."
+        )
+    for resource, code in QUOTA_CODES.items():
+        limit = store.state["quotas"].get(resource)
+        if (
+            limit is not None
+            and _usage(store, resource) + _need(runtime, regions, resource) > limit
+        ):
+            return _error(
+                code, "deploying", f"The workspace {resource} quota ({limit}) is used up."
+            )
+    return None
+
+
+def _tag(image: str) -> str:
+    last = image.split("@", 1)[0].rsplit("/", 1)[-1]
+    return last.split(":", 1)[1] if ":" in last else "latest"
+
+
+def _need(runtime: Obj, regions: list[Obj], resource: str) -> float:
+    return runtime[resource] * sum(r["replicas"]["min"] for r in regions)
+
+
+def _usage(store: Store, resource: str) -> float:
+    """What running deployments hold: the current production ones and ready previews."""
+    total = 0.0
+    for d in store.deployments.values():
+        app = store.apps[d["_appId"]]
+        running = d["status"] == "ready" and (
+            d["_kind"] != "production" or app.get("currentDeploymentId") == d["id"]
+        )
+        if running:
+            total += _need(d["runtime"], d["_snapshot"]["regions"], resource)
+    return total
+
+
+def _error(code: str, step: str, message: str) -> Obj:
+    return {"code": code, "step": step, "message": message}
+
+
+# ---- reading and acting -----------------------------------------------------------------------
+
+
+def _resolve(call: Call, body: dict[str, Any], action: str) -> Obj:
+    # these operations do not list 403: a key without the permission sees 404
+    call.precheck("environment", action, forbidden=False)
+    deployment = call.store.deployment(body["deploymentId"])
+    call.require("environment", action, deployment["_envId"], forbidden=False)
+    return deployment
+
+
+def get_deployment(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    return data(render_deployment(call.store, _resolve(call, body, "read_deployment")))
+
+
+def list_deployments(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    if "app" in body and "project" not in body:
+        raise invalid("app", "the app filter needs project")
+    if "environment" in body and not ("project" in body and "app" in body):
+        raise invalid("environment", "the environment filter needs project and app")
+    call.require("environment", "read_deployment")
+    store = call.store
+    filters: dict[str, Any] = {"status": sorted(set(body.get("status", [])))}
+    if "project" in body:
+        project = store.project(body["project"])
+        filters["project"] = project["id"]
+        if "app" in body:
+            app = store.app(project, body["app"])
+            filters["app"] = app["id"]
+            if "environment" in body:
+                filters["environment"] = store.environment(app, body["environment"])["id"]
+    items = [
+        d
+        for d in store.deployments.values()
+        if d["_projectId"] == filters.get("project", d["_projectId"])
+        and d["_appId"] == filters.get("app", d["_appId"])
+        and d["_envId"] == filters.get("environment", d["_envId"])
+        and (not filters["status"] or d["status"] in filters["status"])
+    ]
+    page, pagination = paginate(
+        "deployments.listDeployments",
+        body,
+        filters,
+        items,
+        lambda d: (-d["createdAt"], -d["_seq"]),
+    )
+    return listing([render_deployment(store, d) for d in page], pagination)
+
+
+def _production_ready(deployment: Obj, verb: str) -> None:
+    if deployment["_kind"] != "production":
+        raise precondition(f"only production deployments can be {verb}", "deploymentId")
+    if deployment["status"] != "ready":
+        raise precondition(
+            f"only ready deployments can be {verb} (this one is {deployment['status']})",
+            "deploymentId",
+        )
+
+
+def promote_deployment(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    deployment = _resolve(call, body, "promote_deployment")
+    _production_ready(deployment, "promoted")
+    app = call.store.apps[deployment["_appId"]]
+    if app.get("currentDeploymentId") != deployment["id"] or app["isRolledBack"]:
+        app["currentDeploymentId"] = deployment["id"]
+        app["isRolledBack"] = False
+        app["updatedAt"] = call.now
+        call.touch()
+    return data({}, 202)
+
+
+def rollback_deployment(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    deployment = _resolve(call, body, "rollback_deployment")
+    _production_ready(deployment, "rolled back to")
+    app = call.store.apps[deployment["_appId"]]
+    current = call.store.deployments.get(app.get("currentDeploymentId", ""))
+    if current is None or not _newer(current, deployment):
+        raise precondition(
+            "the target must be earlier than the deployment serving production", "deploymentId"
+        )
+    app["currentDeploymentId"] = deployment["id"]
+    app["isRolledBack"] = True
+    app["updatedAt"] = call.now
+    call.touch()
+    return data({}, 202)
+
+
+def stop_deployment(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    deployment = _resolve(call, body, "stop_deployment")
+    if deployment["_kind"] == "production":
+        raise precondition("production deployments cannot be stopped", "deploymentId")
+    if deployment["status"] != "ready":
+        raise precondition(
+            f"only a running (ready) preview deployment can be stopped, not {deployment['status']}",
+            "deploymentId",
+        )
+    deployment["status"] = "stopped"
+    deployment["updatedAt"] = call.now
+    call.touch()
+    return data({}, 202)
+
+
+def start_deployment(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    deployment = _resolve(call, body, "start_deployment")
+    if deployment["_kind"] == "production" or deployment["status"] != "stopped":
+        raise precondition("only a stopped preview deployment can be started", "deploymentId")
+    # no build: one `starting` step, then ready again
+    deployment.update(
+        status="starting",
+        updatedAt=call.now,
+        _startedAt=call.now,
+        _plan=["starting"],
+        _outcome={"status": "ready"},
+        _restart=True,
+    )
+    call.touch()
+    return data({}, 202)
+
+
+_BY_ID = ObjSpec(fields={"deploymentId": REF}, required=("deploymentId",))
+CREATE = ObjSpec(
+    fields={
+        "project": REF,
+        "app": REF,
+        "environment": REF,
+        "git": ObjSpec(
+            fields={
+                "branch": Str(min=1, max=256),
+                "commitSha": Str(min=1, max=40),
+                "repository": Str(min=1, max=256, pattern=REPOSITORY, pattern_hint=REPOSITORY_HINT),
+            }
+        ),
+        "image": ObjSpec(fields={"dockerImage": Str(min=1, max=256)}, required=("dockerImage",)),
+        "deployment": ObjSpec(fields={"deploymentId": REF}, required=("deploymentId",)),
+    },
+    required=("project", "app", "environment"),
+    exactly_one=(("git", "image", "deployment"),),
+)
+
+OPERATIONS = {
+    "deployments.createDeployment": Operation(create_deployment, CREATE, True),
+    "deployments.getDeployment": Operation(get_deployment, _BY_ID, False),
+    "deployments.listDeployments": Operation(
+        list_deployments,
+        ObjSpec(
+            fields={
+                "project": REF,
+                "app": REF,
+                "environment": REF,
+                "status": Arr(item=Str(enum=STATUSES), max=13),
+                **LIST_FIELDS,
+            }
+        ),
+        False,
+    ),
+    "deployments.promoteDeployment": Operation(promote_deployment, _BY_ID, True),
+    "deployments.rollbackDeployment": Operation(rollback_deployment, _BY_ID, True),
+    "deployments.stopDeployment": Operation(stop_deployment, _BY_ID, True),
+    "deployments.startDeployment": Operation(start_deployment, _BY_ID, True),
+}

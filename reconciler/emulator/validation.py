@@ -1,0 +1,234 @@
+"""Declarative request validation: every bound of the spec, all problems reported at once.
+
+A `Spec` checks one JSON value and appends `(field path, message)` pairs to a list; `validate`
+raises one 400 naming every offending field. Booleans are not integers here, and integral
+floats are not integers either (the wire type must be right).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import re2
+
+from reconciler.emulator.errors import ApiError
+
+Problems = list[tuple[str, str]]
+Extra = Callable[[Any, str, Problems], None]
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+@dataclass
+class Spec:
+    nullable: bool = field(default=False, kw_only=True)
+    extra: Extra | None = field(default=None, kw_only=True)
+
+    def check(self, value: Any, path: str, problems: Problems) -> None:
+        if value is None:
+            if not self.nullable:
+                problems.append((path, "must not be null"))
+            return
+        before = len(problems)
+        self.check_value(value, path, problems)
+        if self.extra is not None and len(problems) == before:
+            self.extra(value, path, problems)
+
+    def check_value(self, value: Any, path: str, problems: Problems) -> None:
+        raise NotImplementedError
+
+
+@dataclass
+class Str(Spec):
+    min: int = 1
+    max: int | None = None
+    pattern: str | None = None
+    pattern_hint: str = ""
+    enum: tuple[str, ...] | None = None
+
+    def check_value(self, value: Any, path: str, problems: Problems) -> None:
+        if not isinstance(value, str):
+            problems.append((path, "must be a string"))
+            return
+        if self.enum is not None:
+            if value not in self.enum:
+                problems.append((path, f"must be one of {', '.join(self.enum)}"))
+            return
+        if len(value) < self.min:
+            problems.append((path, f"must be at least {self.min} characters"))
+        elif self.max is not None and len(value) > self.max:
+            problems.append((path, f"must be at most {self.max} characters"))
+        elif self.pattern is not None and not re.fullmatch(self.pattern, value):
+            problems.append((path, self.pattern_hint or f"must match {self.pattern}"))
+
+
+@dataclass
+class Int(Spec):
+    min: int | None = None
+    max: int | None = None
+    step: int | None = None
+
+    def check_value(self, value: Any, path: str, problems: Problems) -> None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            problems.append((path, "must be an integer"))
+            return
+        _check_range(value, self.min, self.max, self.step, path, problems)
+
+
+@dataclass
+class Num(Spec):
+    min: float | None = None
+    max: float | None = None
+    step: float | None = None
+
+    def check_value(self, value: Any, path: str, problems: Problems) -> None:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            problems.append((path, "must be a number"))
+            return
+        if value != value or value in (float("inf"), float("-inf")):
+            problems.append((path, "must be a finite number"))
+            return
+        _check_range(value, self.min, self.max, self.step, path, problems)
+
+
+def _check_range(value, low, high, step, path: str, problems: Problems) -> None:
+    if low is not None and value < low:
+        problems.append((path, f"must be at least {low}"))
+    elif high is not None and value > high:
+        problems.append((path, f"must be at most {high}"))
+    elif step is not None and (value / step) != int(value / step):
+        problems.append((path, f"must be a multiple of {step}"))
+
+
+@dataclass
+class Bool(Spec):
+    only_true: bool = False
+
+    def check_value(self, value: Any, path: str, problems: Problems) -> None:
+        if not isinstance(value, bool):
+            problems.append((path, "must be a boolean"))
+        elif self.only_true and value is not True:
+            problems.append((path, "only true is allowed"))
+
+
+@dataclass
+class Arr(Spec):
+    item: Spec = field(default_factory=lambda: Str())
+    min: int = 0
+    max: int | None = None
+
+    def check_value(self, value: Any, path: str, problems: Problems) -> None:
+        if not isinstance(value, list):
+            problems.append((path, "must be an array"))
+            return
+        if len(value) < self.min:
+            problems.append((path, f"must have at least {self.min} item(s)"))
+        elif self.max is not None and len(value) > self.max:
+            problems.append((path, f"must have at most {self.max} items"))
+        for index, item in enumerate(value):
+            self.item.check(item, f"{path}[{index}]", problems)
+
+
+@dataclass
+class Obj(Spec):
+    fields: dict[str, Spec] = field(default_factory=dict)
+    required: tuple[str, ...] = ()
+    # each group: exactly one of these members must be present (and not null)
+    exactly_one: tuple[tuple[str, ...], ...] = ()
+    at_least_one_member: bool = False
+
+    def check_value(self, value: Any, path: str, problems: Problems) -> None:
+        if not isinstance(value, dict):
+            problems.append((path, "must be an object"))
+            return
+        for name in value:
+            if name not in self.fields:
+                problems.append((_join(path, name), "unknown field"))
+        for name in self.required:
+            if name not in value:
+                problems.append((_join(path, name), "is required"))
+        for name, spec in self.fields.items():
+            if name in value:
+                spec.check(value[name], _join(path, name), problems)
+        for group in self.exactly_one:
+            present = [name for name in group if value.get(name) is not None]
+            if len(present) != 1:
+                where = path or "body"
+                problems.append(
+                    (where, f"set exactly one of {', '.join(group)} (got {len(present)})")
+                )
+        if self.at_least_one_member and not any(k in self.fields for k in value):
+            problems.append((path, f"set at least one of {', '.join(self.fields)}"))
+
+
+@dataclass
+class Any_(Spec):
+    def check_value(self, value: Any, path: str, problems: Problems) -> None:
+        return
+
+
+def validate(body: Any, spec: Obj) -> dict[str, Any]:
+    """Check a request body; raise one 400 naming every problem."""
+    problems: Problems = []
+    spec.check(body, "", problems)
+    if problems:
+        first = problems[0]
+        label = first[0] or "body"
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ApiError(400, f"{label}: {first[1]}{more}", [(f or "body", m) for f, m in problems])
+    return body
+
+
+# ---- reusable checks -----------------------------------------------------------------------
+
+
+def re2_syntax(value: str, path: str, problems: Problems) -> None:
+    try:
+        re2.compile(value, options=_RE2_OPTIONS)
+    except Exception as error:  # re2.error, and defensive against binding quirks
+        reason = error.args[0] if error.args else error
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        problems.append((path, f"invalid RE2 pattern: {reason}"))
+
+
+def ip_or_cidr(value: str, path: str, problems: Problems) -> None:
+    try:
+        if "/" in value:
+            ipaddress.ip_network(value, strict=False)
+        else:
+            ipaddress.ip_address(value)
+    except ValueError:
+        problems.append((path, "must be an IP address or CIDR range"))
+
+
+_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+
+
+def host_name(value: str, path: str, problems: Problems) -> None:
+    host = value.lower()
+    if "://" in host or "/" in host or ":" in host or "?" in host or "#" in host:
+        problems.append((path, "must be a host name without scheme, port or path"))
+        return
+    labels = host.split(".")
+    if len(labels) < 2 or not all(_LABEL.fullmatch(label) for label in labels):
+        problems.append((path, "must be a host name such as app.example.com"))
+        return
+    if labels[-1].isdigit():
+        problems.append((path, "must be a host name, not an IP address"))
+
+
+SLUG = r"[a-z0-9-]+"
+SLUG_HINT = "must contain only lowercase letters, digits and hyphens"
+VARIABLE_KEY = r"[A-Za-z_][A-Za-z0-9_]*"
+REPOSITORY = r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+"
+REPOSITORY_HINT = "must be owner/name"
