@@ -1,0 +1,132 @@
+"""`reconciler export`: manifests for the live state of a workspace."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+from pathlib import Path
+
+import click
+
+from reconciler.cli.options import connection_options, report_errors
+from reconciler.errors import UsageError
+from reconciler.export import Export, ExportOptions, dump_manifest, export_workspace
+
+
+@click.command("export")
+@click.option(
+    "--project",
+    "projects",
+    multiple=True,
+    metavar="SLUG",
+    help="Export only this project (repeatable). Default: every project of the workspace.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write one manifest holding every exported project to FILE (default: stdout).",
+)
+@click.option(
+    "--out-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write one manifest per project, DIR/<slug>.yaml (the directory is created).",
+)
+@click.option(
+    "--pin-ids/--no-pin-ids",
+    default=True,
+    show_default=True,
+    help="Write `id:` for projects and apps, so renaming a slug key later renames the object "
+    "instead of deleting and re-creating it. Leave them out for a manifest meant for "
+    "another workspace.",
+)
+@click.option("--force", is_flag=True, help="Overwrite existing files.")
+@connection_options
+@report_errors
+def export(
+    projects: tuple[str, ...],
+    output: Path | None,
+    out_dir: Path | None,
+    pin_ids: bool,
+    force: bool,
+    base_url: str | None,
+    parallelism: int,
+    verbose: bool,
+) -> None:
+    """Write manifests for what exists on the platform (to adopt a workspace).
+
+    Only what differs from the platform's defaults is written. Write-only variable
+    values cannot be read back: they become `fromEnv` references with generated
+    names, listed on stderr; set those variables before `plan`/`apply`.
+    """
+    if output is not None and out_dir is not None:
+        raise UsageError("use either -o/--output or --out-dir, not both")
+    result = asyncio.run(_export(base_url, projects, parallelism, verbose, ExportOptions(pin_ids)))
+    if out_dir is not None:
+        written = _write_directory(result, out_dir, force=force)
+        click.echo(f"Wrote {len(written)} manifest(s) to {out_dir}.", err=True)
+    elif output is not None:
+        _write_file(output, dump_manifest(result.single_document()), force=force)
+        click.echo(f"Wrote {len(result.projects)} project(s) to {output}.", err=True)
+    else:
+        click.echo(dump_manifest(result.single_document()), nl=False)
+    if not result.projects:
+        click.echo("Warning: no projects found; nothing to manage yet.", err=True)
+    _print_secret_inputs(result)
+
+
+async def _export(
+    base_url: str | None,
+    projects: tuple[str, ...],
+    parallelism: int,
+    verbose: bool,
+    options: ExportOptions,
+) -> Export:
+    from reconciler.platform.connect import connect
+
+    client = connect(base_url, parallelism=parallelism, verbose=verbose)
+    async with client:
+        return await export_workspace(client, projects, options)
+
+
+def _write_directory(result: Export, out_dir: Path, *, force: bool) -> list[Path]:
+    documents = result.documents_by_project()
+    targets = {slug: out_dir / f"{slug}.yaml" for slug in documents}
+    existing = [str(p) for p in targets.values() if p.exists()]
+    if existing and not force:
+        raise UsageError(
+            f"refusing to overwrite {', '.join(existing)}",
+            hint="pass --force to overwrite, or choose another --out-dir",
+        )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for slug, path in targets.items():
+        _write_file(path, dump_manifest(documents[slug]), force=True)
+    return list(targets.values())
+
+
+def _write_file(path: Path, text: str, *, force: bool) -> None:
+    """Atomic: a reader (or an interrupted run) never sees half a manifest."""
+    if path.exists() and not force:
+        raise UsageError(f"refusing to overwrite {path}", hint="pass --force to overwrite it")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except OSError as error:
+        raise UsageError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def _print_secret_inputs(result: Export) -> None:
+    if not result.secrets:
+        return
+    click.echo(
+        f"\n{len(result.secrets)} write-only variable(s) cannot be read back; the manifest reads "
+        "them from these environment variables at plan/apply time:",
+        err=True,
+    )
+    width = max(len(s.env_name) for s in result.secrets)
+    for secret in result.secrets:
+        click.echo(f"  {secret.env_name.ljust(width)}  {secret.address}", err=True)

@@ -1,0 +1,570 @@
+"""Live state -> manifest: `reconciler export`.
+
+Three steps, each usable alone:
+
+1. `read_workspace` reads the live objects with the fewest calls (apps per
+   project, both environments of an app in one call, domains workspace-wide
+   or per project and grouped locally), concurrently; the client bounds how
+   many requests are in flight.
+2. `project_entry` turns one live project into the manifest's plain-data form,
+   writing only what differs from the platform's defaults and putting keys in
+   the order a person writes them. Write-only variables become `fromEnv`
+   references with generated environment-variable names.
+3. `dump_manifest` renders YAML that `reconciler validate` accepts.
+
+The result round-trips: planning the exported manifest against the same live
+state reports no changes (write-only values are compared by presence).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import yaml
+
+from reconciler.errors import ReconcilerError
+
+ENVIRONMENT_ORDER = ("production", "preview")
+
+# Values the spec itself defines as the default or as "nothing set"; a field
+# holding one of them is left out of the export (omitted means unmanaged, so
+# leaving it out can never cause a diff).
+HEALTHCHECK_DEFAULTS: Mapping[str, int] = {
+    "intervalSeconds": 10,
+    "timeoutSeconds": 5,
+    "failureThreshold": 3,
+    "initialDelaySeconds": 0,
+}
+NEUTRAL_BUILD: Mapping[str, Any] = {"rootDirectory": ".", "watchPaths": []}
+NEUTRAL_RUNTIME: Mapping[str, Any] = {"storageMib": 0, "command": []}
+
+BUILD_FIELDS = ("dockerfile", "rootDirectory", "buildCommand", "watchPaths", "autoDeploy")
+RUNTIME_FIELDS = (
+    "port",
+    "vCpus",
+    "memoryMib",
+    "storageMib",
+    "command",
+    "healthcheck",
+    "shutdownSignal",
+    "upstreamProtocol",
+    "openapiSpecPath",
+)
+HEALTHCHECK_FIELDS = ("method", "path", *HEALTHCHECK_DEFAULTS)
+MATCH_MEMBER_ORDER = ("path", "method", "header", "queryParam", "remoteIp")
+STRING_MATCH_ORDER = ("exact", "prefix", "regex", "ignoreCase")
+LOGGING_FIELDS = ("requestHeaders", "responseHeaders", "requestBody", "responseBody", "query")
+
+
+class ExportError(ReconcilerError):
+    """The live state could not be read or has a shape export cannot write."""
+
+
+class Client(Protocol):
+    """What export needs from `reconciler.platform.client.PlatformClient`."""
+
+    async def call(self, operation: str, body: Mapping[str, Any]) -> Any: ...
+
+    async def list_all(self, operation: str, body: Mapping[str, Any]) -> list[dict]: ...
+
+
+# --- live state -------------------------------------------------------------
+
+
+@dataclass
+class LiveEnvironment:
+    resource: dict[str, Any]
+    variables: list[dict[str, Any]] = field(default_factory=list)
+    policies: list[dict[str, Any]] = field(default_factory=list)
+    domains: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def slug(self) -> str:
+        return str(self.resource.get("slug") or self.resource.get("kind"))
+
+
+@dataclass
+class LiveApp:
+    resource: dict[str, Any]
+    environments: list[LiveEnvironment] = field(default_factory=list)
+
+    @property
+    def slug(self) -> str:
+        return str(self.resource["slug"])
+
+
+@dataclass
+class LiveProject:
+    resource: dict[str, Any]
+    apps: list[LiveApp] = field(default_factory=list)
+
+    @property
+    def slug(self) -> str:
+        return str(self.resource["slug"])
+
+
+async def read_workspace(client: Client, project_slugs: Sequence[str] = ()) -> list[LiveProject]:
+    """Every project (or the named ones) with its apps, environments, variables,
+    policies and domains. Domains come from one workspace-wide list when every
+    project is exported, else one filtered list per project."""
+    if project_slugs:
+        resources = await asyncio.gather(
+            *(_get_project(client, slug) for slug in dict.fromkeys(project_slugs))
+        )
+    else:
+        resources = await client.list_all("projects.listProjects", {})
+    projects = [LiveProject(_checked(p, "projects", "slug", "id")) for p in resources]
+    domains_task = _read_domains(client, [p.slug for p in projects], everything=not project_slugs)
+    _, domains = await asyncio.gather(
+        asyncio.gather(*(_read_project(client, p) for p in projects)), domains_task
+    )
+    _attach_domains(projects, domains)
+    return sorted(projects, key=lambda p: p.slug)
+
+
+async def _get_project(client: Client, slug: str) -> dict[str, Any]:
+    from reconciler.platform.errors import NotFound
+
+    try:
+        return await client.call("projects.getProject", {"project": slug})
+    except NotFound:
+        raise ExportError(
+            f'project "{slug}" does not exist in this workspace',
+            hint="check the slug with `reconciler export` (all projects) or the dashboard",
+        ) from None
+
+
+async def _read_project(client: Client, project: LiveProject) -> None:
+    apps = await client.list_all("apps.listApps", {"project": project.slug})
+    project.apps = [LiveApp(_checked(a, "apps.listApps", "slug", "id")) for a in apps]
+    project.apps.sort(key=lambda a: a.slug)
+    await asyncio.gather(*(_read_app(client, project.slug, app) for app in project.apps))
+
+
+async def _read_app(client: Client, project: str, app: LiveApp) -> None:
+    body = {"project": project, "app": app.slug}
+    environments = await client.list_all("environments.listEnvironments", body)
+    app.environments = [
+        LiveEnvironment(_checked(e, "environments.listEnvironments", "id")) for e in environments
+    ]
+    app.environments.sort(key=lambda e: _environment_rank(e.slug))
+    await asyncio.gather(*(_read_environment(client, body, env) for env in app.environments))
+
+
+async def _read_environment(client: Client, app_body: dict[str, str], env: LiveEnvironment) -> None:
+    body = {**app_body, "environment": env.slug}
+    env.variables, env.policies = await asyncio.gather(
+        client.list_all("environments.listEnvironmentVariables", body),
+        client.list_all("gateway.listPolicies", body),
+    )
+
+
+async def _read_domains(
+    client: Client, project_slugs: Sequence[str], *, everything: bool
+) -> list[dict[str, Any]]:
+    if everything:
+        return await client.list_all("domains.listDomains", {}) if project_slugs else []
+    pages = await asyncio.gather(
+        *(client.list_all("domains.listDomains", {"project": slug}) for slug in project_slugs)
+    )
+    return [domain for page in pages for domain in page]
+
+
+def _attach_domains(projects: Iterable[LiveProject], domains: Iterable[dict[str, Any]]) -> None:
+    by_environment: dict[str, list[dict[str, Any]]] = {}
+    for domain in domains:
+        by_environment.setdefault(str(domain.get("environmentId")), []).append(domain)
+    for project in projects:
+        for app in project.apps:
+            for env in app.environments:
+                env.domains = by_environment.get(str(env.resource["id"]), [])
+
+
+def _checked(resource: Any, operation: str, *required: str) -> dict[str, Any]:
+    if not isinstance(resource, dict) or any(
+        not isinstance(resource.get(name), str) for name in required
+    ):
+        raise ExportError(
+            f"{operation} returned an object without {' or '.join(required)}; "
+            "cannot export it (is the base URL a platform API?)"
+        )
+    return resource
+
+
+def _environment_rank(slug: str) -> int:
+    return ENVIRONMENT_ORDER.index(slug) if slug in ENVIRONMENT_ORDER else len(ENVIRONMENT_ORDER)
+
+
+# --- generated names for write-only values ----------------------------------
+
+
+@dataclass(frozen=True)
+class SecretInput:
+    """A write-only variable exported as `fromEnv: env_name`: its value must be provided."""
+
+    env_name: str
+    project: str
+    app: str
+    environment: str
+    key: str
+
+    @property
+    def address(self) -> str:
+        return f"variable.{self.project}/{self.app}/{self.environment}/{self.key}"
+
+
+class SecretNames:
+    """Hands out unique environment-variable names like SHOP_WEB_PRODUCTION_STRIPE_KEY."""
+
+    def __init__(self) -> None:
+        self.inputs: list[SecretInput] = []
+        self._taken: set[str] = set()
+
+    def name_for(self, project: str, app: str, environment: str, key: str) -> str:
+        base = re.sub(r"[^A-Z0-9]", "_", f"{project}_{app}_{environment}_{key}".upper())
+        if base[0].isdigit():
+            base = f"_{base}"  # an environment-variable name cannot start with a digit
+        name, suffix = base, 2
+        while name in self._taken:  # `a-b/c` and `a/b-c` would otherwise collide
+            name, suffix = f"{base}_{suffix}", suffix + 1
+        self._taken.add(name)
+        self.inputs.append(SecretInput(name, project, app, environment, key))
+        return name
+
+
+# --- live resource -> manifest data -----------------------------------------
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    pin_ids: bool = True
+    """Write `id:` for projects and apps, so renaming a slug key later renames the
+    object (updateProject/updateApp) instead of deleting and re-creating it."""
+
+
+def manifest_document(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """A whole manifest file holding the given `projects` entries (prune left at its defaults)."""
+    return {"version": 1, "projects": dict(entries)}
+
+
+def project_entry(
+    project: LiveProject, names: SecretNames, options: ExportOptions = ExportOptions()
+) -> dict[str, Any]:
+    resource = project.resource
+    entry: dict[str, Any] = {"name": resource.get("name", project.slug)}
+    if options.pin_ids:
+        entry["id"] = resource["id"]
+    if resource.get("deleteProtection"):
+        entry["deleteProtection"] = True
+    apps = {app.slug: app_entry(project.slug, app, names, options) for app in project.apps}
+    if apps:
+        entry["apps"] = apps
+    return entry
+
+
+def app_entry(
+    project: str, app: LiveApp, names: SecretNames, options: ExportOptions = ExportOptions()
+) -> dict[str, Any]:
+    resource = app.resource
+    entry: dict[str, Any] = {"name": resource.get("name", app.slug)}
+    if options.pin_ids:
+        entry["id"] = resource["id"]
+    if resource.get("deleteProtection"):
+        entry["deleteProtection"] = True
+    entry.update(_source(resource))
+    environments: dict[str, Any] = {}
+    for env in app.environments:
+        env_entry = environment_entry(project, app.slug, env, names)
+        if env_entry:
+            environments[env.slug] = env_entry
+    if environments:
+        entry["environments"] = environments
+    return entry
+
+
+def _source(app: Mapping[str, Any]) -> dict[str, Any]:
+    oci, git = app.get("oci"), app.get("git")
+    if isinstance(oci, Mapping) and oci.get("image"):
+        return {"oci": {"image": oci["image"]}}
+    if isinstance(git, Mapping) and git.get("repository"):
+        source = {"repository": git["repository"]}
+        if git.get("defaultBranch"):  # the repository's own default is unknown: say it
+            source["defaultBranch"] = git["defaultBranch"]
+        return {"git": source}
+    # A repository app with nothing connected yet (or an old app without a source):
+    # leaving the source out keeps it unmanaged, which matches live exactly.
+    return {}
+
+
+def environment_entry(
+    project: str, app: str, env: LiveEnvironment, names: SecretNames
+) -> dict[str, Any]:
+    resource = env.resource
+    entry: dict[str, Any] = {}
+    build = _pick(resource.get("build"), BUILD_FIELDS, NEUTRAL_BUILD)
+    if build:
+        entry["build"] = build
+    runtime = _runtime(resource.get("runtime"))
+    if runtime:
+        entry["runtime"] = runtime
+    if resource.get("regions"):
+        entry["regions"] = [_region(r) for r in resource["regions"]]
+    variables = {
+        v["key"]: _variable(v, names, project, app, env.slug)
+        for v in sorted(env.variables, key=lambda v: str(v.get("key")))
+    }
+    if variables:
+        entry["variables"] = variables
+    hosts = sorted({str(d["domain"]).lower().rstrip(".") for d in env.domains})
+    if hosts:
+        entry["domains"] = hosts
+    if env.policies:
+        entry["policies"] = [policy_entry(p) for p in env.policies]
+    return entry
+
+
+def _pick(settings: Any, fields: Sequence[str], neutral: Mapping[str, Any] = {}) -> dict[str, Any]:
+    if not isinstance(settings, Mapping):
+        return {}
+    picked = {}
+    for name in fields:
+        value = settings.get(name)
+        if value is None or (name in neutral and value == neutral[name]):
+            continue
+        picked[name] = list(value) if isinstance(value, list) else value
+    return picked
+
+
+def _runtime(runtime: Any) -> dict[str, Any]:
+    picked = _pick(runtime, RUNTIME_FIELDS, NEUTRAL_RUNTIME)
+    if "vCpus" in picked:
+        picked["vCpus"] = _number(picked["vCpus"])
+    if "healthcheck" in picked:
+        check = _pick(picked["healthcheck"], HEALTHCHECK_FIELDS, HEALTHCHECK_DEFAULTS)
+        if check:
+            picked["healthcheck"] = check
+        else:
+            del picked["healthcheck"]
+    return picked
+
+
+def _number(value: Any) -> Any:
+    """`1.0` is written `1`: the loader reads both as the same number."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _region(region: Mapping[str, Any]) -> dict[str, Any]:
+    replicas = region.get("replicas") or {}
+    return {"name": region["name"], "replicas": {"min": replicas["min"], "max": replicas["max"]}}
+
+
+def _variable(
+    variable: Mapping[str, Any], names: SecretNames, project: str, app: str, environment: str
+) -> Any:
+    description = user_description(variable.get("description"))
+    if variable.get("kind") == "recoverable" and isinstance(variable.get("value"), str):
+        if description is None:
+            return variable["value"]
+        return {"value": variable["value"], "description": description}
+    entry: dict[str, Any] = {"fromEnv": names.name_for(project, app, environment, variable["key"])}
+    if description is not None:
+        entry["description"] = description
+    return entry
+
+
+def user_description(description: Any) -> str | None:
+    """The description a person wrote, without reconciler's fingerprint marker."""
+    if not isinstance(description, str) or not description:
+        return None
+    from reconciler.secrets import split_fingerprint
+
+    user, _fingerprint = split_fingerprint(description)
+    return user or None
+
+
+def policy_entry(policy: Mapping[str, Any]) -> dict[str, Any]:
+    """A live policy in the manifest's form: no ID, defaults (false booleans) dropped."""
+    entry: dict[str, Any] = {"name": policy["name"], "enabled": bool(policy.get("enabled"))}
+    match = [_match_item(item) for item in policy.get("match") or []]
+    if match:
+        entry["match"] = match
+    if isinstance(policy.get("firewall"), Mapping):
+        entry["firewall"] = {"action": policy["firewall"]["action"]}
+    elif isinstance(policy.get("logging"), Mapping):
+        logging = policy["logging"]
+        entry["logging"] = {name: True for name in LOGGING_FIELDS if logging.get(name) is True}
+    else:
+        raise ExportError(
+            f'gateway.listPolicies returned policy "{policy["name"]}" with neither a '
+            "firewall nor a logging rule; cannot export it"
+        )
+    return entry
+
+
+def _match_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    ordered = [m for m in MATCH_MEMBER_ORDER if m in item]
+    ordered += sorted(m for m in item if m not in MATCH_MEMBER_ORDER)  # unknown: keep as is
+    return {member: _match_member(member, item[member]) for member in ordered}
+
+
+def _match_member(member: str, value: Any) -> Any:
+    if not isinstance(value, Mapping):
+        return value
+    if member == "path":
+        return {"path": _string_match(value.get("path") or {})}
+    if member in ("header", "queryParam"):
+        out: dict[str, Any] = {"name": value["name"]}
+        if value.get("present") is True:
+            out["present"] = True
+        if isinstance(value.get("value"), Mapping):
+            out["value"] = _string_match(value["value"])
+        return out
+    if member == "method":
+        return {"methods": list(value.get("methods") or [])}
+    if member == "remoteIp":
+        return {k: list(value[k]) for k in ("in", "notIn") if value.get(k) is not None}
+    return dict(value)
+
+
+def _string_match(value: Mapping[str, Any]) -> dict[str, Any]:
+    """exact/prefix/regex first, `ignoreCase` only when true (false is the default)."""
+    return {
+        k: value[k]
+        for k in STRING_MATCH_ORDER
+        if value.get(k) is not None and not (k == "ignoreCase" and value[k] is not True)
+    }
+
+
+# --- whole exports ----------------------------------------------------------
+
+
+@dataclass
+class Export:
+    """The manifest data per project slug, and the secrets a user must provide."""
+
+    projects: dict[str, dict[str, Any]]
+    secrets: list[SecretInput]
+
+    def single_document(self) -> dict[str, Any]:
+        return manifest_document(self.projects)
+
+    def documents_by_project(self) -> dict[str, dict[str, Any]]:
+        return {slug: manifest_document({slug: entry}) for slug, entry in self.projects.items()}
+
+
+def build_export(
+    projects: Sequence[LiveProject], options: ExportOptions = ExportOptions()
+) -> Export:
+    names = SecretNames()
+    entries = {project.slug: project_entry(project, names, options) for project in projects}
+    return Export(entries, names.inputs)
+
+
+async def export_workspace(
+    client: Client, project_slugs: Sequence[str] = (), options: ExportOptions = ExportOptions()
+) -> Export:
+    return build_export(await read_workspace(client, project_slugs), options)
+
+
+# --- YAML -------------------------------------------------------------------
+
+HEADER = (
+    "# Exported by `reconciler export`. Fields at the platform's defaults are left out\n"
+    "# (unmanaged); `id:` pins each project and app so a changed slug key renames it.\n"
+)
+FLOW_WIDTH = 72
+
+
+class _FlowMap(dict):
+    pass
+
+
+class _FlowList(list):
+    pass
+
+
+class _ManifestDumper(yaml.SafeDumper):
+    """Block style for structure, flow style for short leaf maps and lists,
+    literal blocks for multi-line strings; no tags, keys in insertion order."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        # Indent list items under their key, as people (and the docs) write them.
+        return super().increase_indent(flow, False)
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+def _represent_flow_map(dumper: yaml.SafeDumper, value: dict) -> yaml.Node:
+    return dumper.represent_mapping("tag:yaml.org,2002:map", value.items(), flow_style=True)
+
+
+def _represent_flow_list(dumper: yaml.SafeDumper, value: list) -> yaml.Node:
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True)
+
+
+_ManifestDumper.add_representer(str, _represent_str)
+_ManifestDumper.add_representer(_FlowMap, _represent_flow_map)
+_ManifestDumper.add_representer(_FlowList, _represent_flow_list)
+
+
+# The structural levels a person writes in block style; everything below them
+# (settings, regions, match items, small lists) is written in flow style when short.
+_BLOCK_LEVELS: Mapping[str, Mapping[str, str]] = {
+    "root": {"projects": "projects"},
+    "projects": {"*": "project"},
+    "project": {"apps": "apps"},
+    "apps": {"*": "app"},
+    "app": {"environments": "environments"},
+    "environments": {"*": "environment"},
+    "environment": {"variables": "variables", "policies": "policies"},
+    "variables": {},
+    "policies": {"*": "policy"},
+    "policy": {},
+}
+
+
+def _styled(value: Any, level: str | None = "root") -> Any:
+    """Mark short collections below the structural levels for flow style."""
+    children = _BLOCK_LEVELS.get(level or "", {})
+    if isinstance(value, dict):
+        inner = {k: _styled(v, children.get(k, children.get("*"))) for k, v in value.items()}
+        return inner if level or not _is_short_leaf(inner.values()) else _FlowMap(inner)
+    if isinstance(value, list):
+        items = [_styled(v, children.get("*")) for v in value]
+        return items if level or not _is_short_leaf(items) else _FlowList(items)
+    return value
+
+
+def _is_short_leaf(values: Iterable[Any]) -> bool:
+    values = list(values)
+    if any(isinstance(v, str) and "\n" in v for v in values):
+        return False
+    if not all(_is_scalar(v) or isinstance(v, _FlowMap | _FlowList) for v in values):
+        return False
+    return len(json.dumps(values)) <= FLOW_WIDTH
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def dump_manifest(document: Mapping[str, Any], *, header: bool = True) -> str:
+    text = yaml.dump(
+        _styled(dict(document)),
+        Dumper=_ManifestDumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=100,
+    )
+    return (HEADER if header else "") + text

@@ -1,0 +1,35 @@
+"""An in-memory stand-in for PlatformClient: canned answers per operation, every call recorded."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from reconciler.platform.errors import NotFound
+
+Handler = Callable[[Mapping[str, Any]], Any]
+
+
+class FakeClient:
+    def __init__(self, handlers: Mapping[str, Handler]) -> None:
+        self.handlers = dict(handlers)
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    async def call(self, operation: str, body: Mapping[str, Any], **_: Any) -> Any:
+        self.calls.append((operation, dict(body)))
+        if operation not in self.handlers:
+            raise AssertionError(f"unexpected call {operation} {dict(body)}")
+        return self.handlers[operation](body)
+
+    async def list_all(self, operation: str, body: Mapping[str, Any], **_: Any) -> list[dict]:
+        return list(await self.call(operation, body))
+
+    def operations(self) -> list[str]:
+        return [operation for operation, _ in self.calls]
+
+
+def not_found(operation: str) -> Handler:
+    def handler(body: Mapping[str, Any]) -> Any:
+        raise NotFound(f"{operation}: not found (404)", operation=operation, status=404)
+
+    return handler

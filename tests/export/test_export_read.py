@@ -1,0 +1,121 @@
+"""Reading live state for export: which calls, how few, and how results are grouped."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from reconciler.export import ExportError, export_workspace, read_workspace
+from tests.export.fakes import FakeClient, not_found
+
+PROJECTS = {
+    "shop": {"id": "proj_shop0001", "slug": "shop", "name": "Shop", "createdAt": 1},
+    "blog": {"id": "proj_blog0001", "slug": "blog", "name": "Blog", "createdAt": 2},
+}
+APPS = {
+    "shop": [
+        {"id": "app_web00001", "slug": "web", "name": "Web", "oci": {"image": "nginx:1"}},
+        {"id": "app_api00001", "slug": "api", "name": "API", "oci": {"image": "api:2"}},
+    ],
+    "blog": [{"id": "app_site0001", "slug": "site", "name": "Site", "oci": {"image": "ghost:5"}}],
+}
+DOMAINS = [
+    {"id": "dom_1", "domain": "shop.example.com", "environmentId": "env_shop_web_production"},
+    {"id": "dom_2", "domain": "beta.shop.example.com", "environmentId": "env_shop_web_preview"},
+    {"id": "dom_3", "domain": "blog.example.com", "environmentId": "env_blog_site_production"},
+]
+
+
+def workspace_client() -> FakeClient:
+    def environments(body: dict[str, Any]) -> list[dict[str, Any]]:
+        return [
+            {"id": f"env_{body['project']}_{body['app']}_{slug}", "slug": slug, "kind": slug}
+            for slug in ("preview", "production")  # the API's order is not the export's
+        ]
+
+    def variables(body: dict[str, Any]) -> list[dict[str, Any]]:
+        return [
+            {"key": f"{body['app'].upper()}_{body['environment'].upper()}", "kind": "writeonly"}
+        ]
+
+    def domains(body: dict[str, Any]) -> list[dict[str, Any]]:
+        wanted = body.get("project")
+        return [d for d in DOMAINS if wanted is None or d["environmentId"].split("_")[1] == wanted]
+
+    return FakeClient(
+        {
+            "projects.listProjects": lambda body: list(PROJECTS.values()),
+            "projects.getProject": lambda body: PROJECTS[body["project"]],
+            "apps.listApps": lambda body: APPS[body["project"]],
+            "environments.listEnvironments": environments,
+            "environments.listEnvironmentVariables": variables,
+            "gateway.listPolicies": lambda body: [],
+            "domains.listDomains": domains,
+        }
+    )
+
+
+def test_whole_workspace_reads_each_list_once_and_domains_workspace_wide() -> None:
+    client = workspace_client()
+    projects = asyncio.run(read_workspace(client))
+    assert [p.slug for p in projects] == ["blog", "shop"]
+    counts = Counter(client.operations())
+    assert counts == {
+        "projects.listProjects": 1,
+        "apps.listApps": 2,
+        "environments.listEnvironments": 3,
+        "environments.listEnvironmentVariables": 6,
+        "gateway.listPolicies": 6,
+        "domains.listDomains": 1,
+    }
+    assert ("domains.listDomains", {}) in client.calls
+    shop = next(p for p in projects if p.slug == "shop")
+    web = next(a for a in shop.apps if a.slug == "web")
+    assert [e.slug for e in web.environments] == ["production", "preview"]
+    assert [d["domain"] for d in web.environments[0].domains] == ["shop.example.com"]
+    assert [d["domain"] for d in web.environments[1].domains] == ["beta.shop.example.com"]
+    api = next(a for a in shop.apps if a.slug == "api")
+    assert all(e.domains == [] for e in api.environments)
+
+
+def test_named_projects_read_by_slug_with_domains_per_project() -> None:
+    client = workspace_client()
+    result = asyncio.run(export_workspace(client, ["shop", "shop"]))
+    assert list(result.projects) == ["shop"]
+    counts = Counter(client.operations())
+    assert counts["projects.getProject"] == 1
+    assert "projects.listProjects" not in counts
+    assert ("domains.listDomains", {"project": "shop"}) in client.calls
+    assert counts["domains.listDomains"] == 1
+    envs = result.projects["shop"]["apps"]["web"]["environments"]
+    assert envs["production"]["domains"] == ["shop.example.com"]
+    assert envs["preview"]["domains"] == ["beta.shop.example.com"]
+    assert sorted(s.env_name for s in result.secrets) == [
+        "SHOP_API_PREVIEW_API_PREVIEW",
+        "SHOP_API_PRODUCTION_API_PRODUCTION",
+        "SHOP_WEB_PREVIEW_WEB_PREVIEW",
+        "SHOP_WEB_PRODUCTION_WEB_PRODUCTION",
+    ]
+
+
+def test_unknown_project_is_a_clear_error() -> None:
+    client = workspace_client()
+    client.handlers["projects.getProject"] = not_found("projects.getProject")
+    with pytest.raises(ExportError, match='project "nope" does not exist'):
+        asyncio.run(read_workspace(client, ["nope"]))
+
+
+def test_empty_workspace_makes_no_domain_call() -> None:
+    client = FakeClient({"projects.listProjects": lambda body: []})
+    assert asyncio.run(read_workspace(client)) == []
+    assert client.operations() == ["projects.listProjects"]
+
+
+def test_garbage_from_the_platform_is_reported_not_crashed_on() -> None:
+    client = workspace_client()
+    client.handlers["apps.listApps"] = lambda body: [{"name": "no slug"}]
+    with pytest.raises(ExportError, match=r"apps\.listApps returned an object without slug"):
+        asyncio.run(read_workspace(client))

@@ -1,0 +1,295 @@
+"""Status gathering and rendering over spec-shaped responses (a fake client)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from reconciler.manifest.model import App, Domain, Environment, Manifest, Project, Prune
+from reconciler.status import (
+    NOT_CREATED,
+    format_age,
+    gather_status,
+    render_json,
+    render_rich,
+    render_text,
+)
+from tests.export.fakes import FakeClient, not_found
+
+NOW = 1_700_000_000_000
+MINUTE = 60_000
+
+
+def manifest(*apps: App, slug: str = "shop") -> Manifest:
+    return Manifest(version=1, prune=Prune(), projects=(Project(slug=slug, apps=apps),))
+
+
+def deployment(
+    id: str, status: str, *, age_ms: int = 0, current: bool = False, **extra: Any
+) -> dict:
+    return {
+        "id": id,
+        "status": status,
+        "isCurrent": current,
+        "environment": "production",
+        "availableActions": [],
+        "createdAt": NOW - age_ms,
+        **extra,
+    }
+
+
+def client_for(
+    app: dict, newest: dict[str, dict | None], deployments: dict[str, dict], domains=()
+) -> FakeClient:
+    def list_deployments(body: dict) -> list[dict]:
+        assert body["limit"] == 1
+        found = newest.get(body["environment"])
+        return [found] if found else []
+
+    def list_domains(body: dict) -> list[dict]:
+        return [d for d in domains if d["env"] == body["environment"]]
+
+    return FakeClient(
+        {
+            "apps.listApps": lambda body: [app],
+            "deployments.listDeployments": list_deployments,
+            "deployments.getDeployment": lambda body: deployments[body["deploymentId"]],
+            "domains.listDomains": list_domains,
+        }
+    )
+
+
+def web(*envs: Environment) -> App:
+    return App(slug="web", environments=envs)
+
+
+def status_of(client: FakeClient, desired: Manifest):
+    return asyncio.run(gather_status(desired, client))
+
+
+@pytest.mark.parametrize(
+    ("age_ms", "text"),
+    [
+        (0, "0s"),
+        (59_999, "59s"),
+        (MINUTE, "1m"),
+        (5 * MINUTE, "5m"),
+        (3 * 60 * MINUTE, "3h"),
+        (47 * 60 * MINUTE, "1d"),
+        (2 * 24 * 60 * MINUTE, "2d"),
+        (-MINUTE, "0s"),
+    ],
+)
+def test_age_in_the_largest_whole_unit(age_ms: int, text: str) -> None:
+    assert format_age(NOW - age_ms, NOW) == text
+
+
+def test_production_current_is_newest_costs_no_extra_read() -> None:
+    ready = deployment(
+        "d_1", "ready", age_ms=5 * MINUTE, current=True, docker={"image": "nginx:1.27"}
+    )
+    client = client_for({"slug": "web", "currentDeploymentId": "d_1"}, {"production": ready}, {})
+    report = status_of(client, manifest(web(Environment("production"))))
+    (env,) = report.environments
+    assert env.serving is not None and env.serving.id == "d_1" and env.newer is None
+    assert env.serving.source == "nginx:1.27"
+    assert "deployments.getDeployment" not in client.operations()
+    text = render_text(report, NOW)
+    assert "shop/web/production  d_1" in text
+    assert "ready" in text and "nginx:1.27" in text and "5m" in text and "current" in text
+
+
+def test_production_newer_deployment_in_progress_is_shown_beside_the_current() -> None:
+    current = deployment(
+        "d_1",
+        "ready",
+        age_ms=2 * 24 * 60 * MINUTE,
+        current=True,
+        git={"commitSha": "0123456789abcdef", "branch": "main"},
+    )
+    building = deployment("d_2", "building", age_ms=MINUTE, git={"commitSha": "fedcba9876543210"})
+    client = client_for(
+        {"slug": "web", "currentDeploymentId": "d_1"}, {"production": building}, {"d_1": current}
+    )
+    report = status_of(client, manifest(web(Environment("production"))))
+    (env,) = report.environments
+    assert env.serving.id == "d_1" and env.newer.id == "d_2"
+    assert env.serving.source == "0123456 (main)"
+    assert not env.newer.is_final
+    text = render_text(report, NOW)
+    assert "building (in progress)" in text and "newer, not serving" in text and "2d" in text
+    data = json.loads(render_json(report, NOW))["environments"][0]
+    assert data["deployment"]["id"] == "d_1" and data["deployment"]["age"] == "2d"
+    assert data["newerDeployment"]["status"] == "building"
+    assert data["newerDeployment"]["final"] is False
+
+
+def test_first_production_deployment_failed_with_its_error() -> None:
+    failed = deployment(
+        "d_1",
+        "failed",
+        age_ms=3 * 60 * MINUTE,
+        docker={"image": "app:fail-1"},
+        error={"code": "build_failed", "step": "building", "message": "exit 1"},
+    )
+    client = client_for({"slug": "web"}, {"production": failed}, {})
+    report = status_of(client, manifest(web(Environment("production"))))
+    (env,) = report.environments
+    assert env.serving is None and env.newer.error_code == "build_failed"
+    text = render_text(report, NOW)
+    assert "nothing serving yet" in text
+    assert "error build_failed at building" in text
+    data = json.loads(render_json(report, NOW))["environments"][0]
+    assert data["deployment"] is None
+    assert data["newerDeployment"]["error"] == {
+        "code": "build_failed",
+        "step": "building",
+        "message": "exit 1",
+    }
+
+
+def test_no_deployments_yet_for_either_environment_of_an_app_naming_none() -> None:
+    client = client_for({"slug": "web"}, {}, {})
+    report = status_of(client, manifest(web()))
+    assert [e.environment for e in report.environments] == ["production", "preview"]
+    assert all(e.serving is None and e.newer is None for e in report.environments)
+    assert render_text(report, NOW).count("no deployments yet") == 2
+
+
+def test_rolled_back_production_warns_and_preview_shows_its_newest() -> None:
+    target = deployment("d_1", "ready", age_ms=60 * MINUTE, current=True, docker={"image": "app:1"})
+    later = deployment("d_2", "ready", age_ms=MINUTE, docker={"image": "app:2"})
+    preview = deployment(
+        "d_3", "ready", age_ms=MINUTE, docker={"image": "app:3"}, environment="preview"
+    )
+    client = client_for(
+        {"slug": "web", "currentDeploymentId": "d_1", "isRolledBack": True},
+        {"production": later, "preview": preview},
+        {"d_1": target},
+    )
+    report = status_of(client, manifest(web(Environment("production"), Environment("preview"))))
+    production, preview_env = report.environments
+    assert production.rolled_back and not preview_env.rolled_back
+    assert preview_env.serving.id == "d_3" and preview_env.newer is None
+    text = render_text(report, NOW)
+    assert "rolled back" in text
+    assert "Warning: shop/web is rolled back" in text
+    assert json.loads(render_json(report, NOW))["environments"][0]["rolledBack"] is True
+
+
+def test_app_or_project_not_created_yet() -> None:
+    client = FakeClient({"apps.listApps": not_found("apps.listApps")})
+    desired = manifest(web(Environment("production", domains=(Domain("shop.example.com"),))))
+    report = status_of(client, desired)
+    (env,) = report.environments
+    assert not env.app_exists
+    assert [(d.host, d.status) for d in env.domains] == [("shop.example.com", NOT_CREATED)]
+    assert client.operations() == ["apps.listApps"]
+    assert "app not created" in render_text(report, NOW)
+
+
+def domain(host: str, status: str, *, error: str | None = None, verified=(False, False)) -> dict:
+    records = [
+        {
+            "type": "CNAME",
+            "name": host,
+            "value": "edge.platform.test",
+            "ttl": 300,
+            "verified": verified[0],
+        },
+        {
+            "type": "TXT",
+            "name": f"_verify.{host}",
+            "value": "token-1",
+            "ttl": 300,
+            "verified": verified[1],
+        },
+    ]
+    result = {
+        "id": f"dom_{host}",
+        "domain": host,
+        "status": status,
+        "dnsRecords": records,
+        "env": "production",
+    }
+    if error:
+        result["verificationError"] = error
+    return result
+
+
+def test_every_domain_status_with_records_not_seen() -> None:
+    live = [
+        domain("a.example.com", "pending"),
+        domain("b.example.com", "verifying", verified=(True, False)),
+        domain("c.example.com", "verified", verified=(True, True)),
+        domain("d.example.com", "failed", error="TXT record not found after 24 hours"),
+        domain("old.example.com", "verified", verified=(True, True)),
+    ]
+    hosts = ("a.example.com", "b.example.com", "c.example.com", "d.example.com", "new.example.com")
+    desired = manifest(web(Environment("production", domains=tuple(Domain(h) for h in hosts))))
+    client = client_for({"slug": "web"}, {}, {}, domains=live)
+    report = status_of(client, desired)
+    (env,) = report.environments
+    by_host = {d.host: d for d in env.domains}
+    assert {h: d.status for h, d in by_host.items()} == {
+        "a.example.com": "pending",
+        "b.example.com": "verifying",
+        "c.example.com": "verified",
+        "d.example.com": "failed",
+        "new.example.com": NOT_CREATED,
+        "old.example.com": "verified",
+    }
+    assert [r.type for r in by_host["a.example.com"].records_not_seen] == ["CNAME", "TXT"]
+    assert [r.type for r in by_host["b.example.com"].records_not_seen] == ["TXT"]
+    assert by_host["c.example.com"].records_not_seen == ()
+    assert not by_host["old.example.com"].in_manifest
+    text = render_text(report, NOW)
+    assert "TXT record not found after 24 hours" in text
+    assert "not in the manifest" in text
+    assert "run `reconciler apply`" in text
+    records_section = text.split("DNS records to create")[1]
+    assert "_verify.b.example.com" in records_section
+    assert "c.example.com" not in records_section  # verified: nothing to do
+    data = json.loads(render_json(report, NOW))["environments"][0]["domains"]
+    failed = next(d for d in data if d["domain"] == "d.example.com")
+    assert failed["verificationError"] == "TXT record not found after 24 hours"
+    assert failed["dnsRecordsNotSeen"][0] == {
+        "type": "CNAME",
+        "name": "d.example.com",
+        "value": "edge.platform.test",
+        "ttl": 300,
+    }
+
+
+def test_reads_are_one_list_per_project_and_two_per_environment() -> None:
+    client = client_for({"slug": "web"}, {}, {})
+    desired = manifest(web(Environment("production"), Environment("preview")), App(slug="api"))
+    client.handlers["apps.listApps"] = lambda body: [{"slug": "web"}, {"slug": "api"}]
+    status_of(client, desired)
+    assert Counter(client.operations()) == {
+        "apps.listApps": 1,
+        "deployments.listDeployments": 4,
+        "domains.listDomains": 4,
+    }
+
+
+def test_rich_tables_carry_the_same_rows() -> None:
+    failed = deployment(
+        "d_9", "failed", docker={"image": "app:[x]"}, error={"code": "cpu_quota_exceeded"}
+    )
+    client = client_for(
+        {"slug": "web"}, {"production": failed}, {}, domains=[domain("a.example.com", "pending")]
+    )
+    report = status_of(client, manifest(web(Environment("production"))))
+    console = Console(record=True, width=200, color_system=None)
+    render_rich(report, NOW, console)
+    out = console.export_text()
+    assert "Deployments" in out and "Domains" in out and "DNS records to create" in out
+    assert "app:[x]" in out  # markup in values is escaped, not interpreted
+    assert "error cpu_quota_exceeded" in out
+    assert "edge.platform.test" in out
