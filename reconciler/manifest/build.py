@@ -1,0 +1,261 @@
+"""A validated document -> the immutable desired-state model (model.py).
+
+Only called once validation found nothing wrong, so the data has the shapes
+the schema promises. This is where the manifest's conveniences become the
+model's plain meaning: `defaults` merged into both environments, variable
+shorthands expanded and kinds defaulted, healthcheck server defaults filled,
+hosts normalised, policies normalised to the API's shape.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from reconciler.manifest.document import Document, Layered, environments
+from reconciler.manifest.model import (
+    UNSET,
+    App,
+    Build,
+    Domain,
+    Environment,
+    FromEnv,
+    FromFile,
+    GitSource,
+    Healthcheck,
+    LiteralValue,
+    Manifest,
+    OciSource,
+    Policy,
+    Position,
+    Project,
+    Prune,
+    Region,
+    Runtime,
+    SourceFile,
+    Variable,
+    VariableSource,
+    freeze,
+)
+from reconciler.manifest.problems import Path
+from reconciler.manifest.semantic import STRING_MATCH_KINDS, normalise_host
+
+
+def build_manifest(document: Document, base_dir: str = ".") -> Manifest:
+    prune = document.prune
+    return Manifest(
+        version=1,
+        prune=Prune(
+            variables=prune.get("variables", True),
+            domains=prune.get("domains", True),
+            apps=prune.get("apps", False),
+        ),
+        projects=tuple(
+            _project(document, slug, project) for slug, project in document.projects.items()
+        ),
+        sources=tuple(SourceFile(f.display, f.sha256) for f in document.files),
+        base_dir=base_dir,
+    )
+
+
+def _positions(document: Document, path: Path, data: dict[str, Any]) -> dict[str, Position]:
+    return {key: document.at((*path, key)) for key in data}
+
+
+def _project(document: Document, slug: str, project: dict[str, Any]) -> Project:
+    path: Path = ("projects", slug)
+    apps = project.get("apps") or {}
+    return Project(
+        slug=slug,
+        id=project.get("id"),
+        name=project.get("name", UNSET),
+        delete_protection=project.get("deleteProtection", UNSET),
+        apps=tuple(_app(document, (*path, "apps", s), s, a) for s, a in apps.items()),
+        pos=document.key_at(path),
+        positions=_positions(document, path, project),
+    )
+
+
+def _app(document: Document, path: Path, slug: str, app: dict[str, Any]) -> App:
+    git: Any = UNSET
+    if "git" in app:
+        raw = app["git"]
+        git = None
+        if raw is not None:
+            git = GitSource(
+                repository=raw.get("repository", UNSET),
+                default_branch=raw.get("defaultBranch", UNSET),
+                pos=document.at((*path, "git")),
+            )
+    oci: Any = UNSET
+    if app.get("oci") is not None:
+        oci = OciSource(image=app["oci"]["image"], pos=document.at((*path, "oci")))
+    return App(
+        slug=slug,
+        id=app.get("id"),
+        name=app.get("name", UNSET),
+        delete_protection=app.get("deleteProtection", UNSET),
+        git=git,
+        oci=oci,
+        environments=tuple(
+            _environment(document, name, layered) for name, layered in environments(path, app)
+        ),
+        pos=document.key_at(path),
+        positions=_positions(document, path, app),
+    )
+
+
+def _environment(document: Document, name: str, layered: Layered) -> Environment:
+    build = layered.child("build")
+    runtime = layered.child("runtime")
+    return Environment(
+        name=name,  # type: ignore[arg-type]  # environments() yields only the two names
+        build=UNSET if build is None else _build(document, build),
+        runtime=UNSET if runtime is None else _runtime(document, runtime),
+        regions=_listed(layered, "regions", lambda v, p: _region(document, v, p)),
+        variables=_variables(document, layered),
+        domains=_listed(layered, "domains", lambda v, p: Domain(normalise_host(v), document.at(p))),
+        policies=_listed(layered, "policies", lambda v, p: _policy(document, v, p)),
+        pos=document.key_at(layered.path),
+        positions=_field_positions(document, layered),
+    )
+
+
+def _listed(layered: Layered, key: str, make: Any) -> Any:
+    found = layered.top(key)
+    if found is None:
+        return UNSET
+    items, path = found
+    return tuple(make(item, (*path, index)) for index, item in enumerate(items))
+
+
+def _field_positions(document: Document, layered: Layered) -> dict[str, Position]:
+    return {key: document.at(found[1]) for key in layered.names() if (found := layered.top(key))}
+
+
+def _get(layered: Layered, key: str) -> Any:
+    found = layered.top(key)
+    return UNSET if found is None else found[0]
+
+
+def _build(document: Document, layered: Layered) -> Build:
+    watch_paths = _get(layered, "watchPaths")
+    return Build(
+        dockerfile=_get(layered, "dockerfile"),
+        root_directory=_get(layered, "rootDirectory"),
+        build_command=_get(layered, "buildCommand"),
+        watch_paths=UNSET if watch_paths is UNSET else tuple(watch_paths),
+        auto_deploy=_get(layered, "autoDeploy"),
+        positions=_field_positions(document, layered),
+    )
+
+
+def _runtime(document: Document, layered: Layered) -> Runtime:
+    vcpus = _get(layered, "vCpus")
+    command = _get(layered, "command")
+    return Runtime(
+        port=_get(layered, "port"),
+        vcpus=UNSET if vcpus is UNSET else float(vcpus),
+        memory_mib=_get(layered, "memoryMib"),
+        storage_mib=_get(layered, "storageMib"),
+        command=UNSET if command is UNSET else tuple(command),
+        healthcheck=_healthcheck(layered),
+        shutdown_signal=_get(layered, "shutdownSignal"),
+        upstream_protocol=_get(layered, "upstreamProtocol"),
+        openapi_spec_path=_get(layered, "openapiSpecPath"),
+        positions=_field_positions(document, layered),
+    )
+
+
+def _healthcheck(runtime: Layered) -> Any:
+    if runtime.top("healthcheck") is None:
+        return UNSET
+    merged = runtime.value("healthcheck")
+    if merged is None:
+        return None
+    return Healthcheck(
+        method=merged["method"],
+        path=merged["path"],
+        interval_seconds=merged.get("intervalSeconds", 10),
+        timeout_seconds=merged.get("timeoutSeconds", 5),
+        failure_threshold=merged.get("failureThreshold", 3),
+        initial_delay_seconds=merged.get("initialDelaySeconds", 0),
+    )
+
+
+def _region(document: Document, region: dict[str, Any], path: Path) -> Region:
+    replicas = region["replicas"]
+    return Region(region["name"], replicas["min"], replicas["max"], document.at(path))
+
+
+def _variables(document: Document, layered: Layered) -> Any:
+    variables = layered.child("variables")
+    if variables is None:
+        return UNSET if layered.top("variables") is None else ()
+    result = []
+    for key in variables.names():
+        found = variables.top(key)
+        assert found is not None  # names() lists only keys some layer has
+        result.append(_variable(document, key, *found))
+    return tuple(result)
+
+
+def _variable(document: Document, key: str, raw: Any, path: Path) -> Variable:
+    pos = document.key_at(path)
+    if not isinstance(raw, dict):
+        return Variable(key, LiteralValue(str(raw)), "recoverable", pos=pos)
+    source: VariableSource
+    if "value" in raw:
+        source = LiteralValue(str(raw["value"]))
+    elif "fromEnv" in raw:
+        source = FromEnv(raw["fromEnv"])
+    else:
+        declared = raw["fromFile"]
+        directory = document.directory_of(document.at((*path, "fromFile")))
+        source = FromFile(os.path.normpath(directory / declared), declared)
+    default_kind = "recoverable" if isinstance(source, LiteralValue) else "writeonly"
+    return Variable(
+        key=key,
+        source=source,
+        kind=raw.get("kind", default_kind),
+        description=raw.get("description", UNSET),
+        pos=pos,
+    )
+
+
+def _policy(document: Document, policy: dict[str, Any], path: Path) -> Policy:
+    rule_kind = "firewall" if "firewall" in policy else "logging"
+    rule = policy[rule_kind] or {}
+    if rule_kind == "logging":
+        rule = {flag: True for flag, on in rule.items() if on is True}
+    return Policy(
+        name=policy["name"],
+        enabled=policy["enabled"],
+        match=freeze([_match_item(item) for item in policy.get("match") or ()]),
+        rule_kind=rule_kind,
+        rule=freeze(dict(rule)),
+        pos=document.at(path),
+    )
+
+
+def _match_item(item: dict[str, Any]) -> dict[str, Any]:
+    normalised: dict[str, Any] = {}
+    for member, body in item.items():
+        if member == "path":
+            normalised[member] = {"path": _string_match(body["path"])}
+        elif member in ("header", "queryParam"):
+            body = dict(body)
+            if "value" in body:
+                body["value"] = _string_match(body["value"])
+            normalised[member] = body
+        else:
+            normalised[member] = body
+    return normalised
+
+
+def _string_match(condition: dict[str, Any]) -> dict[str, Any]:
+    """The API's shape with `ignoreCase` only when true (false is its default)."""
+    result = {k: condition[k] for k in STRING_MATCH_KINDS if k in condition}
+    if condition.get("ignoreCase") is True:
+        result["ignoreCase"] = True
+    return result

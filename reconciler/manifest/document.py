@@ -1,0 +1,182 @@
+"""Several loaded files -> one document: projects merged, positions kept.
+
+Also `Layered`, the view of an environment through the app's `defaults`
+(mappings deep-merge, lists and scalars are replaced, the environment wins),
+shared by the semantic rules and the model builder so both see the same
+effective settings and can say which file and line each value came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path as FsPath
+from typing import Any
+
+from reconciler.manifest.load import LoadedFile
+from reconciler.manifest.model import ENVIRONMENT_NAMES, Position
+from reconciler.manifest.problems import Path, Problem
+
+
+@dataclass
+class Document:
+    """All files merged: `projects` in the order written, positions by path."""
+
+    files: list[LoadedFile]
+    projects: dict[str, Any] = field(default_factory=dict)
+    prune: dict[str, Any] = field(default_factory=dict)
+    values: dict[Path, Position] = field(default_factory=dict)
+    keys: dict[Path, Position] = field(default_factory=dict)
+    directories: dict[str, FsPath] = field(default_factory=dict)
+
+    def at(self, path: Path) -> Position:
+        """Where the value at `path` was written (the nearest known ancestor if unknown)."""
+        return _nearest(self.values, path, self.files[0].display)
+
+    def key_at(self, path: Path) -> Position:
+        """Where the key naming `path` was written (its value's place for list items)."""
+        if path in self.keys:
+            return self.keys[path]
+        return self.at(path)
+
+    def directory_of(self, position: Position) -> FsPath:
+        return self.directories.get(position.file, FsPath.cwd())
+
+    def apps(self) -> Iterator[tuple[Path, str, dict[str, Any]]]:
+        """(path, slug, app) for every app whose data is a mapping."""
+        for slug, project in self.projects.items():
+            apps = project.get("apps") if isinstance(project, dict) else None
+            if isinstance(apps, dict):
+                for app_slug, app in apps.items():
+                    if isinstance(app, dict):
+                        yield ("projects", slug, "apps", app_slug), app_slug, app
+
+
+def locator(values: dict[Path, Position], keys: dict[Path, Position], display: str) -> Any:
+    def locate(path: Path, of_key: bool) -> Position:
+        if of_key and path in keys:
+            return keys[path]
+        return _nearest(values, path, display)
+
+    return locate
+
+
+def _nearest(values: dict[Path, Position], path: Path, display: str) -> Position:
+    for end in range(len(path), -1, -1):
+        position = values.get(path[:end])
+        if position is not None:
+            return position
+    return Position(display, 1, 1)
+
+
+def merge_files(files: list[LoadedFile]) -> tuple[Document, list[Problem]]:
+    document = Document(files=files)
+    problems: list[Problem] = []
+    prune_from: LoadedFile | None = None
+    for loaded in files:
+        document.directories[loaded.display] = loaded.directory
+        prune = loaded.data.get("prune")
+        if prune is not None:
+            if prune_from is None:
+                prune_from, document.prune = loaded, prune if isinstance(prune, dict) else {}
+            elif prune != prune_from.data.get("prune"):
+                first = prune_from.values[("prune",)]
+                problems.append(
+                    Problem.at(
+                        loaded.values[("prune",)],
+                        "prune",
+                        f"differs from the prune settings at {first}; every file that sets "
+                        "`prune` must say the same (or set it in one file only)",
+                    )
+                )
+        projects = loaded.data.get("projects")
+        if not isinstance(projects, dict):
+            continue
+        taken: set[str] = set()
+        for slug, project in projects.items():
+            path: Path = ("projects", slug)
+            if slug in document.projects:
+                problems.append(
+                    Problem.at(
+                        loaded.keys[path],
+                        path,
+                        f"project {slug!r} is also defined at {document.keys[path]}; "
+                        "define each project in one file only",
+                    )
+                )
+                continue
+            document.projects[slug] = project
+            taken.add(slug)
+        _copy_positions(loaded, taken, document)
+    return document, problems
+
+
+def _copy_positions(loaded: LoadedFile, slugs: set[str], document: Document) -> None:
+    """Positions under `projects.<slug>` for the projects this file contributed."""
+    for source, target in ((loaded.values, document.values), (loaded.keys, document.keys)):
+        for path, position in source.items():
+            if len(path) > 1 and path[0] == "projects" and path[1] in slugs:
+                target[path] = position
+
+
+class Layered:
+    """A mapping seen through layers (lowest priority first): `defaults`, then the environment."""
+
+    def __init__(self, layers: list[tuple[dict[str, Any], Path]]) -> None:
+        self.layers = layers
+
+    @property
+    def path(self) -> Path:
+        return self.layers[-1][1]
+
+    def names(self) -> list[str]:
+        return list(dict.fromkeys(k for data, _ in self.layers for k in data))
+
+    def top(self, key: str) -> tuple[Any, Path] | None:
+        """The highest layer's value for `key`, and where it is, without merging."""
+        for data, path in reversed(self.layers):
+            if key in data:
+                return data[key], (*path, key)
+        return None
+
+    def child(self, key: str) -> Layered | None:
+        """`key` as a Layered mapping when the winning value is a mapping, else None."""
+        found: list[tuple[dict[str, Any], Path]] = []
+        for data, path in reversed(self.layers):
+            if key not in data:
+                continue
+            if not isinstance(data[key], dict):
+                break
+            found.append((data[key], (*path, key)))
+        return Layered(found[::-1]) if found else None
+
+    def value(self, key: str) -> Any:
+        """The merged value of `key` (mappings deep-merged)."""
+        child = self.child(key)
+        if child is not None:
+            return {k: child.value(k) for k in child.names()}
+        found = self.top(key)
+        return None if found is None else found[0]
+
+
+def environments(app_path: Path, app: dict[str, Any]) -> Iterator[tuple[str, Layered]]:
+    """The managed environments of an app with `defaults` layered under each.
+
+    Written environments first, in their order; `defaults` makes both managed."""
+    envs = app.get("environments")
+    envs = envs if isinstance(envs, dict) else {}
+    defaults = app.get("defaults")
+    names = [n for n in envs if n in ENVIRONMENT_NAMES]
+    if isinstance(defaults, dict):
+        names += [n for n in ENVIRONMENT_NAMES if n not in names]
+    for name in names:
+        layers: list[tuple[dict[str, Any], Path]] = []
+        if isinstance(defaults, dict):
+            layers.append((defaults, (*app_path, "defaults")))
+        env = envs.get(name)
+        if isinstance(env, dict):
+            layers.append((env, (*app_path, "environments", name)))
+        elif env is None and name in envs:
+            layers.append(({}, (*app_path, "environments", name)))
+        if layers:
+            yield name, Layered(layers)

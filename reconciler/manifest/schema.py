@@ -1,0 +1,207 @@
+"""The manifest JSON Schema and the translation of its errors into `Problem`s.
+
+The schema (schemas/manifest.schema.json, shipped inside the package as
+reconciler/schemas) is what editors use; here it checks structure, types and
+simple bounds. jsonschema's own messages are written for schema authors, so
+each error is rephrased for someone editing YAML: misspelt keys get a "did
+you mean", YAML booleans and decimals where text is expected get "quote it".
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+from collections.abc import Callable, Iterator
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from reconciler.manifest.model import Position
+from reconciler.manifest.problems import Path, Problem
+
+SCHEMA_RESOURCE = ("schemas", "manifest.schema.json")
+
+Locate = Callable[[Path, bool], Position]
+"""(path, of_key) -> where it was written; `of_key` asks for the key rather than the value."""
+
+_PATTERN_HINTS = {
+    "^[a-z0-9-]+$": "use lowercase letters, digits and hyphens only (e.g. 'my-shop')",
+    "^[A-Za-z_][A-Za-z0-9_]*$": (
+        "use letters, digits and underscores, not starting with a digit (e.g. 'API_URL')"
+    ),
+    "^proj_": "a pinned project ID starts with 'proj_' (copy it from `reconciler export`)",
+    "^app_": "a pinned app ID starts with 'app_' (copy it from `reconciler export`)",
+    "^/": "it must start with '/'",
+    "^(?!/|\\./)": "watch paths are relative to the repository root: drop the leading '/' or './'",
+}
+_MEMBER_HINT = {
+    "match": "a match item needs at least one member: path, method, header, queryParam or remoteIp",
+}
+
+
+def schema_text() -> str:
+    """The schema as shipped with the package (what `reconciler schema` prints)."""
+    return resources.files("reconciler").joinpath(*SCHEMA_RESOURCE).read_text(encoding="utf-8")
+
+
+@functools.cache
+def manifest_schema() -> dict[str, Any]:
+    schema: dict[str, Any] = json.loads(schema_text())
+    return schema
+
+
+@functools.cache
+def _validator() -> Draft202012Validator:
+    # built once: compiling the schema's $refs dominates the cost of small manifests
+    return Draft202012Validator(manifest_schema())
+
+
+def schema_problems(data: Any, locate: Locate) -> list[Problem]:
+    problems: list[Problem] = []
+    for error in _validator().iter_errors(data):
+        problems.extend(_translate(error, locate))
+    return problems
+
+
+def _translate(error: ValidationError, locate: Locate) -> Iterator[Problem]:
+    path: Path = tuple(error.absolute_path)
+    if "propertyNames" in error.absolute_schema_path:
+        key_path = (*path, error.instance)
+        yield Problem.at(locate(key_path, True), key_path, _name_message(error, path))
+        return
+    kind = error.validator
+    if kind == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        for key in error.instance:
+            if key not in allowed:
+                key_path = (*path, key)
+                yield Problem.at(locate(key_path, True), key_path, _unknown_key(key, allowed))
+        return
+    if kind == "required":
+        for field in error.validator_value:
+            if field not in error.instance:
+                yield Problem.at(locate(path, False), path, f"missing required field {field!r}")
+        return
+    if kind in ("anyOf", "oneOf"):
+        branch = _matching_branch(error)
+        if branch:
+            for sub in branch:
+                yield from _translate(sub, locate)
+            return
+    yield Problem.at(locate(path, False), path, _message(error, path))
+
+
+def _matching_branch(error: ValidationError) -> list[ValidationError]:
+    """Of an anyOf's branches, the errors of the first one whose type fits the value."""
+    branches: dict[int, list[ValidationError]] = {}
+    for sub in error.context or ():
+        branches.setdefault(int(sub.relative_schema_path[0]), []).append(sub)
+    for _, errors in sorted(branches.items()):
+        wrong_type = any(e.validator == "type" and len(e.relative_schema_path) <= 3 for e in errors)
+        if not wrong_type:
+            return errors
+    return []
+
+
+def _name_message(error: ValidationError, parent: Path) -> str:
+    what = {"projects": "project slug", "apps": "app slug", "variables": "variable key"}.get(
+        str(parent[-1]) if parent else "", "key"
+    )
+    name = error.instance
+    if error.validator == "pattern":
+        return f"{what} {name!r} is not valid: {_PATTERN_HINTS.get(error.validator_value, '')}"
+    return f"{what} {name!r}: {_bounds_message(error)}"
+
+
+def _unknown_key(key: str, allowed: list[str]) -> str:
+    message = f"unknown field {key!r}"
+    folded = {a.lower(): a for a in allowed}
+    suggestion = folded.get(key.lower()) or next(
+        iter(difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)), None
+    )
+    if suggestion:
+        message += f"; did you mean {suggestion!r}?"
+    return message + f" (allowed here: {', '.join(allowed)})"
+
+
+def _message(error: ValidationError, path: Path) -> str:
+    kind, expected, value = error.validator, error.validator_value, error.instance
+    if kind in ("type", "anyOf", "oneOf"):
+        return _type_message(error)
+    if kind == "const":
+        return f"must be {expected!r} (got {value!r})"
+    if kind == "enum":
+        message = f"{value!r} is not one of {', '.join(map(str, expected))}"
+        folded = {str(e).lower(): e for e in expected}
+        if isinstance(value, str) and value.lower() in folded:
+            message += f"; did you mean {folded[value.lower()]!r}?"
+        return message
+    if kind == "multipleOf":
+        return f"{value!r} is not a multiple of {expected!r}; use a multiple such as {expected!r}"
+    if kind == "pattern":
+        return f"{value!r} is not valid: {_PATTERN_HINTS.get(expected, f'must match {expected}')}"
+    if kind == "minProperties":
+        parent = next((str(p) for p in reversed(path) if isinstance(p, str)), "")
+        return _MEMBER_HINT.get(parent, f"needs at least {expected} member(s)")
+    return _bounds_message(error)
+
+
+def _bounds_message(error: ValidationError) -> str:
+    kind, bound, value = error.validator, error.validator_value, error.instance
+    if kind == "minLength":
+        if bound == 1 and value == "":
+            return "must not be empty"
+        return f"must be at least {bound} characters long (it has {len(value)})"
+    if kind == "maxLength":
+        return f"must be at most {bound} characters long (it has {len(value)})"
+    if kind == "minimum":
+        return f"{value!r} is too small: the minimum is {bound}"
+    if kind == "maximum":
+        return f"{value!r} is too large: the maximum is {bound}"
+    if kind == "minItems":
+        return f"needs at least {bound} item{'s' if bound != 1 else ''}"
+    if kind == "maxItems":
+        return f"has {len(value)} items; at most {bound} are allowed"
+    return error.message
+
+
+def _type_message(error: ValidationError) -> str:
+    value = error.instance
+    wanted = _expected_types(error.schema)
+    text_wanted = "string" in wanted
+    if isinstance(value, bool) and text_wanted:
+        return (
+            f'{str(value).lower()} is a YAML boolean, not text; quote it ("{value}") '
+            "if you mean the text"
+        )
+    if isinstance(value, float) and text_wanted:
+        return (
+            f"{value!r} is a YAML number, not text (YAML drops trailing zeros: 1.10 becomes "
+            f'1.1); quote it exactly as intended, e.g. "{value!r}"'
+        )
+    return f"expected {' or '.join(wanted)}, got {_kind_of(value)}"
+
+
+def _expected_types(schema: dict[str, Any]) -> list[str]:
+    if "type" in schema:
+        types = schema["type"]
+        return [types] if isinstance(types, str) else list(types)
+    found: list[str] = []
+    for branch in [*schema.get("anyOf", ()), *schema.get("oneOf", ())]:
+        found += _expected_types(branch) if "type" in branch else ["object"]
+    return found or ["a different value"]
+
+
+def _kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"number {value!r}"
+    if isinstance(value, str):
+        return f"string {value!r}"
+    return "a list" if isinstance(value, list) else "a mapping"

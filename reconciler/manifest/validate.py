@@ -1,0 +1,48 @@
+"""The manifest front end: files -> loaded YAML -> schema -> semantic rules -> model.
+
+`load_manifest` is what every command calls. It reports every problem it can
+find in one go (schema and semantic rules both run, on every file), sorted by
+place, and only builds the model when there is none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from reconciler.manifest.build import build_manifest
+from reconciler.manifest.document import Document, locator, merge_files
+from reconciler.manifest.load import load_files
+from reconciler.manifest.model import Manifest
+from reconciler.manifest.problems import ManifestInvalid, Problem
+from reconciler.manifest.schema import schema_problems
+from reconciler.manifest.semantic import semantic_problems
+
+__all__ = ["ManifestInvalid", "Problem", "check_manifest", "load_manifest"]
+
+
+def load_manifest(paths: Sequence[str | Path]) -> Manifest:
+    """Load and validate manifests; raise `ManifestInvalid` listing every problem."""
+    document = check_manifest(paths)
+    return build_manifest(document, base_dir=_base_dir(paths))
+
+
+def check_manifest(paths: Sequence[str | Path]) -> Document:
+    """Everything `load_manifest` checks, returning the merged document when valid."""
+    files = load_files(paths)
+    problems: list[Problem] = []
+    for loaded in files:
+        locate = locator(loaded.values, loaded.keys, loaded.display)
+        problems.extend(schema_problems(loaded.data, locate))
+    document, merge_problems = merge_files(files)
+    problems.extend(merge_problems)
+    problems.extend(semantic_problems(document))
+    if problems:
+        raise ManifestInvalid(problems)
+    return document
+
+
+def _base_dir(paths: Sequence[str | Path]) -> str:
+    """The directory the first `-f` names (or holds the first file): relative paths start there."""
+    first = Path(paths[0])
+    return str(first if first.is_dir() else first.parent or Path("."))
