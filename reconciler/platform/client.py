@@ -149,20 +149,28 @@ class PlatformClient:
                 if failure.ambiguous:
                     raise failure from None
                 delay = policy.backoff(attempt)
+            except httpx.RequestError as exc:  # an answer came but could not be decoded
+                raise errors.UnexpectedResponse(
+                    f"{op.name}: unexpected response: {type(exc).__name__}",
+                    operation=op.name,
+                    ambiguous=op.creates,
+                ) from None
             else:
                 if response.is_success:
                     return self._parse_success(op, response), response.status_code
                 failure = self._status_failure(op, body, response, object_id, attempt)
-                if response.status_code == 429:
-                    delay = policy.retry_after(response.headers.get("Retry-After"), attempt)
-                elif response.status_code in RETRIED_SERVER_STATUSES and op.safe_to_repeat:
-                    delay = policy.backoff(attempt)
-                else:
+                if not self._retryable(op, response.status_code):
                     raise failure from None
+                delay = policy.retry_after(response.headers.get("Retry-After"), attempt)
             out_of_time = policy.clock() - started + delay > policy.max_elapsed
             if attempt >= policy.max_attempts or out_of_time:
                 raise failure from None
             await policy.sleep(delay)
+
+    @staticmethod
+    def _retryable(op: Operation, status: int) -> bool:
+        """429: nothing was processed, always resend. 5xx: only when repeating is harmless."""
+        return status == 429 or (status in RETRIED_SERVER_STATUSES and op.safe_to_repeat)
 
     async def _post(self, op: Operation, content: bytes, attempt: int) -> httpx.Response:
         async with self._semaphore:
@@ -172,7 +180,7 @@ class PlatformClient:
                 response = await self._http.post(f"/v1/{op.name}", content=content)
                 # Read the body inside the semaphore so a slow body counts as in flight.
                 await response.aread()
-            except httpx.TransportError as exc:
+            except httpx.RequestError as exc:
                 self._record(op, type(exc).__name__, begun, attempt)
                 raise
             self._record(op, str(response.status_code), begun, attempt)

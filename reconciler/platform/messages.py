@@ -26,34 +26,40 @@ def describe_object(operation: str, body: Mapping[str, Any], *, created: bool = 
     otherwise the existing object the request names (for a create: its parent).
     """
     op = get_operation(operation)
-    text = lambda key: _str(body.get(key))  # noqa: E731
     if op.creates and created:
         if op.name == "projects.createProject":
-            return f'project "{text("slug")}"'
+            return _named("project", body.get("slug"))
         if op.name == "apps.createApp":
-            return f'app "{text("slug")}" in {_project(text("project"))}'
+            return _chain(("app", body.get("slug")), ("project", body.get("project")))
         if op.name == "domains.createDomain":
-            return f'domain "{text("domain")}"'
+            return _named("domain", body.get("domain"))
     if "deploymentId" in body:
-        return f'deployment "{text("deploymentId")}"'
+        return _named("deployment", body["deploymentId"])
     if "domain" in body and not op.creates:
-        return f'domain "{text("domain")}"'
-    if "environment" in body:
-        where = f'environment "{text("environment")}" of app "{text("app")}"'
-        return f"{where} in {_project(text('project'))}"
-    if "app" in body:
-        return f'app "{text("app")}" in {_project(text("project"))}'
-    if "project" in body:
-        return _project(text("project"))
-    return "the workspace"
+        return _named("domain", body["domain"])
+    described = _chain(
+        ("environment", body.get("environment")),
+        ("app", body.get("app")),
+        ("project", body.get("project")),
+    )
+    return described or "the workspace"
 
 
-def _project(value: str) -> str:
-    return f'project "{value}"'
+def _chain(*parts: tuple[str, Any]) -> str:
+    """`environment "x" of app "y" in project "z"`, leaving out the parts not in the request."""
+    named = [(kind, _named(kind, value)) for kind, value in parts if value is not None]
+    text = ""
+    for kind, words in named:
+        if not text:
+            text = words
+        else:
+            text += (" of " if kind == "app" else " in ") + words
+    return text
 
 
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, default=str)[:80]
+def _named(kind: str, value: Any) -> str:
+    shown = value if isinstance(value, str) else json.dumps(value, default=str)
+    return f'{kind} "{_truncate(shown, 80)}"'
 
 
 def error_detail(content: bytes, content_type: str | None) -> str | None:
@@ -152,7 +158,7 @@ def status_error(
     if status == 409:
         subject = describe_object(operation, body, created=True)
         if operation in ("projects.updateProject", "apps.updateApp") and "slug" in body:
-            subject += f' (new slug "{_str(body["slug"])}")'
+            subject += f" (new {_named('slug', body['slug'])})"
         message = _with_detail(
             f"{operation}: {subject} conflicts with an existing one (409)", detail
         )

@@ -189,3 +189,21 @@ def test_other_statuses_are_unexpected_with_a_short_preview(status: int) -> None
     assert error.status == status
     assert f"apps.getApp: unexpected HTTP status {status}: <html>yyy" in str(error)
     assert len(error.message) < 300
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"environment": "env_1"}, 'domains.listDomains: environment "env_1" not found (404)'),
+        ({"app": "web"}, 'domains.listDomains: app "web" not found (404)'),
+        ({"project": "shop", "app": "web"}, 'app "web" in project "shop" not found'),
+        ({"search": "x"}, "domains.listDomains: the workspace not found (404)"),
+    ],
+)
+def test_filters_name_only_what_the_request_sent(body: dict, expected: str) -> None:
+    assert expected in str(fail("domains.listDomains", body, httpx.Response(404)))
+
+
+def test_non_string_identifiers_are_shown_safely() -> None:
+    error = fail("projects.getProject", {"project": 12345}, httpx.Response(404))
+    assert str(error) == 'projects.getProject: project "12345" not found (404)'

@@ -243,3 +243,22 @@ def test_parse_retry_after(header: str | None, expected: float | None) -> None:
         assert result is None
     else:
         assert result == pytest.approx(expected)
+
+
+def test_a_503_with_retry_after_on_a_read_waits_as_told() -> None:
+    time = FakeTime()
+    mock = scripted(httpx.Response(503, headers={"Retry-After": "4"}), json_response(200, OK_APP))
+    run(call_once(make_client(mock, time=time), "domains.getDomain", {"domain": "a.example"}))
+    assert time.sleeps == [4.0]
+
+
+def test_an_undecodable_answer_is_unexpected_and_ambiguous_for_a_create() -> None:
+    garbled = httpx.Response(
+        200, headers={"Content-Encoding": "gzip"}, stream=httpx.ByteStream(b"not gzip")
+    )
+    mock = scripted(garbled, json_response(200, {"data": {"id": "proj_1"}}))
+    with pytest.raises(errors.UnexpectedResponse) as caught:
+        run(call_once(make_client(mock), "projects.createProject", {"name": "S", "slug": "shop"}))
+    assert caught.value.ambiguous
+    assert "DecodingError" in str(caught.value)
+    assert len(mock.requests) == 1

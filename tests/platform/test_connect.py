@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.errors import UsageError
-from reconciler.platform import connect as connect_module
-from reconciler.platform.connect import connect, validate_base_url
+from reconciler.platform.connect import LOCAL_BASE_URL, connect, validate_base_url
 from reconciler.platform.log import CallLog
 from tests.platform.helpers import SENTINEL_KEY, run
 
@@ -136,7 +135,7 @@ def test_local_round_trips_in_process_and_persists_state(
 
     async def create() -> dict:
         async with connect(f"local:{state}") as client:
-            assert client.base_url == connect_module.LOCAL_BASE_URL
+            assert client.base_url == LOCAL_BASE_URL
             created = await client.call("projects.createProject", {"name": "Shop", "slug": "shop"})
             fetched = await client.call("projects.getProject", {"project": "shop"})
             assert fetched["id"] == created["id"]
