@@ -228,7 +228,7 @@ class PlatformClient:
         attempt: int,
     ) -> errors.ApiError:
         status = response.status_code
-        detail = error_detail(response.content, response.headers.get("Content-Type"))
+        detail = error_detail(response.content)
         secrets = self._secrets(body)
         if detail is not None:
             detail = redact(detail, secrets)

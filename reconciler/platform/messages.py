@@ -62,7 +62,7 @@ def _named(kind: str, value: Any) -> str:
     return f'{kind} "{_truncate(shown, 80)}"'
 
 
-def error_detail(content: bytes, content_type: str | None) -> str | None:
+def error_detail(content: bytes) -> str | None:
     """The human text of an error body when it is JSON with `detail`/`message`/`title`."""
     if not content:
         return None
@@ -125,6 +125,17 @@ def _precondition_reason(operation: str) -> tuple[str, str | None]:
     return "a precondition does not hold", None
 
 
+# IDs carry these prefixes, so a request that names its object by ID gives the exact permission.
+_ID_PREFIXES = {"project": ("project", "proj_"), "app": ("app", "app_")}
+
+
+def _scope_id_in(operation: str, body: Mapping[str, Any]) -> str | None:
+    """The scope object's ID when the request names it by ID rather than by slug."""
+    field, prefix = _ID_PREFIXES.get(get_operation(operation).scope, ("", ""))
+    value = body.get(field) if field else None
+    return value if isinstance(value, str) and value.startswith(prefix) else None
+
+
 def status_error(
     operation: str,
     status: int,
@@ -142,12 +153,14 @@ def status_error(
         message = _with_detail(f"{operation}: invalid request for {target} (400)", detail)
         return errors.InvalidRequest(message, **common)
     if status == 401:
-        why = "is invalid" if key_sent else f"is missing ({API_KEY_ENV} is not set)"
+        why = (
+            f"({API_KEY_ENV}) is invalid" if key_sent else f"is missing ({API_KEY_ENV} is not set)"
+        )
         message = _with_detail(f"{operation}: the API key {why} (401)", detail)
         hint = f"set {API_KEY_ENV} to a valid API key for the platform"
         return errors.AuthenticationError(message, hint=hint, **common)
     if status == 403:
-        needed = permission(operation, object_id)
+        needed = permission(operation, object_id or _scope_id_in(operation, body))
         message = f'{operation}: permission denied for {target} (403): the API key lacks "{needed}"'
         grants = dict.fromkeys((needed, wildcard_permission(operation)))
         hint = "grant the key " + " or ".join(f'"{p}"' for p in grants)

@@ -116,8 +116,10 @@ def test_long_details_are_truncated() -> None:
 
 def test_unauthenticated_with_a_key_says_invalid_and_names_the_variable() -> None:
     error = fail("projects.listProjects", {}, httpx.Response(401))
-    assert "the API key is invalid (401)" in str(error)
-    assert "RECONCILER_API_KEY" in str(error)
+    assert (
+        error.message == "projects.listProjects: the API key (RECONCILER_API_KEY) is invalid (401)"
+    )
+    assert "RECONCILER_API_KEY" in str(error.hint)
 
 
 def test_unauthenticated_without_a_key_says_missing() -> None:
@@ -207,3 +209,24 @@ def test_filters_name_only_what_the_request_sent(body: dict, expected: str) -> N
 def test_non_string_identifiers_are_shown_safely() -> None:
     error = fail("projects.getProject", {"project": 12345}, httpx.Response(404))
     assert str(error) == 'projects.getProject: project "12345" not found (404)'
+
+
+@pytest.mark.parametrize(
+    ("operation", "body", "needed"),
+    [
+        ("apps.getApp", {"project": "shop", "app": "app_77"}, "app.app_77.read_app"),
+        ("apps.getApp", {"project": "shop", "app": "web"}, "app.*.read_app"),
+        (
+            "apps.createApp",
+            {"project": "proj_5", "name": "W", "slug": "w"},
+            "project.proj_5.create_app",
+        ),
+        ("projects.deleteProject", {"project": "proj_5"}, "project.proj_5.delete_project"),
+        ("projects.deleteProject", {"project": "shop"}, "project.*.delete_project"),
+        ("apps.listApps", {"project": "proj_5"}, "app.*.read_app"),
+    ],
+)
+def test_permission_uses_an_id_the_request_already_names(
+    operation: str, body: dict, needed: str
+) -> None:
+    assert f'lacks "{needed}"' in str(fail(operation, body, httpx.Response(403)))
