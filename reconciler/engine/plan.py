@@ -1,0 +1,496 @@
+"""Build a `Plan`: read live state, diff every resource kind, order and check the changes.
+
+Reading is concurrent and pipelined per project: `getProject`, then
+`listApps`, then for each app in parallel only what the manifest manages
+(`listEnvironments` for settings, and per environment variables, policies and
+domains). Objects that do not exist yet are not read at all. The client's
+semaphore bounds how many requests are in flight; there is no barrier between
+projects, so a slow project never holds up the others. Only after every read,
+the hosts the manifest adds that no read environment holds are looked up with
+`getDomain` (a host can be attached anywhere in the workspace).
+
+Every resource module turns desired + live into `Change`s with their calls;
+this module adds what crosses kinds: dependencies (an app's changes wait for
+its project's create or rename, an environment's for its app's
+create/rename/replace), `--target` filtering, the deletion threshold and
+notes, the permission list, the digests and the metadata.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from reconciler import __version__
+from reconciler.engine.changes import Action, Change, Note, Plan
+from reconciler.engine.live import LiveRecord, fingerprint_mode
+from reconciler.engine.targets import Scope, parse_address
+from reconciler.manifest.model import (
+    ENVIRONMENT_NAMES,
+    UNSET,
+    App,
+    Environment,
+    Manifest,
+    Project,
+)
+from reconciler.resources import app as apps
+from reconciler.resources import domains, policies, project, settings, variables
+from reconciler.resources.common import EnvironmentRef
+
+_KIND_ORDER = {"project": 0, "app": 1, "settings": 2, "variable": 3, "policies": 4, "domain": 5}
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    targets: tuple[str, ...] = ()  # --target ADDRESS (repeatable), subtree prefixes
+    max_deletes: int = 10
+    allow_replace: bool = False
+    fingerprint_key: bytes | None = None  # RECONCILER_FINGERPRINT_KEY
+
+
+async def build_plan(manifest: Manifest, client: Any, options: PlanOptions) -> Plan:
+    """Read live state through `client` and compute the plan that converges it to `manifest`."""
+    scope = Scope.parse(options.targets)
+    planner = _Planner(manifest, client, options, scope)
+    await planner.run()
+    return planner.plan()
+
+
+@dataclass
+class _AppContext:
+    """What the environment-level changes of one app need to know about it."""
+
+    project: Project
+    app: App
+    project_ref: str
+    app_ref: str
+    fresh: bool  # created or replaced by this plan: nothing under it is read
+    depends_on: tuple[str, ...]
+    label: str  # shop/web
+
+
+@dataclass
+class _Planner:
+    manifest: Manifest
+    client: Any
+    options: PlanOptions
+    scope: Scope
+    changes: list[Change] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+    record: LiveRecord = field(default_factory=LiveRecord)
+    domain_environments: list[tuple[domains.EnvironmentDomains, tuple[str, ...]]] = field(
+        default_factory=list
+    )
+    going_away: dict[str, str] = field(default_factory=dict)
+    missing_sources: set[str] = field(default_factory=set)
+    compared_by_presence: int = 0
+
+    # -- reading and diffing -----------------------------------------------------------------
+
+    async def run(self) -> None:
+        in_scope = [p for p in self.manifest.projects if self.scope.reads(p.slug)]
+        await asyncio.gather(*(self._plan_project(p) for p in in_scope))
+        await self._plan_domains()
+
+    async def _plan_project(self, desired: Project) -> None:
+        live = await project.read_project(self.client, desired)
+        self.record.read(project.READ_OPERATION, live["id"] if live else None)
+        self.record.project(desired.slug, live)
+        change = project.plan_project(desired, live)
+        self._add(change)
+        depends = _dependency(change, Action.CREATE)
+        project_id = live["id"] if live else None
+        project_ref = project_id or desired.slug
+        if live is None:
+            await asyncio.gather(
+                *(
+                    self._plan_app(desired, a, None, project_ref, None, depends)
+                    for a in desired.apps
+                    if self.scope.reads(desired.slug, a.slug)
+                )
+            )
+            return
+        live_apps = await apps.read_apps(self.client, live["id"])
+        self.record.read(apps.READ_OPERATION)
+        self.record.apps(desired.slug, live_apps)
+        matched = {a.slug: apps.find_live_app(desired.slug, a, live_apps) for a in desired.apps}
+        await asyncio.gather(
+            *(
+                self._plan_app(desired, a, matched[a.slug], project_ref, project_id, depends)
+                for a in desired.apps
+                if self.scope.reads(desired.slug, a.slug)
+            )
+        )
+        claimed = {a["id"] for a in matched.values() if a is not None}
+        for live_app in live_apps:
+            if live_app["id"] not in claimed:
+                self._unmanaged_app(desired, project_ref, live_app)
+
+    def _unmanaged_app(
+        self, desired: Project, project_ref: str, live_app: Mapping[str, Any]
+    ) -> None:
+        slug = live_app.get("slug", live_app["id"])
+        if self.manifest.prune.apps:
+            change = apps.plan_app_delete(desired.slug, project_ref, live_app)
+            if change.action is Action.DELETE:
+                self.going_away[live_app["id"]] = change.address
+            self._add(change)
+            return
+        where = f"app.{desired.slug}/{slug}"
+        self.notes.append(
+            Note(
+                "info",
+                f"app {desired.slug}/{slug} is not in the manifest and is left alone "
+                "(unmanaged); list it to manage it, or set prune.apps: true to delete it",
+                where,
+            )
+        )
+
+    async def _plan_app(
+        self,
+        desired_project: Project,
+        desired: App,
+        live: Mapping[str, Any] | None,
+        project_ref: str,
+        project_id: str | None,
+        project_depends: tuple[str, ...],
+    ) -> None:
+        change = apps.plan_app(
+            desired_project.slug,
+            project_ref,
+            project_id,
+            desired,
+            live,
+            allow_replace=self.options.allow_replace,
+        )
+        self._add(change, project_depends)
+        replaced = change is not None and change.action is Action.REPLACE
+        if replaced and live is not None:
+            self.going_away[live["id"]] = change.address
+        fresh = live is None or replaced
+        context = _AppContext(
+            project=desired_project,
+            app=desired,
+            project_ref=project_ref,
+            app_ref=desired.slug if fresh or live is None else live["id"],
+            fresh=fresh,
+            depends_on=_dependency(change, Action.CREATE, Action.REPLACE) or project_depends,
+            label=f"{desired_project.slug}/{desired.slug}",
+        )
+        environments = [
+            e
+            for e in sorted(desired.environments, key=lambda e: ENVIRONMENT_NAMES.index(e.name))
+            if self.scope.reads(desired_project.slug, desired.slug, e.name)
+        ]
+        if fresh:
+            for environment in environments:
+                self._plan_environment(context, environment, _Reads.fresh())
+            return
+        assert live is not None
+        await self._read_and_plan_environments(context, live, environments)
+
+    async def _read_and_plan_environments(
+        self, context: _AppContext, live: Mapping[str, Any], environments: Sequence[Environment]
+    ) -> None:
+        p, a = context.project.slug, context.app.slug
+        wants_settings = any(
+            settings.manages_settings(e) and self.scope.reads(p, a, e.name, kind="settings")
+            for e in environments
+        )
+        live_id = live["id"]
+        settings_read = (
+            settings.read_environments(self.client, context.project_ref, live_id)
+            if wants_settings
+            else _nothing()
+        )
+        reads = [self._read_environment(context, live_id, e) for e in environments]
+        listed, *per_environment = await asyncio.gather(settings_read, *reads)
+        by_slug: dict[str, Mapping[str, Any]] = {}
+        if listed is not None:
+            self.record.read(settings.READ_OPERATION)
+            self.record.environments(context.label, listed)
+            by_slug = {e.get("slug"): e for e in listed}
+        for environment, env_reads in zip(environments, per_environment, strict=True):
+            env_reads.settings = by_slug.get(environment.name, {}) if listed is not None else None
+            self._plan_environment(context, environment, env_reads)
+
+    async def _read_environment(
+        self, context: _AppContext, app_id: str, environment: Environment
+    ) -> _Reads:
+        p, a, name = context.project.slug, context.app.slug, environment.name
+        ref = EnvironmentRef(context.project_ref, app_id, name)
+        wants = {
+            "variables": environment.variables is not UNSET
+            and self.scope.reads(p, a, name, kind="variable"),
+            "policies": environment.policies is not UNSET
+            and self.scope.reads(p, a, name, kind="policies"),
+            "domains": environment.domains is not UNSET
+            and self.scope.reads(p, a, name, kind="domain"),
+        }
+        project_id = context.project_ref
+        results = await asyncio.gather(
+            variables.read_variables(self.client, ref) if wants["variables"] else _nothing(),
+            policies.read_policies(self.client, ref) if wants["policies"] else _nothing(),
+            domains.read_domains(self.client, project_id, app_id, name)
+            if wants["domains"]
+            else _nothing(),
+        )
+        return _Reads(variables=results[0], policies=results[1], domains=results[2])
+
+    def _plan_environment(
+        self, context: _AppContext, environment: Environment, reads: _Reads
+    ) -> None:
+        p, a, name = context.project.slug, context.app.slug, environment.name
+        label = f"{context.label}/{name}"
+        environment_id = reads.environment_id()
+        ref = EnvironmentRef(context.project_ref, context.app_ref, name, environment_id)
+        depends = context.depends_on
+        if settings.manages_settings(environment) and self.scope.reads(p, a, name, kind="settings"):
+            live_settings = None if context.fresh else (reads.settings or {})
+            self._add(settings.plan_settings(p, a, environment, live_settings, ref), depends)
+        if environment.variables is not UNSET and (context.fresh or reads.variables is not None):
+            self._plan_variables(context, environment, reads, ref, label)
+        if environment.policies is not UNSET and (context.fresh or reads.policies is not None):
+            if reads.policies is not None:
+                self.record.read(policies.READ_OPERATION, environment_id)
+                self.record.policies(label, reads.policies)
+            self._add(policies.plan_policies(p, a, environment, reads.policies, ref), depends)
+        if environment.domains is not UNSET and (context.fresh or reads.domains is not None):
+            if reads.domains is not None:
+                self.record.read(domains.READ_OPERATION)
+                self.record.domains(label, reads.domains)
+            self.domain_environments.append(
+                (
+                    domains.EnvironmentDomains(
+                        project=p,
+                        app=a,
+                        environment=name,
+                        hosts=tuple(d.host for d in environment.domains),
+                        positions={d.host: d.pos for d in environment.domains},
+                        live=None if reads.domains is None else tuple(reads.domains),
+                        ref=ref,
+                        prune=self.manifest.prune.domains,
+                    ),
+                    depends,
+                )
+            )
+
+    def _plan_variables(
+        self,
+        context: _AppContext,
+        environment: Environment,
+        reads: _Reads,
+        ref: EnvironmentRef,
+        label: str,
+    ) -> None:
+        if reads.variables is not None:
+            self.record.read(variables.READ_OPERATION, ref.environment_id)
+            self.record.variables(label, reads.variables)
+        planned = variables.plan_variables(
+            context.project.slug,
+            context.app.slug,
+            environment,
+            reads.variables,
+            ref,
+            prune=self.manifest.prune.variables,
+            fingerprint_key=self.options.fingerprint_key,
+        )
+        self.missing_sources.update(planned.missing_sources)
+        self.compared_by_presence += len(planned.compared_by_presence)
+        for change in planned.changes:
+            self._add(change, context.depends_on)
+
+    async def _plan_domains(self) -> None:
+        managed = [env for env, _ in self.domain_environments]
+        hosts = domains.hosts_to_look_up(managed)
+        found = await asyncio.gather(*(domains.lookup_domain(self.client, h) for h in hosts))
+        lookups = dict(zip(hosts, found, strict=True))
+        for host, attached in lookups.items():
+            self.record.read(domains.LOOKUP_OPERATION, (attached or {}).get("environmentId"))
+            self.record.lookup(host, attached)
+        planned = domains.plan_domains(
+            managed, lookups, describe=self.record.describe, going_away=self.going_away
+        )
+        depends_by_prefix = {
+            f"domain.{env.project}/{env.app}/{env.environment}/": deps
+            for env, deps in self.domain_environments
+        }
+        for change in planned.changes:
+            prefix = change.address.rsplit("/", 1)[0] + "/"
+            self._add(change, depends_by_prefix.get(prefix, ()))
+        self.notes.extend(planned.notes)
+
+    def _add(self, change: Change | None, depends_on: Iterable[str] = ()) -> None:
+        if change is None:
+            return
+        merged = tuple(dict.fromkeys((*change.depends_on, *depends_on)))
+        if change.action is Action.BLOCKED:
+            merged = ()  # nothing is sent, so nothing to wait for
+        self.changes.append(dataclasses.replace(change, depends_on=merged))
+
+    # -- assembling the plan -----------------------------------------------------------------
+
+    def plan(self) -> Plan:
+        changes, included = self._targeted(sorted(self.changes, key=self._order))
+        notes = [n for n in self.notes if n.address is None or self.scope.covers(n.address)]
+        notes.extend(self._plan_notes(changes, included))
+        permissions = set(self.record.permissions)
+        permissions.update(call.permission for change in changes for call in change.calls)
+        return Plan(
+            changes=tuple(changes),
+            notes=tuple(notes),
+            permissions=tuple(sorted(permissions)),
+            manifest_digest=manifest_digest(self.manifest, self.options),
+            live_digest=self.record.digest(),
+            targets=tuple(self.options.targets),
+            max_deletes=self.options.max_deletes,
+            metadata={
+                "base_url": str(getattr(self.client, "base_url", "")),
+                "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                "reconciler_version": __version__,
+                "fingerprint_mode": fingerprint_mode(self.options.fingerprint_key),
+            },
+        )
+
+    def _order(self, change: Change) -> tuple[int, int, int, int]:
+        kind, parts = parse_address(change.address)
+        projects = [p.slug for p in self.manifest.projects]
+        project_index = projects.index(parts[0]) if parts[0] in projects else len(projects)
+        app_index = 0
+        if len(parts) > 1:
+            desired = self.manifest.project(parts[0])
+            slugs = [a.slug for a in desired.apps] if desired else []
+            # apps the manifest does not list (prune.apps deletions) come last
+            app_index = 1 + (slugs.index(parts[1]) if parts[1] in slugs else len(slugs))
+        env_index = ENVIRONMENT_NAMES.index(parts[2]) if len(parts) > 2 else -1  # type: ignore[arg-type]
+        return project_index, app_index, env_index, _KIND_ORDER[kind]
+
+    def _targeted(self, changes: list[Change]) -> tuple[list[Change], int]:
+        """Changes under the targets, plus what they depend on (which apply must do first)."""
+        if self.scope.everything:
+            return changes, 0
+        by_address = {c.address: c for c in changes}
+        keep = {c.address for c in changes if self.scope.covers(c.address)}
+        pending = list(keep)
+        while pending:
+            for dependency in by_address[pending.pop()].depends_on:
+                if dependency in by_address and dependency not in keep:
+                    keep.add(dependency)
+                    pending.append(dependency)
+        targeted = [c for c in changes if c.address in keep]
+        included = sum(not self.scope.covers(c.address) for c in targeted)
+        return targeted, included
+
+    def _plan_notes(self, changes: Sequence[Change], included: int) -> list[Note]:
+        notes: list[Note] = []
+        if included:
+            notes.append(
+                Note(
+                    "info",
+                    f"{included} change(s) outside the targets are included because targeted "
+                    "changes depend on them",
+                )
+            )
+        deletions = [c for c in changes if c.action in (Action.DELETE, Action.REPLACE)]
+        if len(deletions) > self.options.max_deletes:
+            notes.append(
+                Note(
+                    "warning",
+                    f"this plan deletes {len(deletions)} objects, more than --max-deletes "
+                    f"{self.options.max_deletes}: apply will refuse it unless --max-deletes is "
+                    "raised",
+                )
+            )
+        replaces = [c.address for c in changes if c.action is Action.REPLACE]
+        if replaces and not self.options.allow_replace:
+            notes.append(
+                Note(
+                    "warning",
+                    f"{len(replaces)} app(s) must be replaced ({', '.join(replaces)}): apply "
+                    "refuses this unless run with --allow-replace",
+                )
+            )
+        blocked = [c.address for c in changes if c.action is Action.BLOCKED]
+        if blocked:
+            notes.append(
+                Note(
+                    "warning",
+                    f"{len(blocked)} deletion(s) blocked by delete protection: "
+                    + ", ".join(blocked),
+                )
+            )
+        if self.missing_sources:
+            notes.append(
+                Note(
+                    "warning",
+                    "secret(s) not available to this plan: "
+                    + ", ".join(sorted(self.missing_sources))
+                    + "; their values show as (known after apply), and apply refuses until "
+                    "they are available",
+                )
+            )
+        if self.compared_by_presence:
+            notes.append(
+                Note(
+                    "info",
+                    f"{self.compared_by_presence} write-only variable(s) compared by presence "
+                    "and kind only, because RECONCILER_FINGERPRINT_KEY is not set: a changed "
+                    "secret value does not show as a change. Set the key so apply records a "
+                    "fingerprint of each value and plans can compare them.",
+                )
+            )
+        return notes
+
+
+@dataclass
+class _Reads:
+    """What was read for one environment (None: not read)."""
+
+    settings: Mapping[str, Any] | None = None
+    variables: list[dict[str, Any]] | None = None
+    policies: list[dict[str, Any]] | None = None
+    domains: list[dict[str, Any]] | None = None
+
+    @classmethod
+    def fresh(cls) -> _Reads:
+        return cls()
+
+    def environment_id(self) -> str | None:
+        if self.settings and self.settings.get("id"):
+            return str(self.settings["id"])
+        for domain in self.domains or ():
+            if domain.get("environmentId"):
+                return str(domain["environmentId"])
+        return None
+
+
+async def _nothing() -> None:
+    return None
+
+
+def _dependency(change: Change | None, *actions: Action) -> tuple[str, ...]:
+    """The change's address when later changes must wait for it (created, replaced, renamed)."""
+    if change is None:
+        return ()
+    if change.action in actions or change.reason == "renamed":
+        return (change.address,)
+    return ()
+
+
+def manifest_digest(manifest: Manifest, options: PlanOptions) -> str:
+    """sha256 over the manifest files' sha256s and the options that change what a plan covers.
+
+    Only `--target` is included: `--max-deletes` and `--allow-replace` are checks apply may
+    make stricter or looser without the plan meaning anything else.
+    """
+    digest = hashlib.sha256()
+    for source in sorted(manifest.sources, key=lambda s: s.path):
+        digest.update(f"{source.path}\0{source.sha256}\n".encode())
+    for target in sorted(options.targets):
+        digest.update(f"target\0{target}\n".encode())
+    return digest.hexdigest()

@@ -1,0 +1,126 @@
+"""Gateway policies: `policies.<project>/<app>/<env>`, the ordered list as one resource.
+
+Read with one `gateway.listPolicies` when the manifest manages the list. The
+list is replaced whole by one `gateway.setPolicies` (every policy gets a new
+ID there, so IDs are never compared). It is diffed by position and content:
+each policy is put in a canonical form (no id, absent `match` = `[]`,
+`ignoreCase: false` = absent, logging booleans that are false = absent), and a
+sequence alignment of the two lists (difflib) says which policies were
+inserted, removed or changed, so an edit in the middle of the list reads as
+that one edit instead of every later policy shifting.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from reconciler.engine.changes import Action, Change, PolicyEdit
+from reconciler.manifest.model import UNSET, Environment
+from reconciler.resources.common import EnvironmentRef, address, make_call, nested_diffs, plain
+
+READ_OPERATION = "gateway.listPolicies"
+
+
+async def read_policies(client: Any, ref: EnvironmentRef) -> list[dict[str, Any]]:
+    return await client.list_all(READ_OPERATION, ref.body(), object_id=ref.environment_id)
+
+
+def normalise_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
+    """The canonical form of one policy, from either side (live response or manifest)."""
+    shown: dict[str, Any] = {"name": policy.get("name"), "enabled": bool(policy.get("enabled"))}
+    match = [_without_false_ignore_case(plain(item)) for item in policy.get("match") or ()]
+    if match:
+        shown["match"] = match
+    if isinstance(policy.get("firewall"), Mapping):
+        shown["firewall"] = plain(policy["firewall"])
+    if isinstance(policy.get("logging"), Mapping):
+        shown["logging"] = {k: True for k, v in policy["logging"].items() if v is True}
+    return shown
+
+
+def _without_false_ignore_case(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: _without_false_ignore_case(v)
+            for k, v in value.items()
+            if not (k == "ignoreCase" and v is False)
+        }
+    if isinstance(value, list):
+        return [_without_false_ignore_case(v) for v in value]
+    return value
+
+
+def _canonical(policy: Mapping[str, Any]) -> str:
+    return json.dumps(policy, sort_keys=True, separators=(",", ":"))
+
+
+def align(
+    before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]
+) -> list[PolicyEdit]:
+    """The edit script turning `before` into `after` (both canonical), with kept policies too.
+
+    Within a replaced block, removed and inserted policies are paired in order into `change`
+    edits with their field diffs; what is left over is a plain removal or insertion.
+    """
+    matcher = difflib.SequenceMatcher(
+        None, [_canonical(p) for p in before], [_canonical(p) for p in after], autojunk=False
+    )
+    edits: list[PolicyEdit] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            edits.extend(
+                PolicyEdit("keep", i, j, before[i], after[j])
+                for i, j in zip(range(i1, i2), range(j1, j2), strict=True)
+            )
+            continue
+        removed, inserted = list(range(i1, i2)), list(range(j1, j2))
+        paired = min(len(removed), len(inserted)) if tag == "replace" else 0
+        for i, j in zip(removed[:paired], inserted[:paired], strict=True):
+            diffs = tuple(nested_diffs("", before[i], after[j], walk_lists=True))
+            edits.append(PolicyEdit("change", i, j, before[i], after[j], diffs))
+        edits.extend(PolicyEdit("remove", i, None, before[i], None) for i in removed[paired:])
+        edits.extend(PolicyEdit("insert", None, j, None, after[j]) for j in inserted[paired:])
+    return edits
+
+
+def plan_policies(
+    project_slug: str,
+    app_slug: str,
+    environment: Environment,
+    live: Sequence[Mapping[str, Any]] | None,
+    ref: EnvironmentRef,
+) -> Change | None:
+    """The change of one environment's policy list; `live` is None when the app is being created."""
+    assert environment.policies is not UNSET
+    wanted = [p.to_api() for p in environment.policies]
+    after = [normalise_policy(p) for p in wanted]
+    before = [normalise_policy(p) for p in live or ()]
+    if before == after and (live is not None or not after):
+        return None
+    fresh = live is None
+    edits = align(before, after)
+    return Change(
+        address=address("policies", project_slug, app_slug, environment.name),
+        kind="policies",
+        action=Action.CREATE if fresh else Action.UPDATE,
+        before=None if fresh else {"policies": before},
+        after={"policies": after},
+        calls=(
+            make_call(
+                "gateway.setPolicies", ref.body(policies=wanted), object_id=ref.environment_id
+            ),
+        ),
+        policy_edits=tuple(edits),
+        notes=(_summary(edits),),
+        position=environment.positions.get("policies", environment.pos),
+    )
+
+
+def _summary(edits: Sequence[PolicyEdit]) -> str:
+    counts = {op: sum(e.op == op for e in edits) for op in ("insert", "remove", "change", "keep")}
+    words = {"insert": "inserted", "remove": "removed", "change": "changed", "keep": "unchanged"}
+    parts = [f"{counts[op]} {words[op]}" for op in words if counts[op]]
+    return "the whole list is sent in one gateway.setPolicies: " + ", ".join(parts)

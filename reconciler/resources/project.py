@@ -1,0 +1,111 @@
+"""Projects: `project.<slug>`. Create, update (name, delete protection, slug rename via a pinned id).
+
+The workspace's other projects are never touched: the manifest's scope is the
+projects it names. Reading is one `projects.getProject` by slug (or by the
+pinned id, which is how a rename is detected).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from reconciler.engine.changes import Action, Change, FieldDiff
+from reconciler.errors import ReconcilerError
+from reconciler.manifest.model import UNSET, Project
+from reconciler.platform.errors import NotFound
+from reconciler.resources.common import address, make_call
+
+READ_OPERATION = "projects.getProject"
+
+
+async def read_project(client: Any, desired: Project) -> dict[str, Any] | None:
+    """The live project (by pinned id, else slug), or None when there is none to update.
+
+    A pinned id that does not exist is an error: creating a new project would get another id,
+    and the manifest would never converge.
+    """
+    reference = desired.id or desired.slug
+    try:
+        return await client.call(READ_OPERATION, {"project": reference}, object_id=desired.id)
+    except NotFound:
+        if desired.id is None:
+            return None
+        raise ReconcilerError(
+            f"project {desired.slug!r} is pinned to id {desired.id}, which does not exist",
+            hint=f"remove `id: {desired.id}` from {desired.pos or 'the manifest'} to create a "
+            "new project, or pin the id of an existing one",
+        ) from None
+
+
+def display(project: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        key: project[key] for key in ("id", "slug", "name", "deleteProtection") if key in project
+    }
+
+
+def plan_project(desired: Project, live: Mapping[str, Any] | None) -> Change | None:
+    """The change that makes the live project match `desired`, or None when it does."""
+    if live is None:
+        return _create(desired)
+    return _update(desired, live)
+
+
+def _create(desired: Project) -> Change:
+    name = desired.name if desired.name is not UNSET else desired.slug
+    after: dict[str, Any] = {"slug": desired.slug, "name": name}
+    calls = [make_call("projects.createProject", {"name": name, "slug": desired.slug})]
+    if desired.delete_protection is True:
+        after["deleteProtection"] = True
+        # createProject cannot set protection: a second call right after it does.
+        calls.append(
+            make_call("projects.updateProject", {"project": desired.slug, "deleteProtection": True})
+        )
+    return Change(
+        address=address("project", desired.slug),
+        kind="project",
+        action=Action.CREATE,
+        before=None,
+        after=after,
+        calls=tuple(calls),
+        position=desired.pos,
+    )
+
+
+def _update(desired: Project, live: Mapping[str, Any]) -> Change | None:
+    live_id = live["id"]
+    diffs: list[FieldDiff] = []
+    body: dict[str, Any] = {"project": live_id}
+    if live.get("slug") != desired.slug:
+        diffs.append(FieldDiff("slug", live.get("slug"), desired.slug))
+        body["slug"] = desired.slug
+    if desired.name is not UNSET and live.get("name") != desired.name:
+        diffs.append(FieldDiff("name", live.get("name"), desired.name))
+        body["name"] = desired.name
+    live_protection = bool(live.get("deleteProtection", False))
+    if desired.delete_protection is not UNSET and live_protection != desired.delete_protection:
+        diffs.append(FieldDiff("deleteProtection", live_protection, desired.delete_protection))
+        body["deleteProtection"] = desired.delete_protection
+    if not diffs:
+        return None
+    after = {**display(live), **{d.path: d.after for d in diffs}}
+    renamed = "slug" in body
+    return Change(
+        address=address("project", desired.slug),
+        kind="project",
+        action=Action.UPDATE,
+        before=display(live),
+        after=after,
+        diffs=tuple(diffs),
+        calls=(make_call("projects.updateProject", body, object_id=live_id),),
+        reason="renamed" if renamed else None,
+        notes=(_rename_note(live.get("slug"), desired.slug),) if renamed else (),
+        position=desired.pos,
+    )
+
+
+def _rename_note(old: Any, new: str) -> str:
+    return (
+        f"renamed from {old!r} through its pinned id; generated URLs of the project's apps "
+        f"change to use {new!r} from their next deployment"
+    )

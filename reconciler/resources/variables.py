@@ -1,0 +1,284 @@
+"""Environment variables: `variable.<project>/<app>/<env>/<KEY>`, one change per variable.
+
+Read with `environments.listEnvironmentVariables` (paged) when the manifest
+manages the environment's `variables`. Changes are per variable; the calls are
+batched per environment: `setEnvironmentVariables` with at most 50 variables a
+call for creates and updates (never `prune: true`: removals are explicit), then
+`removeEnvironmentVariables` with at most 50 names a call for deletions.
+
+Each call appears once in the plan: the first change of a batch carries the
+call (with a note naming how many others it also sends) and the batch's other
+changes carry no call and depend on that first one, so apply reports them
+done, failed or skipped together with the call that really does the work.
+
+Secrets: a value from `fromEnv`/`fromFile`, and any `writeonly` value, is
+never shown (`(sensitive value)`) and travels in call bodies as a `SecretRef`.
+Write-only values cannot be read back, so they are compared through the keyed
+fingerprint in the description when a fingerprint key is set, and by presence
+and kind otherwise. A secret whose source is missing is `(known after apply)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from reconciler import secrets
+from reconciler.engine.changes import ABSENT, UNKNOWN, Action, Change, FieldDiff, SecretRef
+from reconciler.manifest.model import UNSET, Environment, LiteralValue, Variable
+from reconciler.resources.common import SENSITIVE, EnvironmentRef, address, batched, make_call
+
+READ_OPERATION = "environments.listEnvironmentVariables"
+BATCH_SIZE = 50
+
+
+async def read_variables(client: Any, ref: EnvironmentRef) -> list[dict[str, Any]]:
+    return await client.list_all(READ_OPERATION, ref.body(), object_id=ref.environment_id)
+
+
+@dataclass
+class VariablesPlan:
+    """The changes of one environment's variables, and what the plan must say about them."""
+
+    changes: list[Change] = field(default_factory=list)
+    missing_sources: list[str] = field(default_factory=list)
+    compared_by_presence: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Desired:
+    """A manifest variable with its value resolved (None: source missing) and how to send it."""
+
+    variable: Variable
+    value: str | None
+    sensitive: bool
+    sent: str | SecretRef
+    fingerprint: str | None
+
+
+def plan_variables(
+    project_slug: str,
+    app_slug: str,
+    environment: Environment,
+    live: Sequence[Mapping[str, Any]] | None,
+    ref: EnvironmentRef,
+    *,
+    prune: bool,
+    fingerprint_key: bytes | None,
+) -> VariablesPlan:
+    """Changes for the environment's variables; `live` is None when the app is being created."""
+    assert environment.variables is not UNSET
+    result = VariablesPlan()
+    live_by_key = {v["key"]: v for v in (live or ()) if isinstance(v.get("key"), str)}
+    sets: list[tuple[Change, dict[str, Any]]] = []
+    for variable in environment.variables:
+        where = address("variable", project_slug, app_slug, environment.name, variable.key)
+        desired = _resolve(where, variable, fingerprint_key)
+        if desired.value is None:
+            result.missing_sources.append(secrets.source_name(variable.source))  # type: ignore[arg-type]
+        current = live_by_key.get(variable.key)
+        if (
+            current is not None
+            and variable.kind == "writeonly"
+            and current.get("kind") == "writeonly"
+            and fingerprint_key is None
+        ):
+            result.compared_by_presence.append(where)
+        planned = _plan_one(where, desired, current, fingerprint_key, fresh=live is None)
+        if planned is not None:
+            sets.append(planned)
+    deletes = []
+    if prune:
+        wanted = {v.key for v in environment.variables}
+        for key, current in live_by_key.items():
+            if key not in wanted:
+                where = address("variable", project_slug, app_slug, environment.name, key)
+                deletes.append(_delete(where, current))
+    result.changes.extend(_attach_set_calls(sets, ref))
+    result.changes.extend(_attach_remove_calls(deletes, ref))
+    return result
+
+
+def _resolve(where: str, variable: Variable, key: bytes | None) -> _Desired:
+    source = variable.source
+    sensitive = variable.kind == "writeonly" or variable.is_secret_reference
+    if isinstance(source, LiteralValue):
+        value: str | None = source.value
+        reference = secrets.register_manifest_value(where, value) if sensitive else None
+    else:
+        value = secrets.resolve_secret(source)
+        reference = secrets.source_name(source)
+    fp = None
+    if sensitive and key is not None and value is not None:
+        fp = secrets.fingerprint(key, variable.key, value)
+    if not sensitive:
+        assert value is not None
+        return _Desired(variable, value, False, value, None)
+    assert reference is not None
+    return _Desired(variable, value, True, SecretRef(source=reference, fingerprint=fp), fp)
+
+
+def _shown_value(desired: _Desired) -> str:
+    if desired.value is None:
+        return UNKNOWN
+    return SENSITIVE if desired.sensitive else desired.value
+
+
+def _live_shown_value(current: Mapping[str, Any], sensitive: bool) -> Any:
+    if current.get("kind") != "recoverable" or sensitive:
+        return SENSITIVE
+    return current.get("value", ABSENT)
+
+
+def _display(kind: Any, value: Any, description: str | None) -> dict[str, Any]:
+    shown = {"kind": kind, "value": value}
+    if description is not None:
+        shown["description"] = description
+    return shown
+
+
+def _plan_one(
+    where: str,
+    desired: _Desired,
+    current: Mapping[str, Any] | None,
+    key: bytes | None,
+    *,
+    fresh: bool,
+) -> tuple[Change, dict[str, Any]] | None:
+    """The change for one listed variable with the item its set call sends, or None."""
+    variable = desired.variable
+    live_description, live_fp = secrets.split_fingerprint(
+        current.get("description") if current else None
+    )
+    description = variable.description if variable.description is not UNSET else live_description
+    item: dict[str, Any] = {"key": variable.key, "value": desired.sent, "kind": variable.kind}
+    sent_description = description
+    if variable.kind == "writeonly" and desired.fingerprint is not None:
+        sent_description = secrets.with_fingerprint(description, desired.fingerprint)
+    if sent_description is not None:
+        # set replaces the whole variable: an unmanaged description is sent back unchanged
+        item["description"] = sent_description
+    after = _display(variable.kind, _shown_value(desired), description)
+    value_diff = FieldDiff(
+        "value",
+        ABSENT if current is None else _live_shown_value(current, desired.sensitive),
+        after["value"],
+        sensitive=desired.sensitive,
+        known_after_apply=desired.value is None,
+    )
+    if current is None:
+        diffs = [value_diff, FieldDiff("kind", ABSENT, variable.kind)]
+        if description is not None:
+            diffs.append(FieldDiff("description", ABSENT, description))
+        change = Change(
+            address=where,
+            kind="variable",
+            action=Action.CREATE,
+            before=None,
+            after=after,
+            diffs=tuple(diffs),
+            position=variable.pos,
+        )
+        return change, item
+    diffs, reason = [], None
+    value_changed, reason = _value_changed(desired, current, live_fp, key)
+    if value_changed:
+        diffs.append(value_diff)
+    if current.get("kind") != variable.kind:
+        diffs.append(FieldDiff("kind", current.get("kind", ABSENT), variable.kind))
+    if variable.description is not UNSET and variable.description != live_description:
+        diffs.append(FieldDiff("description", live_description, variable.description))
+    if not diffs:
+        return None
+    before = _display(
+        current.get("kind"), _live_shown_value(current, desired.sensitive), live_description
+    )
+    change = Change(
+        address=where,
+        kind="variable",
+        action=Action.UPDATE,
+        before=before,
+        after=after,
+        diffs=tuple(diffs),
+        reason=reason,
+        notes=(_REASON_NOTES[reason],) if reason in _REASON_NOTES else (),
+        position=variable.pos,
+    )
+    return change, item
+
+
+_REASON_NOTES = {
+    "fingerprint_missing": "no fingerprint is recorded for this write-only value, so it cannot be "
+    "compared: it is sent again, with a fingerprint, so that later plans can compare it",
+    "secret_unavailable": "the secret's source is not available to this plan, so it cannot be "
+    "compared; apply needs it",
+}
+
+
+def _value_changed(
+    desired: _Desired, current: Mapping[str, Any], live_fp: str | None, key: bytes | None
+) -> tuple[bool, str | None]:
+    """Whether the value differs, and a reason word when that is a guess rather than a fact."""
+    live_kind = current.get("kind")
+    if live_kind != desired.variable.kind:
+        return True, None  # the call re-sends it anyway; the kind diff says why
+    if live_kind == "recoverable":
+        if desired.value is None:
+            return True, "secret_unavailable"
+        return current.get("value") != desired.value, None
+    if key is None:
+        return False, None  # compared by presence and kind only
+    if desired.value is None:
+        return True, "secret_unavailable"
+    if live_fp is None:
+        return True, "fingerprint_missing"
+    return live_fp != desired.fingerprint, None
+
+
+def _delete(where: str, current: Mapping[str, Any]) -> Change:
+    description, _ = secrets.split_fingerprint(current.get("description"))
+    return Change(
+        address=where,
+        kind="variable",
+        action=Action.DELETE,
+        before=_display(current.get("kind"), _live_shown_value(current, False), description),
+        after=None,
+        reason="pruned",
+    )
+
+
+def _attach_set_calls(
+    sets: Sequence[tuple[Change, dict[str, Any]]], ref: EnvironmentRef
+) -> list[Change]:
+    changes: list[Change] = []
+    for batch in batched(list(sets), BATCH_SIZE):
+        body = ref.body(variables=[item for _, item in batch])
+        call = make_call("environments.setEnvironmentVariables", body, object_id=ref.environment_id)
+        changes.extend(_carry(call, [change for change, _ in batch]))
+    return changes
+
+
+def _attach_remove_calls(deletes: Sequence[Change], ref: EnvironmentRef) -> list[Change]:
+    changes: list[Change] = []
+    for batch in batched(list(deletes), BATCH_SIZE):
+        names = [change.address.rsplit("/", 1)[1] for change in batch]
+        call = make_call(
+            "environments.removeEnvironmentVariables",
+            ref.body(variables=names),
+            object_id=ref.environment_id,
+        )
+        changes.extend(_carry(call, batch))
+    return changes
+
+
+def _carry(call: Any, batch: Sequence[Change]) -> list[Change]:
+    """The first change of a batch carries its call; the others depend on it."""
+    first, rest = batch[0], batch[1:]
+    notes = first.notes
+    if rest:
+        notes = (*notes, f"its {call.operation} call also sends {len(rest)} other variable(s) "
+                 "of this environment")  # fmt: skip
+    carried = [replace(first, calls=(call,), notes=notes)]
+    carried.extend(replace(change, depends_on=(first.address,)) for change in rest)
+    return carried

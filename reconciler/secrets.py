@@ -1,0 +1,145 @@
+"""Secret values: where they come from, how they are compared, how they stay out of output.
+
+A write-only variable's value is read from its source (`fromEnv`, `fromFile`,
+or a literal written in the manifest) only when it is needed: by the plan to
+fingerprint it, and by apply at the moment it sends the call. Plans carry a
+`SecretRef` (the source's name and the fingerprint) in its place.
+
+Fingerprints: the platform never returns a write-only value, so when
+`RECONCILER_FINGERPRINT_KEY` is set, the description sent with the value ends
+in a marker ` [fp:<16 hex>]`, an HMAC-SHA256 of the variable's key and value
+under that key, truncated to 64 bits. The next plan recomputes it from the
+source and compares, so a changed secret shows as an update and an unchanged
+one as nothing, without the value ever being stored or shown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import re
+
+from reconciler.engine.changes import SecretRef
+from reconciler.errors import ReconcilerError
+from reconciler.manifest.model import FromEnv, FromFile
+
+FINGERPRINT_LENGTH = 16
+MAX_DESCRIPTION = 255
+_MARKER_FORMAT = "[fp:{}]"
+FINGERPRINT_SUFFIX_LENGTH = len(" " + _MARKER_FORMAT.format("0" * FINGERPRINT_LENGTH))
+"""Characters the marker adds to a description (22): the manifest allows 233 for write-only ones."""
+_MARKER = re.compile(r"(?:^|\s)\[fp:([0-9a-f]{" + str(FINGERPRINT_LENGTH) + r"})\]$")
+
+SOURCE_ENV = "fromEnv"
+SOURCE_FILE = "fromFile"
+SOURCE_MANIFEST = "manifest"
+
+# Literal write-only values written in the manifest itself. They travel in plans as a
+# `manifest:<address>` reference like any other secret; the plan that read the manifest
+# registers them here, so apply (in the same process, after `apply -f` or after rebuilding a
+# saved plan from its manifest files) can resolve them.
+_manifest_values: dict[str, str] = {}
+
+
+class SecretUnavailable(ReconcilerError):
+    """A secret that must be sent cannot be read. The message names the source, never a value."""
+
+
+def resolve_secret(source: FromEnv | FromFile) -> str | None:
+    """The secret's value, or None when its source is missing (unset variable, absent file).
+
+    An empty environment variable counts as missing: the platform needs at least one character.
+    A file that exists but cannot be read as UTF-8 text is an error naming the path.
+    """
+    if isinstance(source, FromEnv):
+        return os.environ.get(source.name) or None
+    try:
+        with open(source.path, encoding="utf-8") as handle:
+            return handle.read() or None
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError:
+        raise SecretUnavailable(
+            f"secret file {source.declared} is not UTF-8 text",
+            hint="variable values are text; encode binary secrets (e.g. base64) first",
+        ) from None
+    except OSError as error:
+        raise SecretUnavailable(
+            f"secret file {source.declared} cannot be read: {error.strerror}"
+        ) from None
+
+
+def source_name(source: FromEnv | FromFile) -> str:
+    """The reference a plan stores instead of the value: `fromEnv:NAME` or `fromFile:PATH`."""
+    if isinstance(source, FromEnv):
+        return f"{SOURCE_ENV}:{source.name}"
+    return f"{SOURCE_FILE}:{source.path}"
+
+
+def register_manifest_value(address: str, value: str) -> str:
+    """Remember a write-only literal from the manifest; returns its reference `manifest:ADDRESS`."""
+    _manifest_values[address] = value
+    return f"{SOURCE_MANIFEST}:{address}"
+
+
+def fingerprint(key: bytes, variable_key: str, value: str) -> str:
+    """HMAC-SHA256 of the variable's key and value under `key`, hex, truncated to 16 characters.
+
+    The variable key is part of the message so that two variables sharing a value do not share
+    a fingerprint (which would tell a reader of the descriptions that they are equal).
+    """
+    message = variable_key.encode("utf-8") + b"\x00" + value.encode("utf-8")
+    return hmac.new(key, message, hashlib.sha256).hexdigest()[:FINGERPRINT_LENGTH]
+
+
+def with_fingerprint(description: str | None, fp: str) -> str:
+    """`description` with the fingerprint marker appended, cut so the total fits 255 characters."""
+    marker = _MARKER_FORMAT.format(fp)
+    if not description:
+        return marker
+    room = MAX_DESCRIPTION - len(marker) - 1
+    return f"{description[:room]} {marker}"
+
+
+def split_fingerprint(description: str | None) -> tuple[str | None, str | None]:
+    """(the user's description or None, the fingerprint or None) of a live description."""
+    if not description:
+        return None, None
+    found = _MARKER.search(description)
+    if found is None:
+        return description, None
+    user = description[: found.start()].rstrip()
+    return (user or None), found.group(1)
+
+
+def resolve_ref(ref: SecretRef) -> str:
+    """The value behind a `SecretRef`, read now; raises `SecretUnavailable` naming the source."""
+    kind, _, name = ref.source.partition(":")
+    value: str | None
+    if kind == SOURCE_ENV:
+        value = resolve_secret(FromEnv(name))
+        hint = f"set the environment variable {name}"
+    elif kind == SOURCE_FILE:
+        value = resolve_secret(FromFile(path=name, declared=name))
+        hint = f"create the file {name}"
+    elif kind == SOURCE_MANIFEST:
+        value = _manifest_values.get(name)
+        hint = "plan again from the manifest files in this process (reconciler apply -f ...)"
+    else:
+        raise SecretUnavailable(f"unknown secret reference {ref.source!r} in the plan")
+    if value is None:
+        raise SecretUnavailable(f"secret {ref.source} is not available", hint=hint)
+    return value
+
+
+def ref_matches(ref: SecretRef, value: str, *, key: bytes | None, variable_key: str) -> bool:
+    """Whether `value` is still the value fingerprinted at plan time (True when none was taken)."""
+    if ref.fingerprint is None or key is None:
+        return True
+    return hmac.compare_digest(fingerprint(key, variable_key, value), ref.fingerprint)
+
+
+def fingerprint_key_from(raw: str | None) -> bytes | None:
+    """The fingerprint key from `RECONCILER_FINGERPRINT_KEY` (its UTF-8 bytes), None when unset."""
+    return raw.encode("utf-8") if raw else None
