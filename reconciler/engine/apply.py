@@ -34,6 +34,7 @@ from reconciler.engine.changes import Action, Call, Change, Plan, SecretRef
 from reconciler.errors import ReconcilerError
 from reconciler.platform.errors import ApiError, Conflict, NotFound
 from reconciler.platform.operations import OPERATIONS
+from reconciler.secrets import ref_matches
 
 SecretResolver = Callable[[SecretRef], str]
 Sleep = Callable[[float], Awaitable[None]]
@@ -211,6 +212,62 @@ def check_secrets(plan: Plan, resolve: SecretResolver) -> None:
             + "\n  ".join(problems),
             hint="set them (fromEnv: the environment variable; fromFile: the file), then rerun",
         )
+
+
+def check_saved_plan(
+    saved: Plan, current: Plan, *, resolve: SecretResolver, fingerprint_key: bytes | None
+) -> None:
+    """Refuse a saved plan that no longer describes the world, before any write.
+
+    `current` is the plan rebuilt now from the same manifest files against live
+    state: a different manifest digest means the files changed, a different
+    live digest that someone changed the platform since (a stale plan). Then each
+    secret the plan sends must still resolve to the value fingerprinted at plan
+    time.
+    """
+    replan = "run `reconciler plan --out PLANFILE` again, review it, and apply the new plan"
+    if current.manifest_digest != saved.manifest_digest:
+        raise ApplyRefused(
+            "the manifest files changed since this plan was saved, nothing was applied",
+            hint=replan,
+        )
+    if current.live_digest != saved.live_digest:
+        raise ApplyRefused(
+            "the plan is stale: live state changed since it was saved, nothing was applied",
+            hint=replan,
+        )
+    check_secrets(saved, resolve)
+    changed = []
+    for address, variable_key, ref in _variable_secrets(saved):
+        if ref.fingerprint is None:
+            continue
+        if fingerprint_key is None:
+            raise ApplyRefused(
+                "the plan fingerprinted its secrets but RECONCILER_FINGERPRINT_KEY is not set, "
+                "so they cannot be checked against it; nothing was applied",
+                hint="set the same RECONCILER_FINGERPRINT_KEY as when the plan was made",
+            )
+        if not ref_matches(ref, resolve(ref), key=fingerprint_key, variable_key=variable_key):
+            changed.append(f"{address} ({ref.source})")
+    if changed:
+        raise ApplyRefused(
+            "secrets changed since the plan was saved, nothing was applied: " + ", ".join(changed),
+            hint=replan,
+        )
+
+
+def _variable_secrets(plan: Plan) -> Iterable[tuple[str, str, SecretRef]]:
+    """(address, variable key, ref) for every secret variable value the plan sends."""
+    for change in executable_changes(plan):
+        for call in change.calls:
+            items = call.body.get("variables")
+            for item in items if isinstance(items, (list, tuple)) else ():
+                if isinstance(item, Mapping) and isinstance(item.get("value"), SecretRef):
+                    key = str(item.get("key"))
+                    address = change.address
+                    if change.kind == "variable":  # a batch carried by another variable's change
+                        address = f"{address.rsplit('/', 1)[0]}/{key}"
+                    yield address, key, item["value"]
 
 
 def _walk_refs(value: Any) -> Iterable[SecretRef]:
@@ -641,7 +698,7 @@ class Executor:
             await self.client.call(call.operation, body)
             return CallResult(call.operation, True, status)
         except ApiError as error:
-            return CallResult(call.operation, False, error.status, error=str(error))
+            return CallResult(call.operation, False, error.status, error=_api_error_text(error))
         except ReconcilerError as error:  # e.g. a secret that vanished since the check
             return CallResult(call.operation, False, None, error=str(error))
         except Exception as error:  # independent work must go on; no traceback, no values
@@ -663,6 +720,14 @@ class Executor:
         if skipped:
             return ChangeResult(change, Outcome.SKIPPED, calls, blocked_by=tuple(skipped))
         return ChangeResult(change, Outcome.DONE, calls)
+
+
+def _api_error_text(error: ApiError) -> str:
+    """One line: the message, and the hint unless it is the client's "re-read first" advice,
+    which apply has already followed for creates."""
+    if error.hint and not error.ambiguous:
+        return f"{error.message} ({error.hint})"
+    return error.message
 
 
 def _blocked_reason(change: Change) -> str:

@@ -1,0 +1,367 @@
+"""`reconciler apply`: converge live state on the manifest (or on a saved plan), then roll out.
+
+    reconciler apply -f platform/ [--auto-approve] [--deploy]
+    reconciler apply plan.json [--deploy]
+
+Everything that can refuse an apply (no confirmation possible, a stale saved
+plan, a changed or missing secret, too many deletions, a replace) refuses
+before the first write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import click
+from rich.console import Console
+
+from reconciler.cli.options import ENV_FINGERPRINT_KEY, connection_options, report_errors
+from reconciler.engine.apply import (
+    ApplyOptions,
+    ApplyRefused,
+    ApplyResult,
+    check_safety,
+    check_saved_plan,
+    executable_changes,
+    execute,
+)
+from reconciler.engine.changes import Plan
+from reconciler.engine.deploy import DeployOptions, DeployReport, deploy_targets, roll_out
+from reconciler.engine.progress import (
+    PlainApplyProgress,
+    PlainDeployProgress,
+    RichApplyProgress,
+    RichDeployProgress,
+    render_deploy_report,
+    render_report,
+)
+from reconciler.errors import UsageError
+from reconciler.manifest.model import Manifest
+
+CONFIRMATION = "Do you want to perform these actions? Only 'yes' will be accepted:"
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str) -> float:
+    """`90s`, `15m`, `1h`, `1h30m`, `500ms` or plain seconds (`90`) as seconds."""
+    value = text.strip().lower()
+    if re.fullmatch(r"\d+(?:\.\d+)?", value):
+        return float(value)
+    parts = _DURATION_PART.findall(value)
+    if not value or "".join(n + u for n, u in parts) != value:
+        raise click.BadParameter(f"{text!r} is not a duration; use e.g. 90s, 15m or 1h")
+    return sum(float(number) * _UNIT_SECONDS[unit] for number, unit in parts)
+
+
+def _duration(ctx: click.Context, param: click.Parameter, value: str) -> float:
+    return parse_duration(value)
+
+
+def stdin_is_interactive() -> bool:
+    """Whether a person can answer the confirmation (tests replace this)."""
+    return _is_terminal(sys.stdin)
+
+
+def stdout_is_terminal() -> bool:
+    """Whether to draw progress bars and colour (tests replace this)."""
+    return _is_terminal(sys.stdout)
+
+
+def _is_terminal(stream: TextIO | None) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+@dataclass(frozen=True)
+class ApplyRequest:
+    planfile: str | None
+    files: tuple[str, ...]
+    auto_approve: bool
+    deploy: bool
+    wait_timeout: float
+    poll_interval: float
+    max_deletes: int | None
+    allow_replace: bool
+    targets: tuple[str, ...]
+    color: bool
+    base_url: str | None
+    parallelism: int
+    verbose: bool
+
+    @property
+    def fingerprint_key(self) -> bytes | None:
+        from reconciler.secrets import fingerprint_key_from
+
+        return fingerprint_key_from(os.environ.get(ENV_FINGERPRINT_KEY))
+
+
+@click.command()
+@click.argument("planfile", required=False, type=click.Path(path_type=str))
+@click.option(
+    "-f",
+    "--file",
+    "files",
+    multiple=True,
+    type=click.Path(path_type=str),
+    help="Manifest file or directory (every *.yaml/*.yml below it). Repeatable. "
+    "Plans, shows the plan and asks before applying. Not with PLANFILE.",
+)
+@click.option(
+    "--auto-approve", is_flag=True, help="Apply without asking (CI). Not needed for PLANFILE."
+)
+@click.option(
+    "--deploy",
+    is_flag=True,
+    help="After applying, deploy every environment whose configuration changed and wait for "
+    "each deployment to finish.",
+)
+@click.option(
+    "--wait-timeout",
+    default="15m",
+    show_default=True,
+    callback=_duration,
+    help="With --deploy: how long to wait for all deployments (e.g. 90s, 15m, 1h).",
+)
+@click.option(
+    "--poll-interval",
+    default="2s",
+    show_default=True,
+    callback=_duration,
+    help="With --deploy: time between two status checks of a deployment.",
+)
+@click.option(
+    "--max-deletes",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Refuse to apply a plan that deletes more objects than this. "
+    "[default: 10; for PLANFILE the value it was planned with]",
+)
+@click.option(
+    "--allow-replace",
+    is_flag=True,
+    help="Allow replacing apps (git <-> image source: destroys their deployments, domains and "
+    "variables).",
+)
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    metavar="ADDRESS",
+    help="Only apply changes at or below ADDRESS (e.g. app.shop/web). Repeatable. Not with "
+    "PLANFILE (a saved plan keeps its own targets).",
+)
+@click.option("--no-color", is_flag=True, help="Never colour the plan (also: NO_COLOR).")
+@connection_options
+@report_errors
+def apply(
+    planfile: str | None,
+    files: tuple[str, ...],
+    auto_approve: bool,
+    deploy: bool,
+    wait_timeout: float,
+    poll_interval: float,
+    max_deletes: int | None,
+    allow_replace: bool,
+    targets: tuple[str, ...],
+    no_color: bool,
+    base_url: str | None,
+    parallelism: int,
+    verbose: bool,
+) -> None:
+    """Apply the manifest (-f) or a saved plan (PLANFILE) to the platform.
+
+    With -f: plan, show the plan, ask for 'yes' (or --auto-approve), apply.
+    With PLANFILE (from `reconciler plan --out`): re-read live state, refuse if
+    the plan is stale or a secret changed, then apply exactly that plan.
+
+    Exit status: 0 when everything applied (and, with --deploy, every
+    deployment went live); 1 otherwise.
+    """
+    if planfile and files:
+        raise UsageError("give either PLANFILE or -f, not both")
+    if not planfile and not files:
+        raise UsageError(
+            "nothing to apply", hint="pass -f MANIFEST (file or directory) or a saved PLANFILE"
+        )
+    if planfile and targets:
+        raise UsageError(
+            "--target cannot be used with PLANFILE",
+            hint="a saved plan keeps the targets it was planned with",
+        )
+    request = ApplyRequest(
+        planfile=planfile,
+        files=files,
+        auto_approve=auto_approve,
+        deploy=deploy,
+        wait_timeout=wait_timeout,
+        poll_interval=poll_interval,
+        max_deletes=max_deletes,
+        allow_replace=allow_replace,
+        targets=targets,
+        color=not no_color and "NO_COLOR" not in os.environ and stdout_is_terminal(),
+        base_url=base_url,
+        parallelism=parallelism,
+        verbose=verbose,
+    )
+    if not request.planfile and not request.auto_approve and not stdin_is_interactive():
+        raise ApplyRefused(
+            "apply needs confirmation, but stdin is not a terminal; nothing was applied",
+            hint="pass --auto-approve (CI), or save a plan with `reconciler plan -f ... --out "
+            "plan.json`, review it, and run `reconciler apply plan.json`",
+        )
+    succeeded = asyncio.run(_apply(request))
+    sys.exit(0 if succeeded else 1)
+
+
+async def _apply(request: ApplyRequest) -> bool:
+    from reconciler.platform.connect import connect
+
+    manifest, saved = _load_inputs(request)
+    async with connect(
+        request.base_url, parallelism=request.parallelism, verbose=request.verbose
+    ) as client:
+        plan = await _plan(request, manifest, saved, client)
+        if plan is None:
+            return True
+        result = await _execute(request, plan, client)
+        click.echo("")
+        click.echo(render_report(result))
+        if not request.deploy:
+            return result.complete
+        deployed = await _deploy(request, result, manifest, client)
+        return result.complete and deployed.succeeded
+
+
+def _load_inputs(request: ApplyRequest) -> tuple[Manifest, Any]:
+    from reconciler.manifest.validate import load_manifest
+
+    if request.planfile is None:
+        return load_manifest(list(request.files)), None
+    from reconciler.engine.planfile import load_plan
+
+    saved = load_plan(Path(request.planfile))
+    return load_manifest(list(saved.manifest_files)), saved
+
+
+async def _plan(request: ApplyRequest, manifest: Manifest, saved: Any, client: Any) -> Plan | None:
+    """The plan to apply, checked and approved; None when there is nothing to do."""
+    from reconciler.engine.plan import PlanOptions, build_plan
+    from reconciler.engine.render import render_text
+    from reconciler.secrets import resolve_ref
+
+    if saved is None:
+        options = PlanOptions(
+            targets=request.targets,
+            max_deletes=_max_deletes(request, None),
+            allow_replace=request.allow_replace,
+            fingerprint_key=request.fingerprint_key,
+        )
+        plan = await build_plan(manifest, client, options)
+        click.echo(render_text(plan, color=request.color))
+    else:
+        plan = saved.plan
+        options = PlanOptions(
+            targets=plan.targets,
+            max_deletes=plan.max_deletes,
+            allow_replace=request.allow_replace,
+            fingerprint_key=request.fingerprint_key,
+        )
+        current = await build_plan(manifest, client, options)
+        check_saved_plan(
+            plan, current, resolve=resolve_ref, fingerprint_key=request.fingerprint_key
+        )
+        click.echo(f"Applying the saved plan {request.planfile} ({_describe_counts(plan)}).")
+    if not executable_changes(plan):
+        return _nothing_to_apply(plan)
+    check_safety(
+        plan,
+        max_deletes=_max_deletes(request, plan),
+        allow_replace=request.allow_replace,
+        resolve=resolve_ref,
+    )
+    if saved is None and not request.auto_approve:
+        answer = click.prompt(f"\n{CONFIRMATION}", default="", show_default=False)
+        if answer.strip() != "yes":
+            raise ApplyRefused("apply cancelled: the answer was not 'yes'; nothing was applied")
+    return plan
+
+
+def _max_deletes(request: ApplyRequest, saved_plan: Plan | None) -> int:
+    if request.max_deletes is not None:
+        return request.max_deletes
+    return saved_plan.max_deletes if saved_plan is not None and request.planfile else 10
+
+
+def _describe_counts(plan: Plan) -> str:
+    add, change, destroy = plan.counts()
+    return f"{add} to add, {change} to change, {destroy} to destroy"
+
+
+def _nothing_to_apply(plan: Plan) -> None:
+    """No executable change: fine when the plan is empty, an error when deletions are blocked."""
+    blocked = [c.address for c in plan.changes]
+    if not blocked:
+        click.echo("No changes. Live state matches the manifest; nothing to apply.")
+        return None
+    raise ApplyRefused(
+        "nothing can be applied: delete protection blocks " + ", ".join(blocked),
+        hint="set deleteProtection: false for them in the manifest and apply, then remove them",
+    )
+
+
+async def _execute(request: ApplyRequest, plan: Plan, client: Any) -> ApplyResult:
+    from reconciler.secrets import resolve_ref
+
+    progress: PlainApplyProgress | RichApplyProgress
+    if stdout_is_terminal():
+        progress = RichApplyProgress(Console(file=sys.stdout))
+    else:
+        progress = PlainApplyProgress(click.echo)
+    try:
+        return await execute(
+            plan,
+            client,
+            resolve=resolve_ref,
+            options=ApplyOptions(parallelism=request.parallelism),
+            observer=progress,
+        )
+    finally:
+        progress.close()
+
+
+async def _deploy(
+    request: ApplyRequest, result: ApplyResult, manifest: Manifest, client: Any
+) -> DeployReport:
+    targets, left_out = deploy_targets(result, manifest)
+    progress: PlainDeployProgress | RichDeployProgress
+    if stdout_is_terminal():
+        progress = RichDeployProgress(Console(file=sys.stdout))
+    else:
+        progress = PlainDeployProgress(click.echo)
+    click.echo("")
+    try:
+        report = await roll_out(
+            targets,
+            client,
+            manifest,
+            options=DeployOptions(
+                wait_timeout=request.wait_timeout, poll_interval=request.poll_interval
+            ),
+            observer=progress if targets else None,
+        )
+    finally:
+        progress.close()
+    report = DeployReport(report.outcomes, report.warnings, not_deployed=left_out)
+    click.echo("")
+    click.echo(render_deploy_report(report))
+    return report

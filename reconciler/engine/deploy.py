@@ -1,0 +1,396 @@
+"""`apply --deploy`: roll out what apply changed, then wait for every deployment to finish.
+
+Settings, variables, policies and a project's slug reach traffic only from the
+next deployment (platform-api.md), so after apply one deployment is created for
+each environment whose effective configuration changed:
+
+- image apps deploy the manifest's image (`image: {dockerImage}`);
+- repository apps rerun the environment's latest deployment (`deployment:
+  {deploymentId}`), or build the default branch (`git: {}`) when there is none.
+
+Then every deployment is polled until a final status. Only the final statuses
+of the spec are relied on; the ones in between are shown as the platform names
+them, never interpreted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from reconciler.engine.apply import (
+    ApplyResult,
+    Outcome,
+    PlatformCaller,
+    Reread,
+    Sleep,
+    create_once,
+)
+from reconciler.engine.changes import Action, Change
+from reconciler.manifest.model import Manifest
+from reconciler.platform.errors import ApiError
+
+FINAL_STATUSES = frozenset({"ready", "failed", "cancelled", "superseded", "skipped", "stopped"})
+FAILED_STATUSES = frozenset({"failed", "cancelled"})
+"""Final statuses that mean the new configuration did not go live (exit 1)."""
+
+_ENVIRONMENT_KINDS = ("settings", "variable", "policies")
+
+
+@dataclass(frozen=True)
+class DeployTarget:
+    """One environment to roll out, and why (`settings`, `variables`, `image`, ...)."""
+
+    project: str
+    app: str
+    environment: str
+    reasons: tuple[str, ...]
+    only_if_deployed: bool = False
+    """True when only an app-level change (image, project slug) asks for it: a preview
+    environment that never had a deployment is left alone."""
+
+    @property
+    def address(self) -> str:
+        return f"{self.project}/{self.app}/{self.environment}"
+
+
+@dataclass(frozen=True)
+class DeploymentOutcome:
+    target: DeployTarget
+    deployment_id: str | None
+    status: str
+    """A final status, `timed out`, or `error` (the deployment could not be created or read)."""
+    domains: tuple[str, ...] = ()
+    error_code: str | None = None
+    error_step: str | None = None
+    error_message: str | None = None
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status in FINAL_STATUSES and self.status not in FAILED_STATUSES
+
+
+@dataclass(frozen=True)
+class DeployReport:
+    outcomes: tuple[DeploymentOutcome, ...]
+    warnings: tuple[str, ...] = ()
+    not_deployed: tuple[str, ...] = ()
+    """Environments left out, with the reason (their changes did not all apply...)."""
+
+    @property
+    def succeeded(self) -> bool:
+        return all(o.succeeded for o in self.outcomes)
+
+
+class DeployObserver(Protocol):
+    def started(self, total: int) -> None: ...
+
+    def created(self, target: DeployTarget, deployment_id: str, source: str) -> None: ...
+
+    def status_changed(self, target: DeployTarget, deployment_id: str, status: str) -> None: ...
+
+    def finished(self, outcome: DeploymentOutcome) -> None: ...
+
+
+class _SilentDeployObserver:
+    def started(self, total: int) -> None:
+        pass
+
+    def created(self, target: DeployTarget, deployment_id: str, source: str) -> None:
+        pass
+
+    def status_changed(self, target: DeployTarget, deployment_id: str, status: str) -> None:
+        pass
+
+    def finished(self, outcome: DeploymentOutcome) -> None:
+        pass
+
+
+# --- what to deploy ------------------------------------------------------------------
+
+
+def _parts(change: Change) -> list[str]:
+    return change.address.split(".", 1)[1].split("/")
+
+
+def _image_changed(change: Change) -> bool:
+    if change.action in (Action.CREATE, Action.REPLACE):
+        return bool(change.after and change.after.get("oci"))
+    return any(d.path == "oci" or d.path.startswith("oci.") for d in change.diffs)
+
+
+def _slug_changed(change: Change) -> bool:
+    return change.action is Action.UPDATE and (
+        change.reason == "renamed" or any(d.path == "slug" for d in change.diffs)
+    )
+
+
+def deploy_targets(
+    result: ApplyResult, manifest: Manifest | None
+) -> tuple[tuple[DeployTarget, ...], tuple[str, ...]]:
+    """(environments to deploy, environments left out with why) from what apply did.
+
+    An environment with a change that did not apply is left out: deploying half
+    of a configuration change is worse than deploying none of it.
+    """
+    reasons: dict[tuple[str, str, str], list[str]] = {}
+    app_level: set[tuple[str, str, str]] = set()
+    incomplete: set[tuple[str, str, str]] = set()
+    for item in result.results:
+        change, parts = item.change, _parts(item.change)
+        if change.kind in _ENVIRONMENT_KINDS:
+            key = (parts[0], parts[1], parts[2])
+            if item.outcome is not Outcome.DONE:
+                incomplete.add(key)
+                continue
+            reason = "variables" if change.kind == "variable" else change.kind
+            reasons.setdefault(key, [])
+            if reason not in reasons[key]:
+                reasons[key].append(reason)
+        elif item.outcome is Outcome.DONE and change.kind == "app" and _image_changed(change):
+            for key in ((parts[0], parts[1], "production"), (parts[0], parts[1], "preview")):
+                app_level.add(key)
+                reasons.setdefault(key, []).append("image")
+        elif item.outcome is Outcome.DONE and change.kind == "project" and _slug_changed(change):
+            project = manifest.project(parts[0]) if manifest else None
+            for app in project.apps if project else ():
+                for environment in ("production", "preview"):
+                    key = (parts[0], app.slug, environment)
+                    app_level.add(key)
+                    reasons.setdefault(key, []).append("project slug")
+    targets, left_out = [], []
+    for key, why in reasons.items():
+        if key in incomplete:
+            left_out.append(f"{'/'.join(key)}: some of its changes did not apply")
+            continue
+        env_level = any(r not in ("image", "project slug") for r in why)
+        only_if_deployed = key[2] != "production" and not env_level and key in app_level
+        targets.append(DeployTarget(*key, reasons=tuple(why), only_if_deployed=only_if_deployed))
+    return tuple(targets), tuple(left_out)
+
+
+# --- rolling out -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeployOptions:
+    wait_timeout: float = 15 * 60.0
+    poll_interval: float = 2.0
+    create_attempts: int = 3
+    create_retry_delay: float = 1.0
+
+
+class RollOut:
+    """Creates the deployments of `targets` and waits for each to reach a final status."""
+
+    def __init__(
+        self,
+        client: PlatformCaller,
+        manifest: Manifest | None,
+        *,
+        options: DeployOptions | None = None,
+        observer: DeployObserver | None = None,
+        sleep: Sleep = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.client = client
+        self.manifest = manifest
+        self.options = options or DeployOptions()
+        self.observer = observer or _SilentDeployObserver()
+        self.sleep = sleep
+        self.clock = clock
+        self._apps: dict[tuple[str, str], Awaitable[Mapping[str, Any]]] = {}
+        self.warnings: list[str] = []
+
+    async def run(self, targets: Sequence[DeployTarget]) -> DeployReport:
+        deadline = self.clock() + self.options.wait_timeout
+        self.observer.started(len(targets))
+        outcomes = await asyncio.gather(*(self._deploy(t, deadline) for t in targets))
+        return DeployReport(
+            tuple(o for o in outcomes if o is not None), warnings=tuple(self.warnings)
+        )
+
+    async def _deploy(self, target: DeployTarget, deadline: float) -> DeploymentOutcome | None:
+        try:
+            app = await self._app(target)
+            if target.environment == "production" and app.get("isRolledBack"):
+                self.warnings.append(
+                    f"app.{target.project}/{target.app} is rolled back: its new production "
+                    "deployment will not take over production until a deployment is promoted "
+                    "(deployments.promoteDeployment)"
+                )
+            latest = await self._latest(target)
+            if latest is None and target.only_if_deployed:
+                return None
+            body, source = self._body(target, app, latest)
+            reread = self._reread(target, latest)
+            data, _ = await create_once(
+                self.client,
+                "deployments.createDeployment",
+                body,
+                reread,
+                attempts=self.options.create_attempts,
+                delay=self.options.create_retry_delay,
+                sleep=self.sleep,
+            )
+        except ApiError as error:
+            outcome = DeploymentOutcome(target, None, "error", error_message=error.message)
+            self.observer.finished(outcome)
+            return outcome
+        deployment_id = str(data.get("deploymentId") or data.get("id"))
+        self.observer.created(target, deployment_id, source)
+        outcome = await self._wait(target, deployment_id, deadline)
+        self.observer.finished(outcome)
+        return outcome
+
+    async def _app(self, target: DeployTarget) -> Mapping[str, Any]:
+        """The app, read once however many of its environments deploy."""
+        key = (target.project, target.app)
+        if key not in self._apps:
+            self._apps[key] = asyncio.ensure_future(self._read_app(*key))
+        return await self._apps[key]
+
+    async def _read_app(self, project: str, app_slug: str) -> Mapping[str, Any]:
+        return await self.client.call("apps.getApp", {"project": project, "app": app_slug})
+
+    async def _latest(self, target: DeployTarget) -> Mapping[str, Any] | None:
+        found = await self.client.call(
+            "deployments.listDeployments",
+            {
+                "project": target.project,
+                "app": target.app,
+                "environment": target.environment,
+                "limit": 1,
+            },
+        )
+        return found[0] if found else None
+
+    def _body(
+        self, target: DeployTarget, app: Mapping[str, Any], latest: Mapping[str, Any] | None
+    ) -> tuple[dict[str, Any], str]:
+        body: dict[str, Any] = {
+            "project": target.project,
+            "app": target.app,
+            "environment": target.environment,
+        }
+        image = self._image(target, app)
+        if image is not None:
+            body["image"] = {"dockerImage": image}
+            return body, f"image {image}"
+        if latest is not None:
+            body["deployment"] = {"deploymentId": latest["id"]}
+            return body, f"rerun of {latest['id']}"
+        body["git"] = {}
+        return body, "default branch"
+
+    def _image(self, target: DeployTarget, app: Mapping[str, Any]) -> str | None:
+        """The image to run for an image app (the manifest's, else the live one); None for git."""
+        project = self.manifest.project(target.project) if self.manifest else None
+        wanted = project.app(target.app) if project else None
+        if wanted is not None and wanted.oci:
+            return wanted.oci.image
+        oci = app.get("oci")
+        if app.get("sourceType") == "oci" or isinstance(oci, Mapping):
+            image = oci.get("image") if isinstance(oci, Mapping) else None
+            return str(image) if image else None
+        return None
+
+    def _reread(self, target: DeployTarget, latest: Mapping[str, Any] | None) -> Reread:
+        """After an ambiguous create: a deployment newer than the one seen before is ours."""
+        before = latest.get("id") if latest else None
+
+        async def reread() -> Any:
+            newest = await self._latest(target)
+            if newest is not None and newest.get("id") != before:
+                return {"deploymentId": newest["id"]}
+            return None
+
+        return reread
+
+    async def _wait(
+        self, target: DeployTarget, deployment_id: str, deadline: float
+    ) -> DeploymentOutcome:
+        status = "created"
+        while True:
+            if self.clock() >= deadline:
+                return DeploymentOutcome(
+                    target,
+                    deployment_id,
+                    "timed out",
+                    error_message=(f"still {status} when --wait-timeout ran out"),
+                )
+            await self.sleep(min(self.options.poll_interval, max(0.0, deadline - self.clock())))
+            try:
+                deployment = await self.client.call(
+                    "deployments.getDeployment", {"deploymentId": deployment_id}
+                )
+            except ApiError as error:
+                return DeploymentOutcome(
+                    target, deployment_id, "error", error_message=error.message
+                )
+            new_status = str(deployment.get("status"))
+            if new_status != status:
+                status = new_status
+                self.observer.status_changed(target, deployment_id, status)
+            if status in FINAL_STATUSES:
+                return _outcome(target, deployment_id, deployment)
+
+
+def _outcome(
+    target: DeployTarget, deployment_id: str, deployment: Mapping[str, Any]
+) -> DeploymentOutcome:
+    error = deployment.get("error") if isinstance(deployment.get("error"), Mapping) else {}
+    domains = deployment.get("domains")
+    return DeploymentOutcome(
+        target,
+        deployment_id,
+        str(deployment.get("status")),
+        domains=tuple(str(d) for d in domains) if isinstance(domains, list) else (),
+        error_code=_text(error.get("code")),
+        error_step=_text(error.get("step")),
+        error_message=_text(error.get("message")),
+    )
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def describe_outcome(outcome: DeploymentOutcome) -> str:
+    """One line per deployment: address, ID, status, then domains or what went wrong."""
+    head = f"{outcome.target.address}"
+    if outcome.deployment_id:
+        head += f" ({outcome.deployment_id})"
+    if outcome.status == "error":
+        return f"{head}: error: {outcome.error_message}"
+    if outcome.status == "timed out":
+        return f"{head}: timed out: {outcome.error_message}"
+    line = f"{head}: {outcome.status}"
+    if outcome.error_code or outcome.error_message:
+        step = f" at step {outcome.error_step}" if outcome.error_step else ""
+        line += f": {outcome.error_code or 'unknown'}{step}: {outcome.error_message or ''}".rstrip(
+            ": "
+        )
+    if outcome.domains:
+        line += f"; domains: {', '.join(outcome.domains)}"
+    return line
+
+
+async def roll_out(
+    targets: Sequence[DeployTarget],
+    client: PlatformCaller,
+    manifest: Manifest | None,
+    *,
+    options: DeployOptions | None = None,
+    observer: DeployObserver | None = None,
+    sleep: Sleep = asyncio.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> DeployReport:
+    """Deploy every target and wait until each is final or `wait_timeout` has passed."""
+    rollout = RollOut(
+        client, manifest, options=options, observer=observer, sleep=sleep, clock=clock
+    )
+    return await rollout.run(targets)

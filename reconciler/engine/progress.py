@@ -1,0 +1,279 @@
+"""What a user sees while apply and deploy run, and the summary after.
+
+On a terminal a rich progress bar counts calls (or deployments) done of the
+total, with one line printed above it per finished change; anywhere else
+(CI logs, pipes) there is no bar, only the lines:
+
+    app.shop/web: created (apps.createApp 200)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from reconciler.engine.apply import ApplyResult, CallResult, ChangeResult, NewDomain, Outcome
+from reconciler.engine.changes import Action
+from reconciler.engine.deploy import (
+    FINAL_STATUSES,
+    DeploymentOutcome,
+    DeployReport,
+    DeployTarget,
+    describe_outcome,
+)
+
+Echo = Callable[[str], None]
+
+_DONE_VERBS = {
+    Action.CREATE: "created",
+    Action.UPDATE: "updated",
+    Action.DELETE: "destroyed",
+    Action.REPLACE: "replaced",
+    Action.BLOCKED: "blocked",
+}
+
+
+def describe_call(call: CallResult) -> str:
+    if call.reread:
+        return f"{call.operation}: already created by an earlier attempt that failed ambiguously"
+    return f"{call.operation} {call.status}" if call.status is not None else call.operation
+
+
+def describe_change(result: ChangeResult) -> str:
+    """One line for a finished change: what happened and through which calls."""
+    address = result.change.address
+    if result.outcome is Outcome.DONE:
+        verb = _DONE_VERBS[result.change.action]
+        calls = ", ".join(describe_call(c) for c in result.calls)
+        return f"{address}: {verb} ({calls})" if calls else f"{address}: {verb}"
+    if result.outcome is Outcome.FAILED:
+        return f"{address}: failed: {result.error}"
+    if result.outcome is Outcome.SKIPPED:
+        return f"{address}: skipped (needs {', '.join(result.blocked_by)}, which did not apply)"
+    return f"{address}: not applied: {result.error}"
+
+
+class PlainApplyProgress:
+    """No bar: one line per finished change (CI logs, pipes)."""
+
+    def __init__(self, echo: Echo) -> None:
+        self.echo = echo
+
+    def started(self, total_calls: int) -> None:
+        self.echo(f"Applying: {total_calls} API calls.")
+
+    def call_finished(self, result: CallResult | None) -> None:
+        pass
+
+    def change_finished(self, result: ChangeResult) -> None:
+        self.echo(describe_change(result))
+
+    def close(self) -> None:
+        pass
+
+
+class RichApplyProgress:
+    """A bar of calls done of total, with each finished change printed above it."""
+
+    def __init__(self, console: Console, *, unit: str = "calls") -> None:
+        self.console = console
+        self.unit = unit
+        self._bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn(unit),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        )
+        self._task: Any = None
+        self._running = False
+
+    def started(self, total_calls: int) -> None:
+        self._task = self._bar.add_task("Applying", total=total_calls)
+        self._bar.start()
+        self._running = True
+
+    def call_finished(self, result: CallResult | None) -> None:
+        self._bar.advance(self._task)
+
+    def change_finished(self, result: ChangeResult) -> None:
+        self._bar.console.print(describe_change(result), markup=False, highlight=False)
+
+    def close(self) -> None:
+        if self._running:
+            self._bar.stop()
+            self._running = False
+
+
+# --- after apply ------------------------------------------------------------------
+
+
+def summary_line(result: ApplyResult) -> str:
+    added, changed, destroyed = result.counts()
+    resources = f"Resources: {added} added, {changed} changed, {destroyed} destroyed"
+    if result.complete:
+        return f"Apply complete! {resources}."
+    failed = len(result.with_outcome(Outcome.FAILED))
+    skipped = len(result.with_outcome(Outcome.SKIPPED))
+    blocked = len(result.with_outcome(Outcome.BLOCKED))
+    return f"Apply incomplete! {resources}; {failed} failed, {skipped} skipped, {blocked} blocked."
+
+
+def render_report(result: ApplyResult) -> str:
+    """The summary after apply: what did not apply and why, DNS records, the final line.
+
+    When something did not apply, the changes that did are listed too, so a
+    partial apply always says exactly what it changed.
+    """
+    sections: list[str] = []
+    if not result.complete:
+        sections.extend(
+            _section(title, [_reason(r) for r in result.with_outcome(outcome)])
+            for title, outcome in (
+                ("Applied", Outcome.DONE),
+                ("Failed", Outcome.FAILED),
+                ("Skipped because a change they need did not apply", Outcome.SKIPPED),
+                ("Not applied: delete protection", Outcome.BLOCKED),
+            )
+            if result.with_outcome(outcome)
+        )
+    if result.new_domains():
+        sections.append(render_dns_table(result.new_domains()))
+    sections.append(summary_line(result))
+    if not result.complete:
+        sections.append("Fix what failed and run apply again: it continues from where it stopped.")
+    return "\n\n".join(sections)
+
+
+def _reason(result: ChangeResult) -> str:
+    address = result.change.address
+    if result.outcome is Outcome.DONE:
+        return f"{address} ({_DONE_VERBS[result.change.action]})"
+    if result.outcome is Outcome.SKIPPED:
+        return f"{address}: needs {', '.join(result.blocked_by)}"
+    return f"{address}: {result.error}"
+
+
+def _section(title: str, lines: Sequence[str]) -> str:
+    return f"{title} ({len(lines)}):\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def render_dns_table(domains: Sequence[NewDomain]) -> str:
+    """The DNS records the new domains need, as an aligned table (copyable into a DNS console)."""
+    header = ("DOMAIN", "TYPE", "NAME", "VALUE", "TTL")
+    rows = [
+        (d.host, *(_field(record, name) for name in ("type", "name", "value", "ttl")))
+        for d in domains
+        for record in d.dns_records
+    ]
+    return "Create these DNS records so the new domains can be verified:\n" + render_table(
+        header, rows
+    )
+
+
+def _field(record: Mapping[str, Any], name: str) -> str:
+    value = record.get(name)
+    return "" if value is None else str(value)
+
+
+def render_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in [header, *rows]
+    ]
+    return "\n".join(f"  {line}" for line in lines)
+
+
+# --- deployments ---------------------------------------------------------------------
+
+
+class PlainDeployProgress:
+    """A line when a deployment is created, when its status changes, and when it is final."""
+
+    def __init__(self, echo: Echo) -> None:
+        self.echo = echo
+
+    def started(self, total: int) -> None:
+        self.echo(f"Deploying {total} environment(s); waiting for each to finish.")
+
+    def created(self, target: DeployTarget, deployment_id: str, source: str) -> None:
+        why = ", ".join(target.reasons)
+        self.echo(f"{target.address}: deployment {deployment_id} created ({source}; {why} changed)")
+
+    def status_changed(self, target: DeployTarget, deployment_id: str, status: str) -> None:
+        if status not in FINAL_STATUSES:  # the final one is reported by `finished`
+            self.echo(f"{target.address} ({deployment_id}): {status}")
+
+    def finished(self, outcome: DeploymentOutcome) -> None:
+        self.echo(describe_outcome(outcome))
+
+    def close(self) -> None:
+        pass
+
+
+class RichDeployProgress(PlainDeployProgress):
+    """A bar of deployments finished of total; each one's status shown as the platform names it."""
+
+    def __init__(self, console: Console) -> None:
+        super().__init__(lambda line: self._bar.console.print(line, markup=False, highlight=False))
+        self._bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("deployments"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        )
+        self._task: Any = None
+        self._running = False
+
+    def started(self, total: int) -> None:
+        self._task = self._bar.add_task("Deploying", total=total)
+        self._bar.start()
+        self._running = True
+
+    def status_changed(self, target: DeployTarget, deployment_id: str, status: str) -> None:
+        self._bar.update(self._task, description=f"Deploying ({target.address}: {status})")
+
+    def finished(self, outcome: DeploymentOutcome) -> None:
+        super().finished(outcome)
+        self._bar.advance(self._task)
+
+    def close(self) -> None:
+        if self._running:
+            self._bar.stop()
+            self._running = False
+
+
+def render_deploy_report(report: DeployReport) -> str:
+    """Warnings, environments left out, then one line per deployment and the result line."""
+    sections: list[str] = []
+    if report.warnings:
+        sections.append("\n".join(f"Warning: {w}" for w in report.warnings))
+    if report.not_deployed:
+        sections.append(_section("Not deployed", list(report.not_deployed)))
+    if report.outcomes:
+        sections.append(_section("Deployments", [describe_outcome(o) for o in report.outcomes]))
+    ready = sum(o.status == "ready" for o in report.outcomes)
+    bad = [o for o in report.outcomes if not o.succeeded]
+    if not report.outcomes and not report.not_deployed:
+        sections.append("Nothing to deploy: no environment's configuration changed.")
+    elif bad or report.not_deployed:
+        sections.append(
+            f"Deploy failed! {len(bad)} of {len(report.outcomes)} deployment(s) did not go live"
+            + (
+                f"; {len(report.not_deployed)} environment(s) not deployed."
+                if report.not_deployed
+                else "."
+            )
+        )
+    else:
+        sections.append(f"Deploy complete! {ready} of {len(report.outcomes)} deployment(s) ready.")
+    return "\n\n".join(sections)

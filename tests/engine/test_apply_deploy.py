@@ -1,0 +1,275 @@
+"""`--deploy`: which environments roll out, how each deployment is created, and the wait."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from reconciler.engine.apply import ApplyResult, CallResult, ChangeResult, Outcome
+from reconciler.engine.changes import Action, Change, FieldDiff
+from reconciler.engine.deploy import (
+    DeployOptions,
+    DeployReport,
+    DeployTarget,
+    deploy_targets,
+    describe_outcome,
+    roll_out,
+)
+from reconciler.engine.progress import render_deploy_report
+from reconciler.manifest.model import App, GitSource, Manifest, OciSource, Project, Prune
+from reconciler.platform.errors import ServerError
+
+
+def done(change: Change, outcome: Outcome = Outcome.DONE) -> ChangeResult:
+    return ChangeResult(change, outcome, (CallResult("x", outcome is Outcome.DONE, 200),))
+
+
+def change(address: str, kind: str, action: Action = Action.UPDATE, **extra: Any) -> Change:
+    return Change(address, kind, action, {}, {}, **extra)  # type: ignore[arg-type]
+
+
+MANIFEST = Manifest(
+    version=1,
+    prune=Prune(),
+    projects=(
+        Project(
+            "shop",
+            apps=(
+                App("web", git=GitSource(repository="acme/web")),
+                App("api", oci=OciSource(image="ghcr.io/acme/api:1.2")),
+            ),
+        ),
+    ),
+)
+
+
+# --- which environments ----------------------------------------------------------
+
+
+def test_environments_with_applied_configuration_changes_are_deployed() -> None:
+    result = ApplyResult(
+        (
+            done(change("settings.shop/web/production", "settings")),
+            done(change("variable.shop/web/production/A", "variable", Action.CREATE)),
+            done(change("policies.shop/web/preview", "policies")),
+            done(change("domain.shop/api/production/x.example.com", "domain", Action.CREATE)),
+        )
+    )
+    targets, left_out = deploy_targets(result, MANIFEST)
+    assert {(t.address, t.reasons) for t in targets} == {
+        ("shop/web/production", ("settings", "variables")),
+        ("shop/web/preview", ("policies",)),
+    }
+    assert left_out == ()
+
+
+def test_an_environment_with_a_change_that_did_not_apply_is_not_deployed() -> None:
+    result = ApplyResult(
+        (
+            done(change("settings.shop/web/production", "settings")),
+            done(change("variable.shop/web/production/A", "variable"), Outcome.FAILED),
+            done(change("settings.shop/web/preview", "settings")),
+        )
+    )
+    targets, left_out = deploy_targets(result, MANIFEST)
+    assert [t.address for t in targets] == ["shop/web/preview"]
+    assert left_out == ("shop/web/production: some of its changes did not apply",)
+
+
+def test_a_new_image_and_a_new_project_slug_deploy_every_environment_already_running() -> None:
+    image = change("app.shop/api", "app", diffs=(FieldDiff("oci.image", "a:1", "a:2"),))
+    slug = change("project.shop", "project", reason="renamed")
+    name_only = change("app.shop/other", "app", diffs=(FieldDiff("name", "A", "B"),))
+    targets, _ = deploy_targets(ApplyResult((done(image), done(slug), done(name_only))), MANIFEST)
+    by_address = {t.address: t for t in targets}
+    assert set(by_address) == {
+        "shop/api/production",
+        "shop/api/preview",
+        "shop/web/production",
+        "shop/web/preview",
+    }
+    assert by_address["shop/api/production"].reasons == ("image", "project slug")
+    assert not by_address["shop/web/production"].only_if_deployed
+    assert by_address["shop/web/preview"].only_if_deployed
+
+
+# --- rolling out -------------------------------------------------------------------
+
+
+class FakeDeployments:
+    """Apps and deployments in memory; a deployment walks `steps` one status per poll."""
+
+    def __init__(
+        self,
+        *,
+        latest: Mapping[str, str] | None = None,
+        rolled_back: bool = False,
+        steps: tuple[str, ...] = ("pending", "building", "ready"),
+        ambiguous_create: bool = False,
+    ) -> None:
+        self.latest = dict(latest or {})
+        self.rolled_back = rolled_back
+        self.steps = steps
+        self.ambiguous_create = ambiguous_create
+        self.created: list[dict[str, Any]] = []
+        self.polls: dict[str, int] = {}
+        self.log: list[str] = []
+
+    async def call(self, operation: str, body: Mapping[str, Any]) -> Any:
+        self.log.append(operation)
+        await asyncio.sleep(0)
+        if operation == "apps.getApp":
+            app: dict[str, Any] = {"id": "app_1", "slug": body["app"]}
+            app.update(
+                {"sourceType": "oci", "oci": {"image": "live:1"}}
+                if body["app"] == "api"
+                else {"sourceType": "git"}
+            )
+            return {**app, "isRolledBack": self.rolled_back}
+        key = f"{body.get('project')}/{body.get('app')}/{body.get('environment')}"
+        if operation == "deployments.listDeployments":
+            found = self.latest.get(key)
+            return [{"id": found, "status": "ready"}] if found else []
+        if operation == "deployments.createDeployment":
+            deployment_id = f"d_{len(self.created) + 1}"
+            self.created.append(dict(body))
+            self.latest[key] = deployment_id
+            if self.ambiguous_create and len(self.created) == 1:
+                raise ServerError(
+                    "deployments.createDeployment: server error (500)",
+                    operation=operation,
+                    status=500,
+                    ambiguous=True,
+                )
+            return {"deploymentId": deployment_id}
+        if operation == "deployments.getDeployment":
+            count = self.polls[body["deploymentId"]] = self.polls.get(body["deploymentId"], 0) + 1
+            status = self.steps[min(count, len(self.steps)) - 1]
+            deployment: dict[str, Any] = {"id": body["deploymentId"], "status": status}
+            if status == "failed":
+                deployment["error"] = {
+                    "code": "build_failed",
+                    "step": "building",
+                    "message": "image tag fail-1 cannot be pulled",
+                }
+            if status == "ready":
+                deployment["domains"] = ["shop.example.com"]
+            return deployment
+        raise AssertionError(operation)
+
+
+async def _no_sleep(_: float) -> None:
+    return None
+
+
+def deploy(
+    platform: FakeDeployments, *targets: DeployTarget, timeout: float = 60, clock: Any = None
+) -> DeployReport:
+    kwargs = {"clock": clock} if clock else {}
+    options = DeployOptions(wait_timeout=timeout, poll_interval=0.01)
+    return asyncio.run(
+        roll_out(targets, platform, MANIFEST, options=options, sleep=_no_sleep, **kwargs)
+    )
+
+
+def target(app: str, environment: str = "production", **extra: Any) -> DeployTarget:
+    return DeployTarget("shop", app, environment, reasons=("settings",), **extra)
+
+
+def test_an_image_app_deploys_the_manifest_image() -> None:
+    platform = FakeDeployments()
+    report = deploy(platform, target("api"))
+    assert platform.created == [
+        {
+            "project": "shop",
+            "app": "api",
+            "environment": "production",
+            "image": {"dockerImage": "ghcr.io/acme/api:1.2"},
+        }
+    ]
+    [outcome] = report.outcomes
+    assert (outcome.status, outcome.domains) == ("ready", ("shop.example.com",))
+    assert report.succeeded
+
+
+def test_a_repository_app_reruns_the_latest_deployment_of_the_environment() -> None:
+    platform = FakeDeployments(latest={"shop/web/production": "d_old"})
+    deploy(platform, target("web"))
+    assert platform.created[0]["deployment"] == {"deploymentId": "d_old"}
+
+
+def test_a_repository_app_without_deployments_builds_the_default_branch() -> None:
+    platform = FakeDeployments()
+    deploy(platform, target("web"))
+    assert platform.created[0]["git"] == {}
+
+
+def test_a_preview_deployed_only_for_an_app_level_change_needs_an_earlier_deployment() -> None:
+    platform = FakeDeployments()
+    report = deploy(platform, target("web", "preview", only_if_deployed=True))
+    assert platform.created == []
+    assert report.outcomes == ()
+
+
+def test_a_failed_deployment_reports_code_step_and_message() -> None:
+    platform = FakeDeployments(steps=("pending", "building", "failed"))
+    report = deploy(platform, target("api"))
+    [outcome] = report.outcomes
+    assert not report.succeeded
+    assert describe_outcome(outcome) == (
+        "shop/api/production (d_1): failed: build_failed at step building: "
+        "image tag fail-1 cannot be pulled"
+    )
+    assert "Deploy failed! 1 of 1 deployment(s) did not go live." in render_deploy_report(report)
+
+
+def test_intermediate_statuses_are_only_shown_never_interpreted() -> None:
+    platform = FakeDeployments(steps=("some-new-status", "awaiting_approval", "superseded"))
+    report = deploy(platform, target("api"))
+    assert report.outcomes[0].status == "superseded"
+    assert platform.polls == {"d_1": 3}
+
+
+def test_waiting_stops_at_the_timeout() -> None:
+    now = [0.0]
+
+    async def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    platform = FakeDeployments(steps=("building",))
+    options = DeployOptions(wait_timeout=10, poll_interval=2)
+    report = asyncio.run(
+        roll_out(
+            [target("api")],
+            platform,
+            MANIFEST,
+            options=options,
+            sleep=sleep,
+            clock=lambda: now[0],
+        )
+    )
+    [outcome] = report.outcomes
+    assert outcome.status == "timed out"
+    assert outcome.error_message == "still building when --wait-timeout ran out"
+    assert platform.polls["d_1"] == 5
+    assert not report.succeeded
+
+
+def test_an_ambiguous_create_is_found_by_rereading_and_not_created_twice() -> None:
+    platform = FakeDeployments(ambiguous_create=True, latest={"shop/web/production": "d_old"})
+    report = deploy(platform, target("web"))
+    assert len(platform.created) == 1
+    assert report.outcomes[0].deployment_id == "d_1"
+    assert report.succeeded
+
+
+def test_a_rolled_back_app_is_warned_about() -> None:
+    platform = FakeDeployments(rolled_back=True)
+    report = deploy(platform, target("api"), target("api", "preview"))
+    assert report.warnings == (
+        "app.shop/api is rolled back: its new production deployment will not take over "
+        "production until a deployment is promoted (deployments.promoteDeployment)",
+    )
+    assert platform.log.count("apps.getApp") == 1
+    assert report.succeeded
