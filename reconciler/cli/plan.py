@@ -1,0 +1,142 @@
+"""`reconciler plan`: read live state, show what apply would change, optionally save the plan."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from reconciler.cli.options import (
+    ENV_FINGERPRINT_KEY,
+    connection_options,
+    manifest_option,
+    report_errors,
+)
+
+if TYPE_CHECKING:
+    from reconciler.engine.changes import Plan
+    from reconciler.engine.plan import PlanOptions
+    from reconciler.manifest.model import Manifest
+
+EXIT_NO_CHANGES = 0
+EXIT_CHANGES = 2
+
+
+@click.command()
+@manifest_option
+@connection_options
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="text for terminals, json (documented, stable) for tools, markdown for PR comments.",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="Save the plan to FILE (no secret values); `reconciler apply FILE` applies exactly it.",
+)
+@click.option(
+    "--detailed-exitcode",
+    is_flag=True,
+    help="Exit 0 when there are no changes, 2 when there are, 1 on error.",
+)
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    metavar="ADDRESS",
+    help="Limit the plan to this address and everything below it (e.g. project.shop, "
+    "app.shop/web, variable.shop/web/production). Repeatable.",
+)
+@click.option(
+    "--max-deletes",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="Flag plans deleting more objects than this (apply refuses them unless raised).",
+)
+@click.option("--no-color", is_flag=True, help="Never colour the text output (also: NO_COLOR).")
+@report_errors
+def plan(
+    files: tuple[str, ...],
+    base_url: str | None,
+    parallelism: int,
+    verbose: bool,
+    output_format: str,
+    out: Path | None,
+    detailed_exitcode: bool,
+    targets: tuple[str, ...],
+    max_deletes: int,
+    no_color: bool,
+) -> None:
+    """Show what apply would change to make live state match the manifests.
+
+    Reads live state (concurrently, only what the manifests manage), prints the
+    changes with the API calls behind them and the permissions apply needs.
+    Write-only values never appear; a secret that is not available shows as
+    (known after apply), and the plan still works.
+    """
+    from reconciler.engine.plan import PlanOptions
+    from reconciler.engine.targets import Scope
+    from reconciler.manifest.validate import load_manifest
+    from reconciler.secrets import fingerprint_key_from
+
+    Scope.parse(targets)  # a bad --target fails before any file or network work
+    manifest = load_manifest(files)
+    options = PlanOptions(
+        targets=targets,
+        max_deletes=max_deletes,
+        fingerprint_key=fingerprint_key_from(os.environ.get(ENV_FINGERPRINT_KEY)),
+    )
+    result = asyncio.run(_build(manifest, options, base_url, parallelism, verbose))
+    if out is not None:
+        from reconciler.engine.planfile import save_plan
+
+        save_plan(result, out, manifest_files=files)
+    click.echo(_render(result, output_format, no_color), nl=False)
+    if out is not None:
+        click.echo(
+            f"Saved the plan to {out}. To apply exactly this plan: reconciler apply {out}",
+            err=True,
+        )
+    if detailed_exitcode:
+        sys.exit(EXIT_CHANGES if result.has_changes else EXIT_NO_CHANGES)
+
+
+async def _build(
+    manifest: Manifest,
+    options: PlanOptions,
+    base_url: str | None,
+    parallelism: int,
+    verbose: bool,
+) -> Plan:
+    from reconciler.engine.plan import build_plan
+    from reconciler.platform.connect import connect
+
+    async with connect(base_url, parallelism=parallelism, verbose=verbose) as client:
+        return await build_plan(manifest, client, options)
+
+
+def _render(result: Plan, output_format: str, no_color: bool) -> str:
+    from reconciler.engine import render
+
+    if output_format == "json":
+        return render.render_json(result)
+    if output_format == "markdown":
+        text = render.render_markdown(result)
+        return text if text.endswith("\n") else text + "\n"
+    return render.render_text(result, color=use_color(no_color))
+
+
+def use_color(no_color: bool) -> bool:
+    """Colour only on a terminal, and never with --no-color or NO_COLOR (any value)."""
+    if no_color or "NO_COLOR" in os.environ:
+        return False
+    return click.get_text_stream("stdout").isatty()
