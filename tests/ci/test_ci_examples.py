@@ -1,0 +1,273 @@
+"""The CI examples and the pre-commit hook: parsed, and every reconciler command they run
+exists with flags the CLI accepts."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+import yaml
+
+from reconciler.cli import COMMANDS, main
+
+ROOT = Path(__file__).resolve().parents[2]
+GITHUB = ROOT / "examples" / "ci" / "github-actions.yml"
+GITLAB = ROOT / "examples" / "ci" / "gitlab-ci.yml"
+HOOKS = ROOT / ".pre-commit-hooks.yaml"
+MARKER = "<!-- reconciler-plan -->"
+SHELL_OPERATORS = {"|", "||", "&&", ";", ">", ">>", "<", "&", "(", ")", "2>", "2>&1"}
+# Values the workflows give these shell variables (DEPLOY_FLAG: its non-empty form).
+SHELL_VARIABLES = {"MANIFESTS": "platform/", "DEPLOY_FLAG": "--deploy"}
+
+
+def load(path: Path) -> dict[str, Any]:
+    return yaml.load(path.read_text(), Loader=yaml.BaseLoader)  # `on:` stays a string key
+
+
+def github_scripts() -> list[str]:
+    workflow = load(GITHUB)
+    return [
+        step["run"] for job in workflow["jobs"].values() for step in job["steps"] if "run" in step
+    ]
+
+
+def gitlab_scripts() -> list[str]:
+    pipeline = load(GITLAB)
+    return [
+        line
+        for job in pipeline.values()
+        if isinstance(job, dict) and "script" in job
+        for line in job["script"]
+    ]
+
+
+def reconciler_invocations(script: str) -> list[list[str]]:
+    """Each `reconciler ...` command of a shell script, as argv after `reconciler`."""
+    found = []
+    for line in script.replace("\\\n", " ").splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        try:
+            tokens = list(lexer)
+        except ValueError:  # heredoc bodies (python) are not shell
+            continue
+        for start, token in enumerate(tokens):
+            if token != "reconciler" or (
+                start and tokens[start - 1] not in SHELL_OPERATORS | {"then", "do"}
+            ):
+                continue
+            argv = []
+            for arg in tokens[start + 1 :]:
+                if arg in SHELL_OPERATORS or arg.startswith((">", "2>")):
+                    break
+                argv.append(arg)
+            if argv and argv[-1].isdigit():  # `2>` split as `2` and `>`
+                argv.pop()
+            found.append([_expand(arg) for arg in argv])
+    return found
+
+
+def _expand(arg: str) -> str:
+    return re.sub(r"\$\{?(\w+)\}?", lambda m: SHELL_VARIABLES.get(m.group(1), m.group(0)), arg)
+
+
+def check_all_accepted(commands: list[list[str]]) -> None:
+    """Check every command whose module exists; skip (naming them) the ones still missing."""
+    missing = []
+    for argv in commands:
+        assert argv[0] in COMMANDS, f"`reconciler {argv[0]}` is not a command"
+        if importlib.util.find_spec(COMMANDS[argv[0]].split(":")[0]) is None:
+            missing.append(argv[0])
+        else:
+            check_accepted(argv)
+    if missing:
+        pytest.skip(f"not in this checkout yet: {', '.join(sorted(set(missing)))}")
+
+
+def check_accepted(argv: list[str]) -> None:
+    name, args = argv[0], argv[1:]
+    command = main.get_command(click.Context(main), name)
+    assert command is not None
+    try:
+        command.make_context(f"reconciler {name}", list(args))
+    except click.UsageError as error:
+        raise AssertionError(f"`reconciler {' '.join(argv)}` is refused: {error}") from None
+
+
+# --- the command extraction itself --------------------------------------------
+
+
+def test_invocations_are_found_in_pipelines_redirections_and_conditionals() -> None:
+    script = (
+        'reconciler validate -f "$MANIFESTS" 2>&1 | tee validate.txt\n'
+        "if true; then reconciler plan -f x --format markdown > plan.md 2> plan.err; fi\n"
+        'pip install "reconciler==1"\n'
+        "echo reconciler apply\n"
+    )
+    assert reconciler_invocations(script) == [
+        ["validate", "-f", "platform/"],
+        ["plan", "-f", "x", "--format", "markdown"],
+    ]
+
+
+def test_a_misspelt_flag_would_be_caught() -> None:
+    with pytest.raises(AssertionError, match="refused"):
+        check_accepted(["validate", "-f", "x", "--formatt", "json"])
+
+
+# --- GitHub Actions -----------------------------------------------------------
+
+
+def test_github_triggers_and_jobs() -> None:
+    workflow = load(GITHUB)
+    assert set(workflow["on"]) == {"pull_request", "push", "workflow_dispatch"}
+    assert workflow["on"]["push"]["branches"] == ["main"]
+    assert workflow["on"]["workflow_dispatch"]["inputs"]["deploy"]["type"] == "boolean"
+    assert workflow["permissions"] == {}
+    plan, apply = workflow["jobs"]["plan"], workflow["jobs"]["apply"]
+    assert "pull_request" in plan["if"]
+    assert "refs/heads/main" in apply["if"] and "push" in apply["if"]
+    assert plan["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert apply["permissions"] == {"contents": "read"}
+    assert apply["concurrency"]["cancel-in-progress"] == "false"
+
+
+def test_github_runs_validate_plan_markdown_and_apply_auto_approve() -> None:
+    commands = [argv for script in github_scripts() for argv in reconciler_invocations(script)]
+    names = [argv[0] for argv in commands]
+    assert names.count("validate") == 2 and names.count("plan") == 1 and names.count("apply") == 1
+    plan = next(argv for argv in commands if argv[0] == "plan")
+    assert plan[plan.index("--format") + 1] == "markdown" and "--out" in plan
+    apply = next(argv for argv in commands if argv[0] == "apply")
+    assert "--auto-approve" in apply and "--deploy" in apply
+    check_all_accepted(commands)
+
+
+def test_github_keys_come_from_secrets_read_only_for_plans() -> None:
+    workflow = load(GITHUB)
+    assert workflow["env"]["RECONCILER_BASE_URL"] == "${{ vars.RECONCILER_BASE_URL }}"
+    steps = {
+        job: {step.get("id", step.get("name")): step for step in spec["steps"]}
+        for job, spec in workflow["jobs"].items()
+    }
+    plan_env = steps["plan"]["plan"]["env"]
+    apply_env = steps["apply"]["Apply"]["env"]
+    assert plan_env["RECONCILER_API_KEY"] == "${{ secrets.RECONCILER_PLAN_API_KEY }}"
+    assert apply_env["RECONCILER_API_KEY"] == "${{ secrets.RECONCILER_APPLY_API_KEY }}"
+    assert "inputs.deploy" in apply_env["DEPLOY_FLAG"]
+    assert "RECONCILER_APPLY_API_KEY" not in yaml.safe_dump(workflow["jobs"]["plan"])
+
+
+def test_github_comment_is_found_by_marker_and_updated_in_place() -> None:
+    workflow = load(GITHUB)
+    steps = workflow["jobs"]["plan"]["steps"]
+    comment = next(s for s in steps if s.get("uses", "").startswith("actions/github-script@"))
+    script = comment["with"]["script"]
+    assert MARKER in script
+    assert "updateComment" in script and "createComment" in script
+    assert "github.paginate" in script  # a PR with more than one page of comments
+    writer = next(s for s in steps if s.get("name") == "Write the comment")
+    assert f"echo '{MARKER}'" in writer["run"]
+    assert comment["if"] == "always()" and writer["if"] == "always()"
+    failing = steps[-1]
+    assert failing["run"] == "exit 1" and "steps.validate.outcome" in failing["if"]
+
+
+# --- GitLab CI ----------------------------------------------------------------
+
+
+def test_gitlab_jobs_rules_and_commands() -> None:
+    pipeline = load(GITLAB)
+    assert pipeline["stages"] == ["plan", "apply"]
+    plan, apply = pipeline["plan"], pipeline["apply"]
+    assert plan["rules"][0]["if"] == '$CI_PIPELINE_SOURCE == "merge_request_event"'
+    assert apply["rules"][0]["if"] == "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH"
+    assert plan["variables"]["RECONCILER_API_KEY"] == "$RECONCILER_PLAN_API_KEY"
+    assert apply["variables"]["RECONCILER_API_KEY"] == "$RECONCILER_APPLY_API_KEY"
+    assert apply["resource_group"]
+    commands = [argv for line in gitlab_scripts() for argv in reconciler_invocations(line)]
+    assert [argv[0] for argv in commands] == ["validate", "plan", "validate", "apply"]
+    assert "--auto-approve" in commands[-1]
+    check_all_accepted(commands)
+
+
+def test_gitlab_note_is_found_by_marker_and_updated_in_place() -> None:
+    script = "\n".join(load(GITLAB)["plan"]["script"])
+    assert MARKER in script
+    assert "merge_requests/" in script and "/notes" in script
+    assert '"PUT"' in script and '"POST"' in script and "X-Next-Page" in script
+    assert "RECONCILER_GITLAB_TOKEN" in script
+
+
+def test_gitlab_note_script_is_valid_python() -> None:
+    script = "\n".join(load(GITLAB)["plan"]["script"])
+    body = script.split("<<'EOF'\n", 1)[1].split("\nEOF", 1)[0]
+    compile(body, "gitlab-note.py", "exec")
+
+
+# --- pre-commit ---------------------------------------------------------------
+
+
+def hooks() -> dict[str, dict[str, Any]]:
+    return {hook["id"]: hook for hook in yaml.safe_load(HOOKS.read_text())}
+
+
+def test_pre_commit_hook_definitions() -> None:
+    hook = hooks()["reconciler-validate"]
+    assert hook["language"] == "python"
+    assert hook["pass_filenames"] is True and hook["require_serial"] is True
+    assert re.search(hook["files"], "platform/shop.yaml") and re.search(hook["files"], "a.yml")
+    assert not re.search(hook["files"], "README.md")
+    directory = hooks()["reconciler-validate-dir"]
+    assert directory["pass_filenames"] is False
+    check_accepted(shlex.split(directory["entry"])[1:] + directory["args"])
+
+
+def run_hook(entry: str, files: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run an entry the way pre-commit does: split it, append the file names."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run(
+        [*shlex.split(entry), *files], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_pre_commit_entry_turns_file_names_into_repeated_f(tmp_path: Path) -> None:
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    (fake_bin / "reconciler").write_text('#!/bin/sh\nprintf "%s|" "$@"\n')
+    (fake_bin / "reconciler").chmod(0o755)
+    entry = hooks()["reconciler-validate"]["entry"]
+    env = {**os.environ, "PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}"}
+    result = subprocess.run(
+        [*shlex.split(entry), "a b.yaml", "c.yml"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.stdout == "validate|-f|a b.yaml|-f|c.yml|"
+
+
+VALID = "version: 1\nprojects:\n  shop:\n    name: Shop\n"
+INVALID = "version: 1\nprojects:\n  Shop!:\n    name: Shop\n"
+
+
+def test_pre_commit_entry_validates_real_files(tmp_path: Path) -> None:
+    if importlib.util.find_spec("reconciler.manifest.validate") is None:
+        pytest.skip("the manifest loader is not in this checkout yet")
+    (tmp_path / "a.yaml").write_text(VALID)
+    (tmp_path / "b.yaml").write_text(VALID.replace("shop", "blog"))
+    (tmp_path / "bad.yaml").write_text(INVALID)
+    entry = hooks()["reconciler-validate"]["entry"]
+    assert run_hook(entry, ["a.yaml", "b.yaml"], tmp_path).returncode == 0
+    failed = run_hook(entry, ["a.yaml", "bad.yaml"], tmp_path)
+    assert failed.returncode == 1
+    assert "bad.yaml:3:" in failed.stdout + failed.stderr
