@@ -150,7 +150,8 @@ def status_error(
     target = describe_object(operation, body)
     common = {"operation": operation, "status": status, "detail": detail}
     if status == 400:
-        message = _with_detail(f"{operation}: invalid request for {target} (400)", detail)
+        subject = describe_object(operation, body, created=True)
+        message = _with_detail(f"{operation}: invalid request for {subject} (400)", detail)
         return errors.InvalidRequest(message, **common)
     if status == 401:
         why = (

@@ -9,6 +9,7 @@ import pytest
 
 from reconciler.errors import UsageError
 from reconciler.platform.connect import LOCAL_BASE_URL, connect, validate_base_url
+from reconciler.platform.errors import Conflict, InvalidRequest, NotFound
 from reconciler.platform.log import CallLog
 from tests.platform.helpers import SENTINEL_KEY, run
 
@@ -184,3 +185,33 @@ def test_local_uses_the_env_key_as_its_dev_key(
             return await client.list_all("projects.listProjects", {})
 
     assert run(roundtrip()) == []
+
+
+@pytest.mark.skipif(
+    not EMULATOR_READY,
+    reason="reconciler/emulator/app.py (the in-process emulator) has not landed yet",
+)
+def test_local_errors_map_to_messages_naming_the_object(tmp_path: Path) -> None:
+    async def failures() -> list[Exception]:
+        seen: list[Exception] = []
+        async with connect(f"local:{tmp_path / 's.json'}") as client:
+            await client.call("projects.createProject", {"name": "Shop", "slug": "shop"})
+            attempts = [
+                ("projects.createProject", {"name": "Shop", "slug": "shop"}),
+                ("apps.getApp", {"project": "shop", "app": "web"}),
+                ("apps.createApp", {"project": "shop", "name": "W", "slug": "w"}),
+            ]
+            for operation, body in attempts:
+                try:
+                    await client.call(operation, body)
+                except Exception as error:  # collected and asserted below
+                    seen.append(error)
+        return seen
+
+    conflict, missing, invalid = run(failures())
+    assert isinstance(conflict, Conflict)
+    assert str(conflict).startswith('projects.createProject: project "shop" conflicts')
+    assert isinstance(missing, NotFound)
+    assert str(missing).startswith('apps.getApp: app "web" in project "shop" not found (404)')
+    assert isinstance(invalid, InvalidRequest)
+    assert str(invalid).startswith('apps.createApp: invalid request for app "w" in project "shop"')
