@@ -1,0 +1,146 @@
+"""Property tests: any plan survives save/load exactly, and every renderer copes with it."""
+
+from __future__ import annotations
+
+import json
+import string
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reconciler.engine.changes import (
+    ABSENT,
+    UNKNOWN,
+    Action,
+    Call,
+    Change,
+    FieldDiff,
+    Note,
+    Plan,
+    PolicyEdit,
+    SecretRef,
+)
+from reconciler.engine.plan_json import RESOURCE_KINDS
+from reconciler.engine.planfile import load_plan, save_plan
+from reconciler.engine.render import plan_to_dict, render_json, render_markdown, render_text
+from reconciler.manifest.model import Position
+
+SENSITIVE = "(sensitive value)"
+
+# Field names are plain words: a name starting with `$` or a {kind: writeonly, value: ...}
+# mapping means something to the format and is covered by the example tests.
+names = st.text(string.ascii_letters + "_", min_size=1, max_size=8).filter(lambda s: s != "kind")
+texts = st.text(max_size=12)
+secret_refs = st.builds(SecretRef, source=texts, fingerprint=st.none() | texts)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | texts
+)
+values = st.recursive(
+    scalars | secret_refs | st.just(ABSENT),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.dictionaries(names, inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+mappings = st.dictionaries(names, values, max_size=4)
+safe_sensitive = st.sampled_from([SENSITIVE, UNKNOWN, None]) | secret_refs | st.just(ABSENT)
+
+
+@st.composite
+def diffs(draw: st.DrawFn) -> FieldDiff:
+    sensitive = draw(st.booleans())
+    side = safe_sensitive if sensitive else values
+    return FieldDiff(
+        path=draw(texts),
+        before=draw(side),
+        after=draw(side),
+        sensitive=sensitive,
+        known_after_apply=draw(st.booleans()),
+    )
+
+
+indexes = st.none() | st.integers(0, 60)
+edits = st.builds(
+    PolicyEdit,
+    op=st.sampled_from(["keep", "insert", "remove", "change"]),
+    before_index=indexes,
+    after_index=indexes,
+    before=st.none() | mappings,
+    after=st.none() | mappings,
+    diffs=st.lists(diffs(), max_size=2).map(tuple),
+)
+calls = st.builds(Call, operation=texts, body=mappings, permission=texts, creates=st.booleans())
+positions = st.none() | st.builds(
+    Position,
+    file=st.text(min_size=1, max_size=12),
+    line=st.integers(1, 10**6),
+    column=st.integers(1, 500),
+)
+changes = st.builds(
+    Change,
+    address=texts,
+    kind=st.sampled_from(RESOURCE_KINDS),
+    action=st.sampled_from(list(Action)),
+    before=st.none() | mappings,
+    after=st.none() | mappings,
+    diffs=st.lists(diffs(), max_size=3).map(tuple),
+    calls=st.lists(calls, max_size=2).map(tuple),
+    reason=st.none() | texts,
+    notes=st.lists(texts, max_size=2).map(tuple),
+    depends_on=st.lists(texts, max_size=2).map(tuple),
+    position=positions,
+    policy_edits=st.lists(edits, max_size=3).map(tuple),
+)
+notes = st.builds(
+    Note,
+    severity=st.sampled_from(["info", "warning", "error"]),
+    message=texts,
+    address=st.none() | texts,
+)
+plans = st.builds(
+    Plan,
+    changes=st.lists(changes, max_size=4).map(tuple),
+    notes=st.lists(notes, max_size=2).map(tuple),
+    permissions=st.lists(texts, max_size=3).map(tuple),
+    manifest_digest=texts,
+    live_digest=texts,
+    targets=st.lists(texts, max_size=2).map(tuple),
+    max_deletes=st.integers(0, 1000),
+    metadata=st.dictionaries(names, values.filter(lambda v: v is not ABSENT), max_size=3),
+)
+
+_settings = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@_settings
+@given(plan=plans, files=st.lists(texts, max_size=3))
+def test_save_then_load_is_the_identity(tmp_path: Path, plan: Plan, files: list[str]) -> None:
+    path = tmp_path / "plan.json"
+    save_plan(plan, path, manifest_files=files)
+    loaded = load_plan(path)
+    assert loaded.plan == plan
+    assert loaded.manifest_files == tuple(files)
+    assert plan_to_dict(loaded.plan) == plan_to_dict(plan)
+
+
+@_settings
+@given(plan=plans, limit=st.integers(120, 5000))
+def test_every_renderer_copes_with_any_plan(plan: Plan, limit: int) -> None:
+    text = render_text(plan)
+    assert "\x1b[" not in text
+    assert text.rstrip().splitlines()[-1]  # ends with a summary, permissions or a notice
+    markdown = render_markdown(plan, limit=limit)
+    assert len(markdown) < limit
+    assert markdown.startswith("**")  # the result line comes first, whatever is cut
+    data: Any = json.loads(render_json(plan))
+    assert len(data["changes"]) == len(plan.changes)
