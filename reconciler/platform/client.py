@@ -18,9 +18,11 @@ from typing import Any
 import httpx
 
 from reconciler import __version__
+from reconciler.errors import UsageError
 from reconciler.platform import errors
 from reconciler.platform.log import CallLog, redact
 from reconciler.platform.messages import (
+    API_KEY_ENV,
     body_snippet,
     error_detail,
     status_error,
@@ -54,7 +56,7 @@ class PlatformClient:
         self.parallelism = parallelism
         self.timeout = timeout
         self.calls = 0
-        self._api_key = api_key or None
+        self._api_key = _checked_key(api_key)
         self._retry = retry or RetryPolicy()
         self._log = call_log
         if call_log is not None:
@@ -322,3 +324,19 @@ class PlatformClient:
 
 
 _KNOWN_ERROR_STATUSES = frozenset({400, 401, 403, 404, 409, 412, 429})
+_HEADER_SAFE = frozenset(chr(c) for c in range(0x21, 0x7F))
+
+
+def _checked_key(api_key: str | None) -> str | None:
+    """The key without surrounding whitespace (a pasted or `cat`-ed key ends in a newline)."""
+    key = (api_key or "").strip()
+    if not key:
+        return None
+    if not set(key) <= _HEADER_SAFE:
+        # Said without the key: it must never be echoed, even when malformed.
+        raise UsageError(
+            f"the API key ({API_KEY_ENV}) contains spaces, control or non-ASCII characters, "
+            "which cannot be sent in an HTTP header",
+            hint=f"check the value of {API_KEY_ENV}",
+        )
+    return key

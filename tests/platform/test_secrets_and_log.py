@@ -8,6 +8,7 @@ import re
 import httpx
 import pytest
 
+from reconciler.errors import UsageError
 from reconciler.platform import errors
 from reconciler.platform.log import CallLog, redact
 from tests.platform.helpers import (
@@ -119,3 +120,26 @@ def test_client_repr_hides_the_key() -> None:
     assert "key=set" in repr(client)
     assert SENTINEL_KEY not in repr(client)
     run(client.aclose())
+
+
+def test_a_key_with_a_trailing_newline_is_trimmed() -> None:
+    mock = scripted(httpx.Response(200, json={"data": {}}))
+    client = make_client(mock, api_key=f"  {SENTINEL_KEY}\n")
+    run(call_once(client, "apps.getApp", APP_BODY))
+    assert mock.requests[0].headers["Authorization"] == f"Bearer {SENTINEL_KEY}"
+
+
+@pytest.mark.parametrize("bad", ["with space", "tab\tinside", "ключ", "nul\x00"])
+def test_a_key_that_cannot_be_a_header_is_a_usage_error_without_the_key(bad: str) -> None:
+    key = f"{SENTINEL_KEY}{bad}"
+    with pytest.raises(UsageError) as caught:
+        make_client(scripted(), api_key=key)
+    assert "RECONCILER_API_KEY" in str(caught.value)
+    assert SENTINEL_KEY not in str(caught.value)
+
+
+def test_a_blank_key_counts_as_missing() -> None:
+    mock = scripted(httpx.Response(401))
+    with pytest.raises(errors.AuthenticationError, match="is missing"):
+        run(call_once(make_client(mock, api_key="  "), "apps.getApp", APP_BODY))
+    assert "Authorization" not in mock.requests[0].headers
