@@ -332,7 +332,9 @@ async def _execute(request: ApplyRequest, plan: Plan, client: Any) -> ApplyResul
             plan,
             client,
             resolve=resolve_ref,
-            options=ApplyOptions(parallelism=request.parallelism),
+            options=ApplyOptions(
+                parallelism=request.parallelism, fingerprint_key=request.fingerprint_key
+            ),
             observer=progress,
         )
     finally:

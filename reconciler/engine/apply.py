@@ -34,7 +34,7 @@ from reconciler.engine.changes import Action, Call, Change, Plan, SecretRef
 from reconciler.errors import ReconcilerError
 from reconciler.platform.errors import ApiError, Conflict, NotFound
 from reconciler.platform.operations import OPERATIONS
-from reconciler.secrets import ref_matches
+from reconciler.secrets import fingerprint, ref_matches, split_fingerprint, with_fingerprint
 
 SecretResolver = Callable[[SecretRef], str]
 Sleep = Callable[[float], Awaitable[None]]
@@ -57,6 +57,8 @@ class ApplyOptions:
     parallelism: int = 10
     create_attempts: int = 3
     create_retry_delay: float = 1.0
+    fingerprint_key: bytes | None = None
+    """RECONCILER_FINGERPRINT_KEY: fingerprints secrets the plan could not (see `_fingerprint`)."""
 
 
 class Outcome(enum.Enum):
@@ -684,6 +686,8 @@ class Executor:
         status = OPERATIONS[call.operation].success_status if call.operation in OPERATIONS else None
         try:
             body = materialize(call.body, self.resolve)
+            if self.options.fingerprint_key is not None:
+                _fingerprint_late_secrets(call.body, body, self.options.fingerprint_key)
             if call.creates:
                 data, reread = await create_once(
                     self.client,
@@ -720,6 +724,29 @@ class Executor:
         if skipped:
             return ChangeResult(change, Outcome.SKIPPED, calls, blocked_by=tuple(skipped))
         return ChangeResult(change, Outcome.DONE, calls)
+
+
+def _fingerprint_late_secrets(planned: Mapping[str, Any], body: dict[str, Any], key: bytes) -> None:
+    """Add the fingerprint marker for write-only values the plan could not fingerprint.
+
+    A saved plan made while a secret was missing (a pull request from a fork)
+    sends it without a fingerprint; recording one now keeps the next plan from
+    showing the secret as changed.
+    """
+    planned_items = planned.get("variables")
+    if not isinstance(planned_items, (list, tuple)):
+        return
+    for planned_item, item in zip(planned_items, body["variables"], strict=True):
+        ref = planned_item.get("value") if isinstance(planned_item, Mapping) else None
+        if (
+            isinstance(ref, SecretRef)
+            and ref.fingerprint is None
+            and item.get("kind") == "writeonly"
+        ):
+            description, _ = split_fingerprint(item.get("description"))
+            item["description"] = with_fingerprint(
+                description, fingerprint(key, item["key"], item["value"])
+            )
 
 
 def _api_error_text(error: ApiError) -> str:

@@ -261,19 +261,21 @@ def render_deploy_report(report: DeployReport) -> str:
         sections.append(_section("Not deployed", list(report.not_deployed)))
     if report.outcomes:
         sections.append(_section("Deployments", [describe_outcome(o) for o in report.outcomes]))
-    ready = sum(o.status == "ready" for o in report.outcomes)
-    bad = [o for o in report.outcomes if not o.succeeded]
-    if not report.outcomes and not report.not_deployed:
+    live = sum(o.succeeded for o in report.outcomes)
+    total = len(report.outcomes)
+    left_out = len(report.not_deployed)
+    if not report.outcomes and not left_out:
         sections.append("Nothing to deploy: no environment's configuration changed.")
-    elif bad or report.not_deployed:
+    elif live < total:
         sections.append(
-            f"Deploy failed! {len(bad)} of {len(report.outcomes)} deployment(s) did not go live"
-            + (
-                f"; {len(report.not_deployed)} environment(s) not deployed."
-                if report.not_deployed
-                else "."
-            )
+            f"Deploy failed! {total - live} of {total} deployment(s) did not go live"
+            + (f"; {left_out} environment(s) not deployed." if left_out else ".")
+        )
+    elif left_out:
+        sections.append(
+            f"Deploy incomplete! {live} of {total} deployment(s) went live; {left_out} "
+            "environment(s) not deployed because some of their changes did not apply."
         )
     else:
-        sections.append(f"Deploy complete! {ready} of {len(report.outcomes)} deployment(s) ready.")
+        sections.append(f"Deploy complete! {live} of {total} deployment(s) went live.")
     return "\n\n".join(sections)

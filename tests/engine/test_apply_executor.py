@@ -19,6 +19,7 @@ from reconciler.engine.apply import (
 from reconciler.engine.changes import Action, Change, Plan
 from reconciler.errors import ReconcilerError
 from reconciler.platform.errors import Conflict, NotFound, PreconditionFailed
+from reconciler.secrets import fingerprint, with_fingerprint
 from tests.engine.apply_plans import (
     FakePlatform,
     app_create,
@@ -374,6 +375,20 @@ def test_secrets_are_resolved_only_in_the_sent_body() -> None:
     assert platform.log[0][1]["variables"][0]["value"] == SECRET_VALUE
     assert SECRET_VALUE not in repr(result)
     assert SECRET_VALUE not in repr(plan)
+
+
+def test_a_secret_the_plan_could_not_fingerprint_is_fingerprinted_when_sent() -> None:
+    late = variables("s", "a", "production", ["TOKEN"], value=secret("PRESENT"))
+    items = late[0].calls[0].body["variables"]
+    items[0]["kind"] = "writeonly"
+    items[0]["description"] = "payment key"
+    platform = FakePlatform()
+    run(plan_of(late), platform, fingerprint_key=b"key")
+    sent = platform.log[0][1]["variables"][0]
+    assert sent["description"] == with_fingerprint(
+        "payment key", fingerprint(b"key", "TOKEN", SECRET_VALUE)
+    )
+    assert items[0]["description"] == "payment key"  # the plan itself is left as it was
 
 
 def test_a_missing_secret_is_refused_naming_its_source() -> None:
