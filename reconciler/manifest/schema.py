@@ -174,8 +174,8 @@ def _type_message(error: ValidationError) -> str:
     text_wanted = "string" in wanted
     if isinstance(value, bool) and text_wanted:
         return (
-            f'{str(value).lower()} is a YAML boolean, not text; quote it ("{value}") '
-            "if you mean the text"
+            f"YAML reads this as the boolean {str(value).lower()} (yes/no/on/off/true/false "
+            'are booleans), not text; quote it (e.g. "on") if you mean the text'
         )
     if isinstance(value, float) and text_wanted:
         return (
