@@ -8,6 +8,7 @@ the symbol in column 0 so GitHub's `diff` highlighting colours the line.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -55,12 +56,20 @@ class Line:
     text: str
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def clean(text: str) -> str:
+    """Free text with control characters made visible: no escape code or line break sneaks in."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 # --------------------------------------------------------------------------- headings
 
 
 def heading(change: Change) -> str:
     """`app.shop/web will be updated in-place`, with the reason where one explains it."""
-    return f"{change.address} {outcome(change)}"
+    return f"{clean(change.address)} {outcome(change)}"
 
 
 def outcome(change: Change) -> str:
@@ -83,13 +92,13 @@ def outcome(change: Change) -> str:
 def describe_reason(reason: str | None) -> str | None:
     if reason is None:
         return None
-    return _REASONS.get(reason, reason.replace("_", " "))
+    return clean(_REASONS.get(reason, reason.replace("_", " ")))
 
 
 def block_label(change: Change) -> str:
     """`app "shop/web"`: the kind and the address without its kind prefix."""
     name = change.address.split(".", 1)[1] if "." in change.address else change.address
-    return f"{change.kind} {json.dumps(name, ensure_ascii=False)}"
+    return f"{change.kind} {_quote(name)}"
 
 
 def summary_line(add: int, change: int, destroy: int) -> str:
@@ -114,7 +123,7 @@ def format_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return value if value in (UNKNOWN, SENSITIVE) else json.dumps(value, ensure_ascii=False)
+        return value if value in (UNKNOWN, SENSITIVE) else _quote(value)
     if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, Mapping):
@@ -123,12 +132,17 @@ def format_value(value: Any) -> str:
         return "{" + inner + "}"
     if isinstance(value, list | tuple):
         return "[" + ", ".join(format_value(v) for v in value) + "]"
-    return json.dumps(str(value), ensure_ascii=False)
+    return _quote(str(value))
+
+
+def _quote(text: str) -> str:
+    # JSON escapes C0 controls; `clean` catches DEL and C1 (0x9b is a CSI on some terminals)
+    return clean(json.dumps(text, ensure_ascii=False))
 
 
 def _key(key: Any) -> str:
     text = str(key)
-    return text if text.replace("_", "").isalnum() else json.dumps(text, ensure_ascii=False)
+    return text if text.replace("_", "").isalnum() and text.isascii() else _quote(text)
 
 
 def redact_writeonly(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -158,10 +172,10 @@ def diff_line(diff: FieldDiff, depth: int = 0) -> Line:
     before = _side(diff, diff.before, is_after=False)
     after = _side(diff, diff.after, is_after=True)
     if diff.before is ABSENT and diff.after is not ABSENT:
-        return Line("+", depth, f"{diff.path} = {after}")
+        return Line("+", depth, f"{clean(diff.path)} = {after}")
     if diff.after is ABSENT and diff.before is not ABSENT:
-        return Line("-", depth, f"{diff.path} = {before}")
-    return Line("~", depth, f"{diff.path} = {before} -> {after}")
+        return Line("-", depth, f"{clean(diff.path)} = {before}")
+    return Line("~", depth, f"{clean(diff.path)} = {before} -> {after}")
 
 
 def _side(diff: FieldDiff, value: Any, *, is_after: bool) -> str:
@@ -214,7 +228,7 @@ def note_lines(change: Change) -> list[str]:
     notes = list(change.notes)
     if change.action is Action.BLOCKED and not any("deleteProtection" in n for n in notes):
         notes.append(LIFT_PROTECTION)
-    return notes
+    return [clean(note) for note in notes]
 
 
 def policy_lines(edits: Iterable[PolicyEdit]) -> list[Line]:

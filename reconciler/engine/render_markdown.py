@@ -15,6 +15,7 @@ from reconciler.engine.render_lines import (
     NEUTRAL,
     Line,
     change_body,
+    clean,
     note_lines,
     outcome,
     plural,
@@ -133,7 +134,7 @@ def _fenced(language: str, lines: list[str]) -> str:
 def _permissions(plan: Plan) -> str:
     return (
         f"<details><summary>Permissions needed by apply ({len(plan.permissions)})</summary>\n\n"
-        f"{_fenced('text', list(plan.permissions))}\n\n"
+        f"{_fenced('text', [clean(p) for p in plan.permissions])}\n\n"
         "</details>"
     )
 
@@ -147,5 +148,5 @@ def _cut_note(left_out: int) -> str:
 
 def _escape(text: str) -> str:
     """HTML-escape and neutralise markdown in text that lands outside code blocks."""
-    escaped = html.escape(text, quote=False)
+    escaped = html.escape(clean(text), quote=False)
     return escaped.replace("`", "&#96;").replace("*", "&#42;").replace("_", "&#95;")

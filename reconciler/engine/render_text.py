@@ -9,6 +9,7 @@ from reconciler.engine.render_lines import (
     Line,
     block_label,
     change_body,
+    clean,
     heading,
     note_lines,
     plural,
@@ -94,8 +95,8 @@ def _body_line(line: Line, paint: _Paint) -> str:
 
 def _note(note: Note, paint: _Paint) -> str:
     label = paint(f"{_SEVERITY_LABEL[note.severity]}:", _SEVERITY_COLOUR[note.severity])
-    where = f" ({note.address})" if note.address else ""
-    return f"{label} {note.message}{where}"
+    where = f" ({clean(note.address)})" if note.address else ""
+    return f"{label} {clean(note.message)}{where}"
 
 
 def _summary(plan: Plan, paint: _Paint) -> list[str]:
@@ -117,5 +118,5 @@ def _summary(plan: Plan, paint: _Paint) -> list[str]:
         )
     if plan.has_changes and plan.permissions:
         lines += ["", "Permissions needed by apply:"]
-        lines += [f"  {permission}" for permission in plan.permissions]
+        lines += [f"  {clean(permission)}" for permission in plan.permissions]
     return lines

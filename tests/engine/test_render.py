@@ -757,3 +757,23 @@ def test_sentinel_secret_appears_in_no_format() -> None:
     with pytest.raises(PlainSecretError) as caught:
         render_json(plan)
     assert SENTINEL not in str(caught.value)
+
+
+def test_control_characters_in_plan_text_cannot_inject_escape_codes() -> None:
+    """Values, notes and addresses come from manifests and API answers: print them inert."""
+    evil = "\x1b[31mred\x9b2J\nnext"
+    change = Change(
+        address=f"app.shop/{evil}",
+        kind="app",
+        action=Action.UPDATE,
+        before=None,
+        after=None,
+        diffs=(FieldDiff(f"name{evil}", evil, {evil: evil}),),
+        reason=evil,
+        notes=(evil,),
+    )
+    plan = Plan(changes=(change,), notes=(Note("error", evil, evil),), permissions=(evil,))
+    for output in (render_text(plan), render_markdown(plan)):
+        assert "\x1b" not in output and "\x9b" not in output
+        assert "\\x1b" in output or "\\u001b" in output  # shown, not dropped
+        assert "\nnext" not in output
