@@ -116,7 +116,9 @@ def emulator(
 def _bind(host: str, port: int) -> socket.socket:
     try:
         info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-        sock = socket.socket(info[0], socket.SOCK_STREAM)
+        # proto IPPROTO_TCP lets asyncio set TCP_NODELAY on accepted connections (without it
+        # every response waits ~40 ms for a delayed ACK)
+        sock = socket.socket(info[0], socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(info[4])
     except OSError as error:
