@@ -73,6 +73,8 @@ class PlatformClient:
             base_url=self.base_url,
             headers=headers,
             timeout=httpx.Timeout(timeout),
+            # The semaphore is the real bound; the pool must never be the narrower one.
+            limits=httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism),
             transport=transport,
             follow_redirects=False,
         )
