@@ -28,18 +28,16 @@ from typing import Any, Protocol
 import yaml
 
 from reconciler.errors import ReconcilerError
+from reconciler.resources.common import display_number
+from reconciler.resources.policies import normalise_policy
+from reconciler.resources.settings import HEALTHCHECK_DEFAULTS
 
 ENVIRONMENT_ORDER = ("production", "preview")
 
 # Values the spec itself defines as the default or as "nothing set"; a field
 # holding one of them is left out of the export (omitted means unmanaged, so
-# leaving it out can never cause a diff).
-HEALTHCHECK_DEFAULTS: Mapping[str, int] = {
-    "intervalSeconds": 10,
-    "timeoutSeconds": 5,
-    "failureThreshold": 3,
-    "initialDelaySeconds": 0,
-}
+# leaving it out can never cause a diff). Healthcheck defaults and the policy
+# normalisation are the plan engine's own, so both sides agree on "default".
 NEUTRAL_BUILD: Mapping[str, Any] = {"rootDirectory": ".", "watchPaths": []}
 NEUTRAL_RUNTIME: Mapping[str, Any] = {"storageMib": 0, "command": []}
 
@@ -57,7 +55,19 @@ RUNTIME_FIELDS = (
 )
 HEALTHCHECK_FIELDS = ("method", "path", *HEALTHCHECK_DEFAULTS)
 MATCH_MEMBER_ORDER = ("path", "method", "header", "queryParam", "remoteIp")
-STRING_MATCH_ORDER = ("exact", "prefix", "regex", "ignoreCase")
+MEMBER_KEY_ORDER = (
+    "name",
+    "path",
+    "methods",
+    "present",
+    "value",
+    "exact",
+    "prefix",
+    "regex",
+    "ignoreCase",
+    "in",
+    "notIn",
+)
 LOGGING_FIELDS = ("requestHeaders", "responseHeaders", "requestBody", "responseBody", "query")
 
 
@@ -334,7 +344,7 @@ def _pick(settings: Any, fields: Sequence[str], neutral: Mapping[str, Any] = {})
     picked = {}
     for name in fields:
         value = settings.get(name)
-        if value is None or (name in neutral and value == neutral[name]):
+        if value is None or value == "" or (name in neutral and value == neutral[name]):
             continue
         picked[name] = list(value) if isinstance(value, list) else value
     return picked
@@ -343,7 +353,7 @@ def _pick(settings: Any, fields: Sequence[str], neutral: Mapping[str, Any] = {})
 def _runtime(runtime: Any) -> dict[str, Any]:
     picked = _pick(runtime, RUNTIME_FIELDS, NEUTRAL_RUNTIME)
     if "vCpus" in picked:
-        picked["vCpus"] = _number(picked["vCpus"])
+        picked["vCpus"] = display_number(picked["vCpus"])
     if "healthcheck" in picked:
         check = _pick(picked["healthcheck"], HEALTHCHECK_FIELDS, HEALTHCHECK_DEFAULTS)
         if check:
@@ -351,13 +361,6 @@ def _runtime(runtime: Any) -> dict[str, Any]:
         else:
             del picked["healthcheck"]
     return picked
-
-
-def _number(value: Any) -> Any:
-    """`1.0` is written `1`: the loader reads both as the same number."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
 
 
 def _region(region: Mapping[str, Any]) -> dict[str, Any]:
@@ -390,56 +393,43 @@ def user_description(description: Any) -> str | None:
 
 
 def policy_entry(policy: Mapping[str, Any]) -> dict[str, Any]:
-    """A live policy in the manifest's form: no ID, defaults (false booleans) dropped."""
-    entry: dict[str, Any] = {"name": policy["name"], "enabled": bool(policy.get("enabled"))}
-    match = [_match_item(item) for item in policy.get("match") or []]
-    if match:
-        entry["match"] = match
-    if isinstance(policy.get("firewall"), Mapping):
-        entry["firewall"] = {"action": policy["firewall"]["action"]}
-    elif isinstance(policy.get("logging"), Mapping):
-        logging = policy["logging"]
-        entry["logging"] = {name: True for name in LOGGING_FIELDS if logging.get(name) is True}
-    else:
+    """A live policy in the manifest's form: the plan engine's normal form (no ID, no
+    false booleans, no empty match), with keys in the order of the docs."""
+    if not isinstance(policy.get("firewall"), Mapping) and not isinstance(
+        policy.get("logging"), Mapping
+    ):
         raise ExportError(
-            f'gateway.listPolicies returned policy "{policy["name"]}" with neither a '
+            f'gateway.listPolicies returned policy "{policy.get("name")}" with neither a '
             "firewall nor a logging rule; cannot export it"
         )
+    normal = normalise_policy(policy)
+    entry: dict[str, Any] = {"name": normal["name"], "enabled": normal["enabled"]}
+    if normal.get("match"):
+        entry["match"] = [_match_item(item) for item in normal["match"]]
+    if "firewall" in normal:
+        entry["firewall"] = normal["firewall"]
+    else:
+        entry["logging"] = {k: True for k in LOGGING_FIELDS if normal["logging"].get(k)}
+        entry["logging"].update({k: True for k in normal["logging"] if k not in LOGGING_FIELDS})
     return entry
 
 
 def _match_item(item: Mapping[str, Any]) -> dict[str, Any]:
-    ordered = [m for m in MATCH_MEMBER_ORDER if m in item]
-    ordered += sorted(m for m in item if m not in MATCH_MEMBER_ORDER)  # unknown: keep as is
-    return {member: _match_member(member, item[member]) for member in ordered}
+    return {member: _ordered(item[member]) for member in _key_order(item, MATCH_MEMBER_ORDER)}
 
 
-def _match_member(member: str, value: Any) -> Any:
-    if not isinstance(value, Mapping):
-        return value
-    if member == "path":
-        return {"path": _string_match(value.get("path") or {})}
-    if member in ("header", "queryParam"):
-        out: dict[str, Any] = {"name": value["name"]}
-        if value.get("present") is True:
-            out["present"] = True
-        if isinstance(value.get("value"), Mapping):
-            out["value"] = _string_match(value["value"])
-        return out
-    if member == "method":
-        return {"methods": list(value.get("methods") or [])}
-    if member == "remoteIp":
-        return {k: list(value[k]) for k in ("in", "notIn") if value.get(k) is not None}
-    return dict(value)
+def _ordered(value: Any) -> Any:
+    """Members in the spec's order (`name` before `present`/`value`, `exact`/`prefix`/`regex`
+    before `ignoreCase`, `in` before `notIn`); unknown keys kept after them."""
+    if isinstance(value, Mapping):
+        return {k: _ordered(value[k]) for k in _key_order(value, MEMBER_KEY_ORDER)}
+    if isinstance(value, list):
+        return [_ordered(v) for v in value]
+    return value
 
 
-def _string_match(value: Mapping[str, Any]) -> dict[str, Any]:
-    """exact/prefix/regex first, `ignoreCase` only when true (false is the default)."""
-    return {
-        k: value[k]
-        for k in STRING_MATCH_ORDER
-        if value.get(k) is not None and not (k == "ignoreCase" and value[k] is not True)
-    }
+def _key_order(mapping: Mapping[str, Any], order: Sequence[str]) -> list[str]:
+    return [k for k in order if k in mapping] + sorted(k for k in mapping if k not in order)
 
 
 # --- whole exports ----------------------------------------------------------
