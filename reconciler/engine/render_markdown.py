@@ -31,34 +31,49 @@ _LISTED_DELETIONS = 50
 
 def render_markdown(plan: Plan, *, limit: int = GITHUB_COMMENT_LIMIT) -> str:
     """Markdown shorter than `limit` characters (cut at a whole change when needed)."""
-    head = [_result(plan)]
+    head = _result(plan)
     warnings = _warnings(plan)
     sections = [_change_section(change) for change in plan.changes]
     tail = [_permissions(plan)] if plan.has_changes and plan.permissions else []
-
-    def text(parts: list[str]) -> str:
-        return "\n\n".join(parts) + "\n"
-
-    everything = [*head, *warnings, *sections, *tail]
-    if len(text(everything)) < limit:
-        return text(everything)
-    # Keep the result line and as many warnings and whole changes as fit with the cut note.
-    kept = list(head)
+    everything = [head, *warnings, *sections, *tail]
+    if _joined_size(everything) < limit:
+        return _join(everything)
+    # The result line, then what fits of the warnings and whole changes, keeping room for the note.
+    note_size = max(_size(_cut_note(len(sections))), _size(_cut_note(0)))
+    room = limit - _size(head) - 1 - (note_size + len(_SEPARATOR))
+    kept = [head]
     for block in warnings:
-        if len(text([*kept, block, _cut_note(len(sections))])) < limit:
+        if _size(block) + len(_SEPARATOR) < room:
             kept.append(block)
+            room -= _size(block) + len(_SEPARATOR)
     shown = 0
     for section in sections:
-        left_out = len(sections) - shown - 1
-        candidate = [*kept, section] + ([_cut_note(left_out)] if left_out else [])
-        if len(text(candidate)) >= limit:
+        if _size(section) + len(_SEPARATOR) >= room:
             break
         kept.append(section)
+        room -= _size(section) + len(_SEPARATOR)
         shown += 1
-    if shown < len(sections):
-        kept.append(_cut_note(len(sections) - shown))
-    result = text(kept)
-    return result if len(result) < limit else result[: max(limit - 2, 0)] + "\n"
+    kept.append(_cut_note(len(sections) - shown))
+    result = _join(kept)
+    while _size(result) >= limit and len(result) > 1:  # only when even the result line is too long
+        result = result[: len(result) - (_size(result) - limit) - 2] + "\n"
+    return result
+
+
+_SEPARATOR = "\n\n"
+
+
+def _join(parts: list[str]) -> str:
+    return _SEPARATOR.join(parts) + "\n"
+
+
+def _joined_size(parts: list[str]) -> int:
+    return sum(map(_size, parts)) + len(_SEPARATOR) * (len(parts) - 1) + 1
+
+
+def _size(text: str) -> int:
+    """Length as GitHub counts it (UTF-16 code units: an emoji counts twice), to stay safe."""
+    return len(text) + sum(ord(char) > 0xFFFF for char in text)
 
 
 def _result(plan: Plan) -> str:
@@ -140,6 +155,11 @@ def _permissions(plan: Plan) -> str:
 
 
 def _cut_note(left_out: int) -> str:
+    if not left_out:  # everything shown, only the permissions left out
+        return (
+            "> [!NOTE]\n> The permissions apply needs are not shown: this comment is cut to stay "
+            "under GitHub's size limit. See the CI log or run `reconciler plan` for them."
+        )
     return (
         f"> [!NOTE]\n> {plural(left_out, 'more change')} not shown: this comment is cut to stay "
         "under GitHub's size limit. See the CI log or run `reconciler plan` for the full plan."

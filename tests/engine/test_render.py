@@ -777,3 +777,30 @@ def test_control_characters_in_plan_text_cannot_inject_escape_codes() -> None:
         assert "\x1b" not in output and "\x9b" not in output
         assert "\\x1b" in output or "\\u001b" in output  # shown, not dropped
         assert "\nnext" not in output
+
+
+def test_markdown_counts_characters_outside_the_bmp_twice() -> None:
+    """GitHub counts UTF-16 units: a comment of emoji must be cut earlier than its len()."""
+    changes = tuple(
+        Change(
+            address=f"app.shop/app{i}",
+            kind="app",
+            action=Action.CREATE,
+            before=None,
+            after={"name": "\U0001f680" * 300},
+        )
+        for i in range(20)
+    )
+    text = render_markdown(Plan(changes=changes), limit=5000)
+    assert len(text.encode("utf-16-le")) // 2 < 5000
+    assert "more changes not shown" in text
+
+
+def test_markdown_drops_the_permissions_first_with_a_note() -> None:
+    plan = Plan(changes=(project_create(),), permissions=tuple(f"p.{i}.x" for i in range(200)))
+    full = render_markdown(plan)
+    assert "Permissions needed by apply (200)" in full
+    cut = render_markdown(plan, limit=len(full) - 10)
+    assert "<code>project.shop</code> will be created" in cut
+    assert "Permissions needed" not in cut
+    assert "permissions apply needs are not shown" in cut
