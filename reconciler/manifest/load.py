@@ -278,6 +278,10 @@ def _position(node: Node, display: str) -> Position:
     return Position(display, node.start_mark.line + 1, node.start_mark.column + 1)
 
 
+def _is_empty_scalar(node: Node) -> bool:
+    return isinstance(node, ScalarNode) and node.value == "" and not node.style
+
+
 def _yaml_kind(value: object) -> str:
     if isinstance(value, list):
         return "list"
@@ -375,6 +379,9 @@ class _Converter:
         for key, (key_position, value_node) in explicit.items():
             self.keys[(*path, key)] = key_position
             result[key] = self.convert(value_node, (*path, key))
+            if _is_empty_scalar(value_node):
+                # `KEY:` with nothing after it: the key is the place to point at
+                self.values[(*path, key)] = key_position
         return result
 
     def _merged(self, merge_sources: list[Node], path: Path) -> dict[str, Any]:
