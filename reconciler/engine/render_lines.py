@@ -189,7 +189,9 @@ def _side(diff: FieldDiff, value: Any, *, is_after: bool) -> str:
 def attribute_lines(symbol: str, mapping: Mapping[str, Any] | None, depth: int = 0) -> list[Line]:
     if not mapping:
         return []
-    return [Line(symbol, depth, f"{path} = {format_value(v)}") for path, v in flatten(mapping)]
+    return [
+        Line(symbol, depth, f"{clean(path)} = {format_value(v)}") for path, v in flatten(mapping)
+    ]
 
 
 def change_body(change: Change) -> list[Line]:

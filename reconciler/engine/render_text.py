@@ -49,7 +49,12 @@ def render_text(plan: Plan, *, color: bool = False) -> str:
     out: list[str] = []
     if plan.changes:
         out += _legend(plan, paint)
-        out += ["", "Reconciler will perform the following actions:", ""]
+        intro = (
+            "Reconciler will perform the following actions:"
+            if plan.has_changes
+            else "Nothing can be applied: every change of this plan is blocked."
+        )
+        out += ["", intro, ""]
         for change in plan.changes:
             out += _change(change, paint)
             out.append("")

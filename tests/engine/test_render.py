@@ -436,6 +436,8 @@ class TestText:
         assert "Plan: 0 to add, 0 to change, 0 to destroy." in text
         assert "1 deletion blocked by delete protection" in text
         assert "No changes." not in text
+        assert "Nothing can be applied: every change of this plan is blocked." in text
+        assert "will perform" not in text
 
     def test_too_many_deletions_warns_that_apply_will_refuse(self) -> None:
         plan = Plan(changes=(variable_delete(), domain_delete(), app_replace()), max_deletes=2)
