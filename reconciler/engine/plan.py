@@ -313,6 +313,7 @@ class _Planner:
         for host, attached in lookups.items():
             self.record.read(domains.LOOKUP_OPERATION, (attached or {}).get("environmentId"))
             self.record.lookup(host, attached)
+        await self._name_attachments([a for a in lookups.values() if a is not None])
         planned = domains.plan_domains(
             managed, lookups, describe=self.record.describe, going_away=self.going_away
         )
@@ -324,6 +325,25 @@ class _Planner:
             prefix = change.address.rsplit("/", 1)[0] + "/"
             self._add(change, depends_by_prefix.get(prefix, ()))
         self.notes.extend(planned.notes)
+
+    async def _name_attachments(self, attached: Sequence[Mapping[str, Any]]) -> None:
+        """Learn the slugs of environments outside the manifest that hold a host it adds.
+
+        Only reached when a host is attached elsewhere (a conflict the plan reports), so the
+        plan can say `blog/site/production` instead of three IDs. Best effort: a key that may
+        not read those objects just leaves the IDs in the message.
+        """
+        unknown = {
+            str(a.get("environmentId")): a
+            for a in attached
+            if str(a.get("environmentId")) not in self.record.labels
+        }
+        found = await asyncio.gather(
+            *(domains.locate(self.client, a) for a in unknown.values()), return_exceptions=True
+        )
+        for environment_id, label in zip(unknown, found, strict=True):
+            if isinstance(label, str):
+                self.record.labels[environment_id] = label
 
     def _add(self, change: Change | None, depends_on: Iterable[str] = ()) -> None:
         if change is None:

@@ -83,7 +83,7 @@ def nested_diffs(
     Mappings are walked key by key (`runtime.healthcheck.path`); a key missing on one side
     is `ABSENT` there. Lists are compared whole (for settings the whole new list is what is
     sent, so that is what a reviewer should see) unless `walk_lists` is set, when lists of
-    the same length are walked item by item (`match[1].remoteIp.notIn`).
+    the same length holding mappings are walked item by item (`match[1].remoteIp.notIn`).
     """
     if isinstance(before, Mapping) and isinstance(after, Mapping):
         diffs: list[FieldDiff] = []
@@ -100,6 +100,7 @@ def nested_diffs(
         and isinstance(before, (list, tuple))
         and isinstance(after, (list, tuple))
         and len(before) == len(after)
+        and all(isinstance(item, Mapping) for item in (*before, *after))
     ):
         diffs = []
         for index, (old, new) in enumerate(zip(before, after, strict=True)):

@@ -15,6 +15,7 @@ same for desired hosts).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +44,20 @@ async def lookup_domain(client: Any, host: str) -> dict[str, Any] | None:
         return await client.call(LOOKUP_OPERATION, {"domain": host})
     except NotFound:
         return None
+
+
+async def locate(client: Any, domain: Mapping[str, Any]) -> str:
+    """`project/app/environment` in slugs for a domain attached outside the manifest."""
+    project_id, app_id = str(domain.get("projectId")), str(domain.get("appId"))
+    project, app, environment = await asyncio.gather(
+        client.call("projects.getProject", {"project": project_id}),
+        client.call("apps.getApp", {"project": project_id, "app": app_id}),
+        client.call(
+            "environments.getEnvironment",
+            {"project": project_id, "app": app_id, "environment": domain.get("environmentId")},
+        ),
+    )
+    return f"{project.get('slug')}/{app.get('slug')}/{environment.get('slug')}"
 
 
 @dataclass(frozen=True)
