@@ -188,12 +188,28 @@ def check_safety(
 
 
 def secret_refs(plan: Plan) -> tuple[tuple[str, SecretRef], ...]:
-    """(address, ref) for every secret that an executable change sends."""
+    """(address, ref) for every secret that an executable change sends.
+
+    A variable's address is its own even when another variable's change carries the batch call.
+    """
     found: list[tuple[str, SecretRef]] = []
     for change in executable_changes(plan):
         for call in change.calls:
-            found.extend((change.address, ref) for ref in _walk_refs(call.body))
+            items = call.body.get("variables")
+            for item in items if isinstance(items, (list, tuple)) else ():
+                if isinstance(item, Mapping) and isinstance(item.get("value"), SecretRef):
+                    found.append((_variable_address(change, item), item["value"]))
+            placed = {id(ref) for _, ref in found}
+            found.extend(
+                (change.address, ref) for ref in _walk_refs(call.body) if id(ref) not in placed
+            )
     return tuple(found)
+
+
+def _variable_address(change: Change, item: Mapping[str, Any]) -> str:
+    if change.kind != "variable":
+        return change.address
+    return f"{change.address.rsplit('/', 1)[0]}/{item.get('key')}"
 
 
 def check_secrets(plan: Plan, resolve: SecretResolver) -> None:
@@ -265,11 +281,7 @@ def _variable_secrets(plan: Plan) -> Iterable[tuple[str, str, SecretRef]]:
             items = call.body.get("variables")
             for item in items if isinstance(items, (list, tuple)) else ():
                 if isinstance(item, Mapping) and isinstance(item.get("value"), SecretRef):
-                    key = str(item.get("key"))
-                    address = change.address
-                    if change.kind == "variable":  # a batch carried by another variable's change
-                        address = f"{address.rsplit('/', 1)[0]}/{key}"
-                    yield address, key, item["value"]
+                    yield _variable_address(change, item), str(item.get("key")), item["value"]
 
 
 def _walk_refs(value: Any) -> Iterable[SecretRef]:
