@@ -31,6 +31,7 @@ from reconciler.platform.operations import Operation, get_operation
 from reconciler.platform.retry import RETRIED_SERVER_STATUSES, RetryPolicy
 
 PAGE_SIZE = 100
+MAX_PAGES = 10_000  # a million items: past this a platform handing out fresh cursors is broken
 
 # Failures where the request certainly never reached the server: safe to resend even for a create.
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
@@ -126,6 +127,12 @@ class PlatformClient:
                 raise errors.UnexpectedResponse(
                     f"{operation}: the platform returned a pagination cursor it had already "
                     f"returned (a cursor loop) after {len(items)} items",
+                    operation=operation,
+                    status=status,
+                )
+            if len(seen_cursors) + 1 >= MAX_PAGES:
+                raise errors.UnexpectedResponse(
+                    f"{operation}: the platform kept returning more pages ({MAX_PAGES} read)",
                     operation=operation,
                     status=status,
                 )

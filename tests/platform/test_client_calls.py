@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from reconciler import __version__
+from reconciler.platform import client as client_module
 from reconciler.platform.client import PlatformClient
 from reconciler.platform.errors import UnexpectedResponse
 from tests.platform.helpers import (
@@ -131,6 +132,14 @@ def test_a_cursor_loop_is_detected() -> None:
     with pytest.raises(UnexpectedResponse, match=r"apps\.listApps: .*cursor loop") as caught:
         run(list_once(make_client(mock), "apps.listApps", {"project": "shop"}))
     assert caught.value.status == 200
+    assert len(mock.requests) == 3
+
+
+def test_endless_fresh_cursors_are_cut_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(client_module, "MAX_PAGES", 3)
+    mock = pages(*(([{"id": str(n)}], {"hasMore": True, "cursor": f"c{n}"}) for n in range(10)))
+    with pytest.raises(UnexpectedResponse, match=r"kept returning more pages \(3 read\)"):
+        run(list_once(make_client(mock), "apps.listApps", {"project": "shop"}))
     assert len(mock.requests) == 3
 
 
