@@ -23,6 +23,7 @@ from reconciler.platform import errors
 from reconciler.platform.log import CallLog, redact
 from reconciler.platform.messages import (
     API_KEY_ENV,
+    MAPPED_STATUSES,
     body_snippet,
     error_detail,
     status_error,
@@ -243,7 +244,7 @@ class PlatformClient:
         secrets = self._secrets(body)
         if detail is not None:
             detail = redact(detail, secrets)
-        if status < 500 and status not in _KNOWN_ERROR_STATUSES:
+        if status < 500 and status not in MAPPED_STATUSES:
             # Redirects, 405, 418...: not the platform API speaking; show a short preview.
             if detail is None:
                 detail = redact(body_snippet(response.content), secrets) or None
@@ -332,7 +333,6 @@ class PlatformClient:
         return [s for s in found if s and (s == self._api_key or len(s) >= 4)]
 
 
-_KNOWN_ERROR_STATUSES = frozenset({400, 401, 403, 404, 409, 412, 429})
 _HEADER_SAFE = frozenset(chr(c) for c in range(0x21, 0x7F))
 
 

@@ -8,7 +8,8 @@ from what we sent and from the spec's known conditions; the body only adds its
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from reconciler.platform import errors
@@ -102,27 +103,29 @@ _CONFLICT_RULES = {
 }
 
 
-def _precondition_reason(operation: str) -> tuple[str, str | None]:
-    """(why, hint) for a 412, from the spec's known conditions."""
-    if operation == "apps.deleteApp":
-        return "delete protection is on", (
-            "set deleteProtection: false on the app (apps.updateApp), then delete it"
-        )
-    if operation == "projects.deleteProject":
-        return "delete protection is on", (
-            "set deleteProtection: false on the project (projects.updateProject), then delete it"
-        )
-    if operation == "deployments.stopDeployment":
-        return "the deployment cannot be stopped now", (
-            "only running preview deployments can be stopped; see its availableActions"
-        )
-    if operation.startswith("deployments.") and operation != "deployments.createDeployment":
-        return "the deployment does not allow this action now", "see its availableActions"
-    if operation == "deployments.createDeployment":
-        return "a deployment precondition does not hold", (
-            "check the app's source (git repository or image) and the deployment source sent"
-        )
-    return "a precondition does not hold", None
+_DEPLOYMENT_ACTION = ("the deployment does not allow this action now", "see its availableActions")
+_PRECONDITIONS: dict[str, tuple[str, str | None]] = {
+    "apps.deleteApp": (
+        "delete protection is on",
+        "set deleteProtection: false on the app (apps.updateApp), then delete it",
+    ),
+    "projects.deleteProject": (
+        "delete protection is on",
+        "set deleteProtection: false on the project (projects.updateProject), then delete it",
+    ),
+    "deployments.createDeployment": (
+        "a deployment precondition does not hold",
+        "check the app's source (git repository or image) and the deployment source sent",
+    ),
+    "deployments.stopDeployment": (
+        "the deployment cannot be stopped now",
+        "only running preview deployments can be stopped; see its availableActions",
+    ),
+    "deployments.startDeployment": _DEPLOYMENT_ACTION,
+    "deployments.promoteDeployment": _DEPLOYMENT_ACTION,
+    "deployments.rollbackDeployment": _DEPLOYMENT_ACTION,
+}
+"""(why, hint) of a 412 per operation, from the spec's known conditions."""
 
 
 # IDs carry these prefixes, so a request that names its object by ID gives the exact permission.
@@ -136,6 +139,30 @@ def _scope_id_in(operation: str, body: Mapping[str, Any]) -> str | None:
     return value if isinstance(value, str) and value.startswith(prefix) else None
 
 
+@dataclass(frozen=True)
+class Failure:
+    """A non-2xx final answer and the request it answered."""
+
+    operation: str
+    status: int
+    body: Mapping[str, Any]
+    detail: str | None
+    object_id: str | None
+    key_sent: bool
+    attempts: int
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        return {"operation": self.operation, "status": self.status, "detail": self.detail}
+
+    def say(self, text: str) -> str:
+        """`<operation>: <text>`, then the platform's own detail when it gave one."""
+        return _with_detail(f"{self.operation}: {text}", self.detail)
+
+    def target(self, *, created: bool = False) -> str:
+        return describe_object(self.operation, self.body, created=created)
+
+
 def status_error(
     operation: str,
     status: int,
@@ -147,52 +174,71 @@ def status_error(
     attempts: int,
 ) -> errors.ApiError:
     """The error for a non-2xx final answer to `operation`."""
-    target = describe_object(operation, body)
-    common = {"operation": operation, "status": status, "detail": detail}
-    if status == 400:
-        subject = describe_object(operation, body, created=True)
-        message = _with_detail(f"{operation}: invalid request for {subject} (400)", detail)
-        return errors.InvalidRequest(message, **common)
-    if status == 401:
-        why = (
-            f"({API_KEY_ENV}) is invalid" if key_sent else f"is missing ({API_KEY_ENV} is not set)"
-        )
-        message = _with_detail(f"{operation}: the API key {why} (401)", detail)
-        hint = f"set {API_KEY_ENV} to a valid API key for the platform"
-        return errors.AuthenticationError(message, hint=hint, **common)
-    if status == 403:
-        needed = permission(operation, object_id or _scope_id_in(operation, body))
-        message = f'{operation}: permission denied for {target} (403): the API key lacks "{needed}"'
-        grants = dict.fromkeys((needed, wildcard_permission(operation)))
-        hint = "grant the key " + " or ".join(f'"{p}"' for p in grants)
-        return errors.PermissionDenied(_with_detail(message, detail), hint=hint, **common)
-    if status == 404:
-        message = _with_detail(f"{operation}: {target} not found (404)", detail)
-        return errors.NotFound(message, **common)
-    if status == 409:
-        subject = describe_object(operation, body, created=True)
-        if operation in ("projects.updateProject", "apps.updateApp") and "slug" in body:
-            subject += f" (new {_named('slug', body['slug'])})"
-        message = _with_detail(
-            f"{operation}: {subject} conflicts with an existing one (409)", detail
-        )
-        rule = _CONFLICT_RULES.get(operation)
-        return errors.Conflict(message, hint=rule, **common)
-    if status == 412:
-        why, hint = _precondition_reason(operation)
-        message = _with_detail(f"{operation}: {target}: {why} (412)", detail)
-        return errors.PreconditionFailed(message, hint=hint, **common)
-    if status == 429:
-        message = _with_detail(
-            f"{operation}: the platform is still rate limiting after {attempts} attempts (429)",
-            detail,
-        )
-        hint = "lower --parallelism or try again later"
-        return errors.RateLimited(message, hint=hint, **common)
+    failure = Failure(operation, status, body, detail, object_id, key_sent, attempts)
     if 500 <= status <= 599:
         return server_error(operation, status, detail, attempts=attempts)
-    message = f"{operation}: unexpected HTTP status {status}"
-    return errors.UnexpectedResponse(_with_detail(message, detail), **common)
+    build = _BY_STATUS.get(status)
+    if build is None:
+        return errors.UnexpectedResponse(
+            failure.say(f"unexpected HTTP status {status}"), **failure.fields
+        )
+    return build(failure)
+
+
+def _invalid(f: Failure) -> errors.ApiError:
+    return errors.InvalidRequest(
+        f.say(f"invalid request for {f.target(created=True)} (400)"), **f.fields
+    )
+
+
+def _unauthenticated(f: Failure) -> errors.ApiError:
+    why = f"({API_KEY_ENV}) is invalid" if f.key_sent else f"is missing ({API_KEY_ENV} is not set)"
+    hint = f"set {API_KEY_ENV} to a valid API key for the platform"
+    return errors.AuthenticationError(f.say(f"the API key {why} (401)"), hint=hint, **f.fields)
+
+
+def _forbidden(f: Failure) -> errors.ApiError:
+    needed = permission(f.operation, f.object_id or _scope_id_in(f.operation, f.body))
+    grants = dict.fromkeys((needed, wildcard_permission(f.operation)))
+    hint = "grant the key " + " or ".join(f'"{p}"' for p in grants)
+    text = f'permission denied for {f.target()} (403): the API key lacks "{needed}"'
+    return errors.PermissionDenied(f.say(text), hint=hint, **f.fields)
+
+
+def _not_found(f: Failure) -> errors.ApiError:
+    return errors.NotFound(f.say(f"{f.target()} not found (404)"), **f.fields)
+
+
+def _conflict(f: Failure) -> errors.ApiError:
+    subject = f.target(created=True)
+    if f.operation in ("projects.updateProject", "apps.updateApp") and "slug" in f.body:
+        subject += f" (new {_named('slug', f.body['slug'])})"
+    text = f"{subject} conflicts with an existing one (409)"
+    return errors.Conflict(f.say(text), hint=_CONFLICT_RULES.get(f.operation), **f.fields)
+
+
+def _precondition(f: Failure) -> errors.ApiError:
+    why, hint = _PRECONDITIONS.get(f.operation, ("a precondition does not hold", None))
+    return errors.PreconditionFailed(f.say(f"{f.target()}: {why} (412)"), hint=hint, **f.fields)
+
+
+def _rate_limited(f: Failure) -> errors.ApiError:
+    text = f"the platform is still rate limiting after {f.attempts} attempts (429)"
+    hint = "lower --parallelism or try again later"
+    return errors.RateLimited(f.say(text), hint=hint, **f.fields)
+
+
+_BY_STATUS: dict[int, Callable[[Failure], errors.ApiError]] = {
+    400: _invalid,
+    401: _unauthenticated,
+    403: _forbidden,
+    404: _not_found,
+    409: _conflict,
+    412: _precondition,
+    429: _rate_limited,
+}
+MAPPED_STATUSES = frozenset(_BY_STATUS)
+"""Error statuses of the spec that have their own error class (plus every 5xx)."""
 
 
 def server_error(
