@@ -24,6 +24,7 @@ from reconciler.platform.log import CallLog, redact
 from reconciler.platform.messages import (
     API_KEY_ENV,
     MAPPED_STATUSES,
+    attempts_text,
     body_snippet,
     error_detail,
     status_error,
@@ -221,8 +222,7 @@ class PlatformClient:
         else:
             reason = redact(str(exc), self._secrets()) or type(exc).__name__
             what = f"cannot reach {self.base_url}: {reason}"
-        tries = "1 attempt" if attempt == 1 else f"{attempt} attempts"
-        message = f"{op.name}: {what} after {tries}"
+        message = f"{op.name}: {what} after {attempts_text(attempt)}"
         hint = None
         if ambiguous:
             hint = (

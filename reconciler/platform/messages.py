@@ -86,6 +86,10 @@ def body_snippet(content: bytes) -> str:
     return _truncate(" ".join(text.split()), MAX_SNIPPET)
 
 
+def attempts_text(attempts: int) -> str:
+    return "1 attempt" if attempts == 1 else f"{attempts} attempts"
+
+
 def _truncate(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -223,7 +227,7 @@ def _precondition(f: Failure) -> errors.ApiError:
 
 
 def _rate_limited(f: Failure) -> errors.ApiError:
-    text = f"the platform is still rate limiting after {f.attempts} attempts (429)"
+    text = f"the platform is still rate limiting after {attempts_text(f.attempts)} (429)"
     hint = "lower --parallelism or try again later"
     return errors.RateLimited(f.say(text), hint=hint, **f.fields)
 
@@ -256,6 +260,6 @@ def server_error(
             hint="the object may or may not have been created; it was not retried blindly "
             "(re-read live state before trying again)",
         )
-    tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
-    message = _with_detail(f"{operation}: server error ({status}) after {tries}", detail)
+    text = f"{operation}: server error ({status}) after {attempts_text(attempts)}"
+    message = _with_detail(text, detail)
     return errors.ServerError(message, operation=operation, status=status, detail=detail)

@@ -262,3 +262,13 @@ def test_an_undecodable_answer_is_unexpected_and_ambiguous_for_a_create() -> Non
     assert caught.value.ambiguous
     assert "DecodingError" in str(caught.value)
     assert len(mock.requests) == 1
+
+
+def test_a_retry_after_longer_than_the_time_budget_gives_up_at_once() -> None:
+    time = FakeTime()
+    mock = scripted(httpx.Response(429, headers={"Retry-After": "3600"}))
+    with pytest.raises(errors.RateLimited) as caught:
+        policy = {"max_elapsed": 60.0, "max_retry_after": 3600.0}
+        run(call_once(make_client(mock, time=time, **policy), "apps.getApp", APP_BODY))
+    assert "after 1 attempt (429)" in str(caught.value)
+    assert time.sleeps == []
