@@ -26,7 +26,7 @@ from reconciler.emulator.context import Call, Operation
 from reconciler.emulator.errors import PROBLEM_CONTENT_TYPE, ApiError, problem_body
 from reconciler.emulator.faults import RULES, Fault, Faults, RateLimiter
 from reconciler.emulator.store import Store
-from reconciler.emulator.validation import Arr, Int, Obj, Str, validate
+from reconciler.emulator.validation import Arr, Int, Num, Obj, Str, validate
 
 __all__ = ["ApiKey", "Emulator", "EmulatorConfig", "create_app", "load_keys"]
 
@@ -204,6 +204,7 @@ DNS_RECORD = Obj(
     required=("type", "name", "value"),
 )
 QUOTA = Int(min=0, nullable=True)
+CPU_QUOTA = Num(min=0, nullable=True)
 ADMIN_ROUTES: dict[tuple[str, str], tuple[Obj | None, Any]] = {
     ("POST", "reset"): (None, Emulator.reset),
     ("PUT", "dns"): (
@@ -218,7 +219,7 @@ ADMIN_ROUTES: dict[tuple[str, str], tuple[Obj | None, Any]] = {
     ("GET", "requests"): (None, Emulator.list_requests),
     ("PUT", "faults"): (RULES, Emulator.set_faults),
     ("PUT", "quotas"): (
-        Obj(fields={"vCpus": QUOTA, "memoryMib": QUOTA, "storageMib": QUOTA}),
+        Obj(fields={"vCpus": CPU_QUOTA, "memoryMib": QUOTA, "storageMib": QUOTA}),
         Emulator.set_quotas,
     ),
     ("GET", "state"): (None, Emulator.dump_state),

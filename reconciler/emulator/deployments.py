@@ -70,8 +70,6 @@ def advance_deployments(store: Store, now: int, step_ms: int) -> None:
     running = [d for d in store.deployments.values() if d["status"] not in FINAL]
     running.sort(key=lambda d: (d["_startedAt"] + len(d["_plan"]) * step_ms, d["_seq"]))
     for deployment in running:
-        if deployment["status"] in FINAL:  # superseded earlier in this loop
-            continue
         finish = deployment["_startedAt"] + len(deployment["_plan"]) * step_ms
         if finish <= now:
             _finish(store, deployment, finish)
@@ -91,17 +89,7 @@ def _finish(store: Store, deployment: Obj, at: int) -> None:
     if "error" in outcome:
         deployment["error"] = outcome["error"]
     store.dirty = True
-    if outcome["status"] != "ready" or deployment.get("_restart"):
-        return
-    for other in store.deployments.values():
-        if (
-            other["_envId"] == deployment["_envId"]
-            and other["status"] not in FINAL
-            and _newer(deployment, other)
-        ):
-            other["status"] = "superseded"
-            other["updatedAt"] = at
-    if deployment["_kind"] != "production":
+    if outcome["status"] != "ready" or deployment["_kind"] != "production":
         return
     app = store.apps[deployment["_appId"]]
     current = store.deployments.get(app.get("currentDeploymentId", ""))
@@ -187,6 +175,11 @@ def create_deployment(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, 
             "policies": store.policies.get(env["id"], []),
         }
     )
+    # a newer deployment replaces ones of the same environment that have not started yet
+    for other in store.deployments.values():
+        if other["_envId"] == env["id"] and other["status"] == "pending":
+            other["status"] = "superseded"
+            other["updatedAt"] = call.now
     kind = "git" if "git" in source else "image"
     plan, outcome = _plan(store, kind, source, snapshot)
     store.deployments[deployment_id] = {
@@ -422,7 +415,6 @@ def start_deployment(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, A
         _startedAt=call.now,
         _plan=["starting"],
         _outcome={"status": "ready"},
-        _restart=True,
     )
     call.touch()
     return data({}, 202)
