@@ -1,0 +1,239 @@
+"""File-level loading: paths, encodings, sizes, YAML hazards, multi-file merging."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from reconciler.manifest import load
+from reconciler.manifest.validate import ManifestInvalid, Problem, load_manifest
+
+MINIMAL = "version: 1\nprojects:\n  shop: {name: Shop}\n"
+
+
+def problems_of(paths: list[Path | str]) -> tuple[Problem, ...]:
+    with pytest.raises(ManifestInvalid) as caught:
+        load_manifest(paths)
+    return caught.value.problems
+
+
+def only_problem(paths: list[Path | str]) -> Problem:
+    problems = problems_of(paths)
+    assert len(problems) == 1, problems
+    return problems[0]
+
+
+def test_problem_formats_as_file_line_column_path_message() -> None:
+    problem = Problem("platform/shop.yaml", 12, 9, "projects.shop.runtime.vCpus", "0.3 is bad")
+    assert str(problem) == "platform/shop.yaml:12:9: projects.shop.runtime.vCpus: 0.3 is bad"
+    assert str(Problem.for_file("x.yaml", "file is empty")) == "x.yaml: file is empty"
+
+
+def test_manifest_invalid_lists_every_problem_sorted_and_exits_1(tmp_path: Path) -> None:
+    b = tmp_path / "b.yaml"
+    b.write_text("version: 1\nprojects:\n  Bad: {}\n  ok-1: {nmae: x}\n")
+    a = tmp_path / "a.yaml"
+    a.write_text("version: 2\n")
+    with pytest.raises(ManifestInvalid) as caught:
+        load_manifest([b, a])
+    error = caught.value
+    assert error.exit_code == 1
+    assert [(Path(p.file).name, p.line) for p in error.problems] == [
+        ("a.yaml", 1),
+        ("b.yaml", 3),
+        ("b.yaml", 4),
+    ]
+    text = str(error)
+    assert text.startswith("the manifest has 3 problems:")
+    assert all(str(p) in text for p in error.problems)
+
+
+def test_missing_path_is_reported_without_position() -> None:
+    problem = only_problem(["does/not/exist.yaml"])
+    assert (problem.file, problem.line, problem.message) == (
+        "does/not/exist.yaml",
+        0,
+        "no such file or directory",
+    )
+
+
+def test_directory_without_manifests_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello")
+    problem = only_problem([tmp_path])
+    assert "no *.yaml or *.yml manifest files" in problem.message
+
+
+def test_directory_means_every_yaml_below_it_in_sorted_order(tmp_path: Path) -> None:
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "two.yml").write_text("version: 1\nprojects:\n  two-two: {}\n")
+    (tmp_path / "a.yaml").write_text("version: 1\nprojects:\n  one-one: {}\n")
+    (tmp_path / "c.yaml").write_text("version: 1\nprojects:\n  three: {}\n")
+    (tmp_path / "README.md").write_text("# not a manifest")
+    manifest = load_manifest([tmp_path])
+    assert [p.slug for p in manifest.projects] == ["one-one", "two-two", "three"]
+    assert [Path(s.path).name for s in manifest.sources] == ["a.yaml", "two.yml", "c.yaml"]
+
+
+def test_sources_carry_sha256_of_the_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(MINIMAL)
+    (source,) = load_manifest([path]).sources
+    assert source.path == str(path)
+    assert source.sha256 == hashlib.sha256(MINIMAL.encode()).hexdigest()
+
+
+def test_the_same_file_twice_is_read_once(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(MINIMAL)
+    assert len(load_manifest([path, tmp_path]).sources) == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        (b"", "file is empty"),
+        (b"   \n\n", "file is empty"),
+        (b"# only a comment\n", "has no YAML document"),
+        (b"---\n", "the document is empty"),
+    ],
+)
+def test_empty_documents_are_refused(tmp_path: Path, content: bytes, fragment: str) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_bytes(content)
+    assert fragment in only_problem([path]).message
+
+
+def test_invalid_utf8_names_line_column_and_offset(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_bytes(b"version: 1\nprojects:\n  shop: {name: caf\xe9}\n")
+    problem = only_problem([path])
+    assert (problem.line, problem.column) == (3, 19)
+    assert "not valid UTF-8 (byte 0xe9 at offset 39)" in problem.message
+
+
+def test_binary_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "image.yaml"
+    path.write_bytes(bytes(range(256)) * 4)
+    assert "not valid UTF-8" in only_problem([path]).message
+
+
+def test_utf8_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_bytes(b"\xef\xbb\xbf" + MINIMAL.encode())
+    assert load_manifest([path]).projects[0].name == "Shop"
+
+
+def test_file_over_the_size_limit_is_refused_before_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(load, "MAX_FILE_BYTES", 64)
+    path = tmp_path / "m.yaml"
+    path.write_text(MINIMAL + "#" * 100 + "\n")
+    problem = only_problem([path])
+    assert "more than the" in problem.message and "split it into several files" in problem.message
+
+
+def test_billion_laughs_is_refused(tmp_path: Path) -> None:
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for level in range(1, 10):
+        refs = ", ".join([f"*a{level - 1}"] * 9)
+        lines.append(f"a{level}: &a{level} [{refs}]")
+    path = tmp_path / "laughs.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    assert "aliases expand to more than" in only_problem([path]).message
+
+
+def test_deep_nesting_is_refused_without_crashing(tmp_path: Path) -> None:
+    path = tmp_path / "deep.yaml"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    problem = only_problem([path])
+    assert (problem.line, problem.message) == (1, f"nested more than {load.MAX_DEPTH} levels deep")
+
+
+def test_all_files_problems_are_reported_together(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("version: 1\nprojects: {shop: {name: x, name: y}}\n")
+    (tmp_path / "b.yaml").write_bytes(b"\xff")
+    (tmp_path / "c.yaml").write_text("version: 1\nprojects: [\n")
+    problems = problems_of([tmp_path])
+    assert [Path(p.file).name for p in problems] == ["a.yaml", "b.yaml", "c.yaml"]
+
+
+def test_project_in_two_files_names_both_places(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("version: 1\nprojects:\n  shop: {name: A}\n")
+    (tmp_path / "b.yaml").write_text("version: 1\nprojects:\n  other: {}\n  shop: {name: B}\n")
+    problem = only_problem([tmp_path])
+    assert (Path(problem.file).name, problem.line, problem.column) == ("b.yaml", 4, 3)
+    assert f"also defined at {tmp_path / 'a.yaml'}:3:3" in problem.message
+
+
+def test_prune_must_agree_across_files(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("version: 1\nprune: {apps: true}\n")
+    (tmp_path / "b.yaml").write_text("version: 1\nprune: {apps: false}\n")
+    (tmp_path / "c.yaml").write_text("version: 1\nprune: {apps: true}\n")
+    problem = only_problem([tmp_path])
+    assert Path(problem.file).name == "b.yaml"
+    assert f"differs from the prune settings at {tmp_path / 'a.yaml'}:2:8" in problem.message
+
+
+def test_prune_given_once_applies_to_all(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("version: 1\nprojects: {one-one: {}}\n")
+    (tmp_path / "b.yaml").write_text("version: 1\nprune: {apps: true, variables: false}\n")
+    prune = load_manifest([tmp_path]).prune
+    assert (prune.apps, prune.variables, prune.domains) == (True, False, True)
+
+
+def test_duplicate_keys_are_all_reported_with_both_lines(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text("version: 1\nversion: 1\nprojects:\n  shop: {}\nprojects: {}\n")
+    problems = problems_of([path])
+    assert [(p.line, p.column) for p in problems] == [(2, 1), (5, 1)]
+    assert "(first at line 1)" in problems[0].message
+    assert "(first at line 3)" in problems[1].message
+
+
+def test_merge_keys_and_anchors_are_expanded_with_explicit_keys_winning(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        "version: 1\n"
+        "projects:\n"
+        "  shop:\n"
+        "    apps:\n"
+        "      web:\n"
+        "        environments:\n"
+        "          production:\n"
+        "            runtime: &rt {port: 3000, vCpus: 0.5, memoryMib: 512}\n"
+        "          preview:\n"
+        "            runtime:\n"
+        "              <<: [*rt, {port: 9, storageMib: 512}]\n"
+        "              vCpus: 0.25\n"
+    )
+    app = load_manifest([path]).projects[0].apps[0]
+    preview = app.environment("preview")
+    assert preview is not None and preview.runtime
+    runtime = preview.runtime
+    assert (runtime.port, runtime.vcpus, runtime.memory_mib, runtime.storage_mib) == (
+        3000,
+        0.25,
+        512,
+        512,
+    )
+    assert runtime.positions["vCpus"].line == 12
+    assert runtime.positions["port"].line == 8  # from the anchor, the first source wins
+
+
+def test_dates_and_other_implicit_scalars_stay_text_where_text_is_expected(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        "version: 1\nprojects:\n  shop:\n    name: 2024-01-01\n    apps:\n      web:\n"
+        "        environments:\n          production:\n            variables:\n"
+        "              RELEASED: 2024-01-01\n              HEX: 0x1F\n"
+    )
+    project = load_manifest([path]).projects[0]
+    assert project.name == "2024-01-01"
+    env = project.apps[0].environments[0]
+    assert env.variables
+    assert [v.source.value for v in env.variables] == ["2024-01-01", "31"]  # type: ignore[union-attr]
