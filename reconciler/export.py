@@ -441,6 +441,7 @@ class Export:
 
     projects: dict[str, dict[str, Any]]
     secrets: list[SecretInput]
+    options: ExportOptions = field(default_factory=ExportOptions)
 
     def single_document(self) -> dict[str, Any]:
         return manifest_document(self.projects)
@@ -448,13 +449,29 @@ class Export:
     def documents_by_project(self) -> dict[str, dict[str, Any]]:
         return {slug: manifest_document({slug: entry}) for slug, entry in self.projects.items()}
 
+    def render(self) -> str:
+        """One manifest holding every project."""
+        return dump_manifest(self.single_document(), header=self._header(self.secrets))
+
+    def render_by_project(self) -> dict[str, str]:
+        """One manifest per project slug, each naming the secrets it needs."""
+        return {
+            slug: dump_manifest(
+                document, header=self._header([s for s in self.secrets if s.project == slug])
+            )
+            for slug, document in self.documents_by_project().items()
+        }
+
+    def _header(self, secrets: Sequence[SecretInput]) -> list[str]:
+        return header_lines(pinned_ids=self.options.pin_ids, secrets=secrets)
+
 
 def build_export(
     projects: Sequence[LiveProject], options: ExportOptions = ExportOptions()
 ) -> Export:
     names = SecretNames()
     entries = {project.slug: project_entry(project, names, options) for project in projects}
-    return Export(entries, names.inputs)
+    return Export(entries, names.inputs, options)
 
 
 async def export_workspace(
@@ -465,10 +482,18 @@ async def export_workspace(
 
 # --- YAML -------------------------------------------------------------------
 
-HEADER = (
-    "# Exported by `reconciler export`. Fields at the platform's defaults are left out\n"
-    "# (unmanaged); `id:` pins each project and app so a changed slug key renames it.\n"
-)
+
+def header_lines(*, pinned_ids: bool, secrets: Sequence[SecretInput]) -> list[str]:
+    """The comment an exported file starts with: what was left out, and what to provide."""
+    lines = ["Exported by `reconciler export`: fields at the platform's defaults are left out."]
+    if pinned_ids:
+        lines.append("`id:` pins each project and app: a changed slug key renames it in place.")
+    if secrets:
+        lines.append("Write-only values cannot be read back; set these before plan/apply:")
+        lines += [f"  {s.env_name}" for s in secrets]
+    return lines
+
+
 FLOW_WIDTH = 72
 
 
@@ -548,7 +573,8 @@ def _is_scalar(value: Any) -> bool:
     return value is None or isinstance(value, str | int | float | bool)
 
 
-def dump_manifest(document: Mapping[str, Any], *, header: bool = True) -> str:
+def dump_manifest(document: Mapping[str, Any], *, header: Sequence[str] = ()) -> str:
+    """YAML for a manifest document, after `header` as `#` comment lines."""
     text = yaml.dump(
         _styled(dict(document)),
         Dumper=_ManifestDumper,
@@ -557,4 +583,4 @@ def dump_manifest(document: Mapping[str, Any], *, header: bool = True) -> str:
         default_flow_style=False,
         width=100,
     )
-    return (HEADER if header else "") + text
+    return "".join(f"# {line}\n" for line in header) + text

@@ -11,7 +11,7 @@ import click
 
 from reconciler.cli.options import connection_options, report_errors
 from reconciler.errors import UsageError
-from reconciler.export import Export, ExportOptions, dump_manifest, export_workspace
+from reconciler.export import Export, ExportOptions, export_workspace
 
 
 @click.command("export")
@@ -67,10 +67,10 @@ def export(
         written = _write_directory(result, out_dir, force=force)
         click.echo(f"Wrote {len(written)} manifest(s) to {out_dir}.", err=True)
     elif output is not None:
-        _write_file(output, dump_manifest(result.single_document()), force=force)
+        _write_file(output, result.render(), force=force)
         click.echo(f"Wrote {len(result.projects)} project(s) to {output}.", err=True)
     else:
-        click.echo(dump_manifest(result.single_document()), nl=False)
+        click.echo(result.render(), nl=False)
     if not result.projects:
         click.echo("Warning: no projects found; nothing to manage yet.", err=True)
     _print_secret_inputs(result)
@@ -91,7 +91,7 @@ async def _export(
 
 
 def _write_directory(result: Export, out_dir: Path, *, force: bool) -> list[Path]:
-    documents = result.documents_by_project()
+    documents = result.render_by_project()
     targets = {slug: out_dir / f"{slug}.yaml" for slug in documents}
     existing = [str(p) for p in targets.values() if p.exists()]
     if existing and not force:
@@ -101,7 +101,7 @@ def _write_directory(result: Export, out_dir: Path, *, force: bool) -> list[Path
         )
     out_dir.mkdir(parents=True, exist_ok=True)
     for slug, path in targets.items():
-        _write_file(path, dump_manifest(documents[slug]), force=True)
+        _write_file(path, documents[slug], force=True)
     return list(targets.values())
 
 

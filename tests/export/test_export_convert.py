@@ -15,7 +15,6 @@ from reconciler.export import (
     LiveProject,
     SecretNames,
     build_export,
-    dump_manifest,
     policy_entry,
 )
 
@@ -320,14 +319,39 @@ def test_yaml_is_a_faithful_and_readable_rendering() -> None:
     result = build_export(
         [project(app(env, git={"repository": "acme/web", "defaultBranch": "main"}))]
     )
-    text = dump_manifest(result.single_document())
+    text = result.render()
     assert text.startswith("# Exported by `reconciler export`")
+    assert "#   SHOP_WEB_PRODUCTION_" not in text  # no write-only variables here
     assert yaml.safe_load(text) == {"version": 1, "projects": result.projects}
     assert "git: {repository: acme/web, defaultBranch: main}" in text
     assert "PEM: |" in text
     assert "!!" not in text  # no tags: the loader refuses them
     # policies stay in block style, one key per line, like the docs
     assert "- name: 'deny: all'\n" in text
+
+
+def test_headers_name_the_secrets_each_file_needs_and_the_pinning() -> None:
+    shop_env = environment(variables=[{"key": "STRIPE_KEY", "kind": "writeonly"}])
+    blog = project(
+        app(
+            environment(variables=[{"key": "TOKEN", "kind": "writeonly"}]),
+            id="app_site0001",
+            slug="site",
+        ),
+        id="proj_blog0001",
+        slug="blog",
+    )
+    result = build_export([project(app(shop_env)), blog])
+    files = result.render_by_project()
+    assert "#   SHOP_WEB_PRODUCTION_STRIPE_KEY\n" in files["shop"]
+    assert "BLOG_SITE_PRODUCTION_TOKEN" not in files["shop"]
+    assert "#   BLOG_SITE_PRODUCTION_TOKEN\n" in files["blog"]
+    both = result.render()
+    assert "SHOP_WEB_PRODUCTION_STRIPE_KEY" in both and "BLOG_SITE_PRODUCTION_TOKEN" in both
+    assert "`id:` pins" in both
+    unpinned = build_export([blog], ExportOptions(pin_ids=False)).render()
+    assert "`id:` pins" not in unpinned and "id: app_" not in unpinned
+    assert yaml.safe_load(files["blog"]) == result.documents_by_project()["blog"]
 
 
 def test_single_stream_and_per_project_documents() -> None:

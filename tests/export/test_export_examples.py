@@ -1,0 +1,67 @@
+"""Every example manifest, applied and then exported: the export plans no changes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from reconciler.manifest.model import FromEnv
+from reconciler.manifest.validate import load_manifest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = {
+    "quickstart": ROOT / "examples" / "quickstart.yaml",
+    "image-app": ROOT / "examples" / "image-app.yaml",
+    "company": ROOT / "examples" / "company",
+}
+
+
+PINNED_ID = re.compile(r"^\s*id:\s*(?:proj|app)_\S+\s*(?:#.*)?\n", re.MULTILINE)
+
+
+def unpinned_copy(path: Path, target: Path) -> Path:
+    """The example without `id:` pins: pinned objects must already exist, and here nothing does."""
+    target.mkdir()
+    sources = sorted(path.glob("*.y*ml")) if path.is_dir() else [path]
+    for source in sources:
+        (target / source.name).write_text(PINNED_ID.sub("", source.read_text()))
+    return target
+
+
+def secret_env(path: Path) -> dict[str, str]:
+    """A value for every `fromEnv` of the manifest, so apply can send it."""
+    manifest = load_manifest([path])
+    return {
+        variable.source.name: f"example-{variable.key.lower()}"
+        for project in manifest.projects
+        for app in project.apps
+        for env in app.environments
+        for variable in (env.variables or ())
+        if isinstance(variable.source, FromEnv)
+    }
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_export_of_an_applied_example_plans_no_changes(name, emulator, cli, tmp_path) -> None:
+    if not EXAMPLES[name].exists():
+        pytest.skip(f"{EXAMPLES[name]} is not in this checkout")
+    path = unpinned_copy(EXAMPLES[name], tmp_path / name)
+    applied = cli("apply", "-f", str(path), "--auto-approve", env=secret_env(path))
+    if (
+        applied.exit_code != 0
+        and "gateway.setPolicies" in applied.output
+        and "(400)" in applied.output
+    ):
+        pytest.xfail("the emulator refuses the spec's match member shapes; reported to the lead")
+    assert applied.exit_code == 0, applied.output
+
+    out = tmp_path / "exported"
+    exported = cli("export", "--out-dir", str(out))
+    assert exported.exit_code == 0, exported.output
+    planned = cli("plan", "-f", str(out), "--detailed-exitcode")
+    assert planned.exit_code == 0, planned.output
+    assert "No changes. Live state matches the manifest." in planned.stdout
+    # and the example itself is still in sync: export read without writing anything
+    assert cli("plan", "-f", str(path), "--detailed-exitcode", env=secret_env(path)).exit_code == 0
