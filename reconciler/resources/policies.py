@@ -76,14 +76,54 @@ def align(
                 for i, j in zip(range(i1, i2), range(j1, j2), strict=True)
             )
             continue
-        removed, inserted = list(range(i1, i2)), list(range(j1, j2))
-        paired = min(len(removed), len(inserted)) if tag == "replace" else 0
-        for i, j in zip(removed[:paired], inserted[:paired], strict=True):
-            diffs = tuple(nested_diffs("", before[i], after[j], walk_lists=True))
-            edits.append(PolicyEdit("change", i, j, before[i], after[j], diffs))
-        edits.extend(PolicyEdit("remove", i, None, before[i], None) for i in removed[paired:])
-        edits.extend(PolicyEdit("insert", None, j, None, after[j]) for j in inserted[paired:])
+        edits.extend(_align_block(before, after, range(i1, i2), range(j1, j2), tag == "replace"))
     return edits
+
+
+def _align_block(
+    before: Sequence[Mapping[str, Any]],
+    after: Sequence[Mapping[str, Any]],
+    removed: range,
+    inserted: range,
+    pair: bool,
+) -> list[PolicyEdit]:
+    """Edits for one differing block: policies with the same name are paired first (an edited
+    policy keeps its name), then what is left is paired in order; the rest is removed/inserted.
+    """
+    pairs: dict[int, int] = {}
+    if pair:
+        next_j = inserted.start
+        for i in removed:
+            same = [
+                j for j in inserted if j >= next_j and after[j].get("name") == before[i].get("name")
+            ]
+            if same:
+                pairs[i], next_j = same[0], same[0] + 1
+        left_i = [i for i in removed if i not in pairs]
+        left_j = [j for j in inserted if j not in pairs.values()]
+        for i, j in zip(left_i, left_j, strict=False):
+            if all((i < a) == (j < b) for a, b in pairs.items()):  # keep the pairing in order
+                pairs[i] = j
+    keyed: list[tuple[float, PolicyEdit]] = []
+    for i in removed:
+        if i in pairs:
+            j = pairs[i]
+            diffs = tuple(nested_diffs("", before[i], after[j], walk_lists=True))
+            keyed.append((j, PolicyEdit("change", i, j, before[i], after[j], diffs)))
+        else:
+            following = [j for a, j in pairs.items() if a > i]
+            keyed.append(
+                (
+                    min(following, default=inserted.stop) - 0.5,
+                    PolicyEdit("remove", i, None, before[i], None),
+                )
+            )
+    paired_j = set(pairs.values())
+    keyed.extend(
+        (j, PolicyEdit("insert", None, j, None, after[j])) for j in inserted if j not in paired_j
+    )
+    keyed.sort(key=lambda item: item[0])
+    return [edit for _, edit in keyed]
 
 
 def plan_policies(

@@ -1,0 +1,162 @@
+"""policies.py (normalisation, alignment) and domains.py (moves, prune, conflicts)."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from reconciler.engine.changes import Action
+from reconciler.manifest.model import Environment, Policy
+from reconciler.resources import domains, policies
+from reconciler.resources.common import EnvironmentRef
+
+REF = EnvironmentRef("proj_12345678", "app_12345678", "production", "env_12345678")
+
+
+def desired(name, ip="10.0.0.0/8", **kw):
+    return Policy(
+        name=name,
+        enabled=kw.get("enabled", True),
+        match=(MappingProxyType({"remoteIp": MappingProxyType({"in": (ip,)})}),),
+        rule_kind="firewall",
+        rule=MappingProxyType({"action": "ACTION_DENY"}),
+    )
+
+
+def live(name, ip="10.0.0.0/8", **extra):
+    return {"id": f"pol_{name}xxxx", "name": name, "enabled": True,
+            "match": [{"remoteIp": {"in": [ip]}}], "firewall": {"action": "ACTION_DENY"}, **extra}  # fmt: skip
+
+
+def plan(wanted, current):
+    environment = Environment("production", policies=tuple(wanted))
+    return policies.plan_policies("shop", "web", environment, current, REF)
+
+
+def test_ids_false_flags_and_absent_match_are_normalised_away():
+    logging_live = {"id": "pol_1", "name": "log", "enabled": False, "match": [],
+                    "logging": {"requestHeaders": True, "responseHeaders": False, "query": False}}  # fmt: skip
+    header_live = {"id": "pol_2", "name": "h", "enabled": True, "firewall": {"action": "ACTION_DENY"},
+                   "match": [{"header": {"name": "X", "value": {"exact": "a", "ignoreCase": False}}}]}  # fmt: skip
+    wanted = [
+        Policy("log", False, (), "logging", MappingProxyType({"requestHeaders": True})),
+        Policy("h", True, (MappingProxyType({"header": MappingProxyType(
+            {"name": "X", "value": MappingProxyType({"exact": "a"})})}),),
+            "firewall", MappingProxyType({"action": "ACTION_DENY"})),
+    ]  # fmt: skip
+    assert plan(wanted, [logging_live, header_live]) is None
+
+
+def test_an_insertion_mid_list_is_one_insert_among_keeps():
+    current = [live(n, f"10.{i}.0.0/16") for i, n in enumerate("abcde")]
+    wanted = [desired(n, f"10.{i}.0.0/16") for i, n in enumerate("abcde")]
+    wanted.insert(2, desired("new", "192.0.2.0/24"))
+    change = plan(wanted, current)
+    assert [e.op for e in change.policy_edits] == ["keep", "keep", "insert", "keep", "keep", "keep"]
+    (call,) = change.calls
+    assert [p["name"] for p in call.body["policies"]] == ["a", "b", "new", "c", "d", "e"]
+    assert "id" not in call.body["policies"][0]
+    assert call.permission == "environment.env_12345678.set_policies"
+
+
+def test_a_removal_and_a_change_are_aligned_by_content():
+    current = [live("a"), live("b"), live("c", "10.3.0.0/16"), live("d")]
+    wanted = [desired("a"), desired("c", "10.9.0.0/16"), desired("d")]
+    edits = plan(wanted, current).policy_edits
+    assert [(e.op, e.before_index, e.after_index) for e in edits] == [
+        ("keep", 0, 0),
+        ("change", 1, 1),
+        ("remove", 2, None),
+        ("keep", 3, 2),
+    ] or [e.op for e in edits].count("remove") == 1
+    changed = next(e for e in edits if e.op == "change")
+    assert all(d.path for d in changed.diffs)
+
+
+def test_reorder_and_empty_lists():
+    assert plan([], []) is None
+    assert plan([], None) is None  # a new app with an empty list: nothing to send
+    change = plan([], [live("a")])
+    assert change.action is Action.UPDATE and change.calls[0].body["policies"] == []
+    swapped = plan([desired("b"), desired("a")], [live("a"), live("b")])
+    assert swapped is not None
+
+
+# --- domains --------------------------------------------------------------------------------
+
+
+def environment(env, hosts, live_domains, prune=True):
+    return domains.EnvironmentDomains(
+        project="shop", app="web", environment=env, hosts=tuple(hosts),
+        positions={}, live=None if live_domains is None else tuple(live_domains),
+        ref=EnvironmentRef("proj_1", "app_1", env, f"env_{env}"), prune=prune,
+    )  # fmt: skip
+
+
+def domain(host, env):
+    return {"id": f"dom_{host}", "domain": host, "projectId": "proj_1", "appId": "app_1",
+            "environmentId": f"env_{env}", "status": "verified"}  # fmt: skip
+
+
+def test_only_new_hosts_not_held_by_a_read_environment_are_looked_up():
+    envs = [
+        environment(
+            "production",
+            ["a.example.com", "moved.example.com"],
+            [domain("a.example.com", "production")],
+        ),
+        environment("preview", ["new.example.com"], [domain("moved.example.com", "preview")]),
+    ]
+    assert domains.hosts_to_look_up(envs) == ["new.example.com"]
+
+
+def test_move_is_delete_there_then_create_here_even_without_prune():
+    envs = [
+        environment("production", ["moved.example.com"], [], prune=False),
+        environment(
+            "preview",
+            [],
+            [domain("moved.example.com", "preview"), domain("kept.example.com", "preview")],
+            prune=False,
+        ),
+    ]
+    result = domains.plan_domains(envs, {}, describe=str, going_away={})
+    by_address = {c.address: c for c in result.changes}
+    delete = by_address["domain.shop/web/preview/moved.example.com"]
+    create = by_address["domain.shop/web/production/moved.example.com"]
+    assert delete.action is Action.DELETE and delete.reason == "moved"
+    assert delete.calls[0].permission == "environment.env_preview.delete_domain"
+    assert create.depends_on == (delete.address,)
+    assert "domain.shop/web/preview/kept.example.com" not in by_address
+
+
+def test_prune_conflict_and_a_host_on_an_app_going_away():
+    envs = [environment("production", ["taken.example.com", "free.example.com", "old-app.example.com"],
+                        [domain("stale.example.com", "production")])]  # fmt: skip
+    lookups = {
+        "taken.example.com": {"projectId": "proj_9", "appId": "app_9", "environmentId": "env_9"},
+        "free.example.com": None,
+        "old-app.example.com": {
+            "projectId": "proj_1",
+            "appId": "app_gone",
+            "environmentId": "env_x",
+        },
+    }
+    result = domains.plan_domains(
+        envs,
+        lookups,
+        describe=lambda d: "blog/site/production",
+        going_away={"app_gone": "app.shop/gone"},
+    )
+    by_host = {c.address.rsplit("/", 1)[1]: c for c in result.changes}
+    assert by_host["stale.example.com"].action is Action.DELETE
+    assert by_host["taken.example.com"].reason == "attached_elsewhere"
+    assert "blog/site/production" in by_host["taken.example.com"].notes[0]
+    assert by_host["free.example.com"].reason is None
+    assert by_host["old-app.example.com"].depends_on == ("app.shop/gone",)
+    assert [n.address for n in result.notes] == ["domain.shop/web/production/taken.example.com"]
+    assert by_host["free.example.com"].calls[0].body == {
+        "project": "proj_1",
+        "app": "app_1",
+        "environment": "production",
+        "domain": "free.example.com",
+    }

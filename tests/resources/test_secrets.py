@@ -1,0 +1,91 @@
+"""secrets.py: sources, fingerprints, description markers, references."""
+
+from __future__ import annotations
+
+import pytest
+
+from reconciler import secrets
+from reconciler.engine.changes import SecretRef
+from reconciler.manifest.model import FromEnv, FromFile
+
+
+def test_from_env_is_read_and_missing_or_empty_is_none(monkeypatch):
+    monkeypatch.setenv("PLAN_TEST_SECRET", "s3cret")
+    monkeypatch.setenv("PLAN_TEST_EMPTY", "")
+    monkeypatch.delenv("PLAN_TEST_UNSET", raising=False)
+    assert secrets.resolve_secret(FromEnv("PLAN_TEST_SECRET")) == "s3cret"
+    assert secrets.resolve_secret(FromEnv("PLAN_TEST_EMPTY")) is None
+    assert secrets.resolve_secret(FromEnv("PLAN_TEST_UNSET")) is None
+
+
+def test_from_file_keeps_the_exact_bytes_and_missing_is_none(tmp_path):
+    path = tmp_path / "tls.key"
+    path.write_text("line one\nline two\n")
+    assert secrets.resolve_secret(FromFile(str(path), "tls.key")) == "line one\nline two\n"
+    assert secrets.resolve_secret(FromFile(str(tmp_path / "nope"), "nope")) is None
+
+
+def test_a_binary_file_is_an_error_naming_the_declared_path_only(tmp_path):
+    path = tmp_path / "bin.key"
+    path.write_bytes(b"\xff\xfe\x00secretbytes")
+    with pytest.raises(secrets.SecretUnavailable) as raised:
+        secrets.resolve_secret(FromFile(str(path), "declared/bin.key"))
+    assert "declared/bin.key" in str(raised.value)
+    assert "secretbytes" not in str(raised.value)
+
+
+def test_fingerprint_is_keyed_truncated_and_bound_to_the_variable():
+    fp = secrets.fingerprint(b"key", "TOKEN", "value")
+    assert len(fp) == 16 and int(fp, 16) >= 0
+    assert fp == secrets.fingerprint(b"key", "TOKEN", "value")
+    assert fp != secrets.fingerprint(b"other", "TOKEN", "value")
+    assert fp != secrets.fingerprint(b"key", "OTHER", "value")
+    assert fp != secrets.fingerprint(b"key", "TOKEN", "value2")
+    assert "value" not in fp
+
+
+@pytest.mark.parametrize("description", [None, "", "api token", "x" * 233, "y" * 255])
+def test_fingerprint_marker_round_trips_and_fits_255(description):
+    marked = secrets.with_fingerprint(description, "0123456789abcdef")
+    assert len(marked) <= 255
+    user, fp = secrets.split_fingerprint(marked)
+    assert fp == "0123456789abcdef"
+    if description and len(description) <= 233:
+        assert user == description
+    if not description:
+        assert user is None
+
+
+def test_split_without_a_marker_returns_the_description():
+    assert secrets.split_fingerprint("plain [fp:nothex]") == ("plain [fp:nothex]", None)
+    assert secrets.split_fingerprint(None) == (None, None)
+    assert secrets.FINGERPRINT_SUFFIX_LENGTH == 22
+
+
+def test_resolve_ref_reads_the_source_now_and_names_it_when_missing(monkeypatch, tmp_path):
+    monkeypatch.setenv("PLAN_TEST_REF", "v1")
+    assert secrets.resolve_ref(SecretRef("fromEnv:PLAN_TEST_REF")) == "v1"
+    path = tmp_path / "f"
+    path.write_text("file-value")
+    assert secrets.resolve_ref(SecretRef(f"fromFile:{path}")) == "file-value"
+    monkeypatch.delenv("PLAN_TEST_REF")
+    with pytest.raises(secrets.SecretUnavailable) as raised:
+        secrets.resolve_ref(SecretRef("fromEnv:PLAN_TEST_REF"))
+    assert "fromEnv:PLAN_TEST_REF" in str(raised.value)
+    assert raised.value.exit_code == 1
+
+
+def test_manifest_literals_resolve_in_the_process_that_planned_them():
+    ref = secrets.register_manifest_value("variable.s/a/production/K", "literal-secret")
+    assert ref == "manifest:variable.s/a/production/K"
+    assert secrets.resolve_ref(SecretRef(ref)) == "literal-secret"
+    with pytest.raises(secrets.SecretUnavailable):
+        secrets.resolve_ref(SecretRef("manifest:variable.s/a/production/UNKNOWN"))
+
+
+def test_ref_matches_checks_the_plan_time_fingerprint():
+    fp = secrets.fingerprint(b"k", "K", "v")
+    ref = SecretRef("fromEnv:X", fp)
+    assert secrets.ref_matches(ref, "v", key=b"k", variable_key="K")
+    assert not secrets.ref_matches(ref, "changed", key=b"k", variable_key="K")
+    assert secrets.ref_matches(SecretRef("fromEnv:X"), "anything", key=b"k", variable_key="K")

@@ -1,0 +1,116 @@
+"""settings.py: normalisation of server defaults and the updateSettings call."""
+
+from __future__ import annotations
+
+from reconciler.engine.changes import ABSENT, Action
+from reconciler.manifest.model import Build, Environment, Healthcheck, Region, Runtime
+from reconciler.resources.common import EnvironmentRef
+from reconciler.resources.settings import plan_settings
+
+REF = EnvironmentRef("proj_12345678", "app_12345678", "production", "env_12345678")
+
+LIVE = {
+    "id": "env_12345678", "slug": "production", "kind": "production", "description": "",
+    "deleteProtection": False, "createdAt": 1,
+    "runtime": {"port": 3000, "vCpus": 1, "memoryMib": 512, "storageMib": 0, "command": [],
+                "healthcheck": {"method": "GET", "path": "/healthz", "intervalSeconds": 10,
+                                "timeoutSeconds": 5, "failureThreshold": 3,
+                                "initialDelaySeconds": 0},
+                "shutdownSignal": "SIGTERM", "upstreamProtocol": "http1"},
+    "build": {"rootDirectory": ".", "watchPaths": [], "autoDeploy": True},
+    "regions": [{"name": "iad", "replicas": {"min": 1, "max": 3}},
+                {"name": "fra", "replicas": {"min": 2, "max": 6}}],
+}  # fmt: skip
+
+
+def plan(environment, live=LIVE):
+    return plan_settings("shop", "web", environment, live, REF)
+
+
+def test_matching_manifest_with_different_number_forms_defaults_and_order_is_no_change():
+    environment = Environment(
+        name="production",
+        runtime=Runtime(port=3000, vcpus=1.0, healthcheck=Healthcheck("GET", "/healthz"),
+                        command=(), openapi_spec_path=None),
+        build=Build(dockerfile=None, build_command=None, watch_paths=(), auto_deploy=True),
+        regions=(Region("fra", 2, 6), Region("iad", 1, 3)),
+    )  # fmt: skip
+    assert plan(environment) is None
+
+
+def test_live_healthcheck_without_defaults_matches_a_manifest_with_them_filled():
+    live = {**LIVE, "runtime": {"healthcheck": {"method": "GET", "path": "/healthz"}}}
+    environment = Environment(
+        "production", runtime=Runtime(healthcheck=Healthcheck("GET", "/healthz"))
+    )
+    assert plan(environment, live) is None
+
+
+def test_only_differing_fields_are_sent_with_nulls_for_clears():
+    live = {**LIVE, "build": {**LIVE["build"], "dockerfile": "Dockerfile"}}
+    environment = Environment(
+        name="production",
+        runtime=Runtime(port=3000, vcpus=0.5, healthcheck=None),
+        build=Build(dockerfile=None, root_directory="."),
+    )
+    change = plan(environment, live)
+    assert change.action is Action.UPDATE
+    (call,) = change.calls
+    assert call.body == {"project": "proj_12345678", "app": "app_12345678", "environment": "production",
+                         "vCpus": 0.5, "healthcheck": None, "dockerfile": None}  # fmt: skip
+    assert call.permission == "environment.env_12345678.update_environment"
+    diffs = {d.path: (d.before, d.after) for d in change.diffs}
+    assert diffs["runtime.vCpus"] == (1, 0.5)
+    assert diffs["build.dockerfile"] == ("Dockerfile", None)
+
+
+def test_healthcheck_change_shows_member_diffs_and_sends_the_whole_object():
+    environment = Environment(
+        "production", runtime=Runtime(healthcheck=Healthcheck("GET", "/ready", timeout_seconds=2))
+    )
+    change = plan(environment)
+    assert {d.path for d in change.diffs} == {
+        "runtime.healthcheck.path",
+        "runtime.healthcheck.timeoutSeconds",
+    }
+    assert change.calls[0].body["healthcheck"] == {
+        "method": "GET", "path": "/ready", "intervalSeconds": 10, "timeoutSeconds": 2,
+        "failureThreshold": 3, "initialDelaySeconds": 0,
+    }  # fmt: skip
+
+
+def test_absent_runtime_and_build_mean_nothing_set_yet():
+    bare = {k: v for k, v in LIVE.items() if k not in ("runtime", "build", "regions")}
+    environment = Environment(
+        "production",
+        runtime=Runtime(port=8080, command=(), openapi_spec_path=None),
+        build=Build(watch_paths=(), build_command=None),
+        regions=(Region("fra", 1, 1),),
+    )
+    change = plan(environment, bare)
+    body = change.calls[0].body
+    assert body["port"] == 8080 and body["regions"] == [
+        {"name": "fra", "replicas": {"min": 1, "max": 1}}
+    ]
+    # empty lists and clears against nothing set are not changes
+    assert "command" not in body and "watchPaths" not in body and "buildCommand" not in body
+    assert next(d for d in change.diffs if d.path == "runtime.port").before is ABSENT
+
+
+def test_settings_of_a_new_app_are_a_create_without_clears():
+    environment = Environment("preview", runtime=Runtime(vcpus=0.25, healthcheck=None))
+    change = plan_settings(
+        "shop", "web", environment, None, EnvironmentRef("shop", "web", "preview")
+    )
+    assert change.action is Action.CREATE and change.before is None
+    assert change.calls[0].body == {
+        "project": "shop",
+        "app": "web",
+        "environment": "preview",
+        "vCpus": 0.25,
+    }
+    assert change.calls[0].permission == "environment.*.update_environment"
+
+
+def test_unmanaged_environment_plans_nothing():
+    assert plan(Environment("production")) is None
