@@ -1,0 +1,137 @@
+"""`apply --deploy` end to end: roll out what changed and wait for a final status."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.test_apply_e2e import apply, write_manifest
+
+FAST = ("--auto-approve", "--deploy", "--poll-interval", "0.02s", "--wait-timeout", "30s")
+
+
+def image_app(image: str, *, level: str = "info", git: bool = False) -> str:
+    source = "git: {repository: acme/web}" if git else f"oci: {{image: {image}}}"
+    return f"""\
+version: 1
+projects:
+  shop:
+    name: Shop
+    apps:
+      web:
+        name: Web
+        {source}
+        environments:
+          production:
+            runtime: {{port: 8080, vCpus: 0.5, memoryMib: 512}}
+            variables: {{LOG_LEVEL: {level}}}
+"""
+
+
+def deployments(emulator: Any) -> list[dict[str, Any]]:
+    response = emulator.call(
+        "deployments.listDeployments",
+        {"project": "shop", "app": "web", "environment": "production"},
+    )
+    return response.json()["data"]
+
+
+def test_a_successful_rollout(emulator: Any, tmp_path: Path) -> None:
+    manifest = write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.0"))
+
+    result = apply(emulator, "-f", manifest, *FAST)
+
+    assert result.exit_code == 0, result.output
+    assert "Apply complete!" in result.output
+    [deployment] = deployments(emulator)
+    assert deployment["status"] == "ready"
+    assert deployment["docker"]["image"] == "ghcr.io/acme/web:1.0"
+    assert (
+        f"shop/web/production: deployment {deployment['id']} created "
+        "(image ghcr.io/acme/web:1.0; image, settings, variables changed)"
+    ) in result.output
+    line = next(r for r in result.output.splitlines() if r.startswith("  shop/web/production ("))
+    assert line.startswith(f"  shop/web/production ({deployment['id']}): ready; domains: ")
+    assert all(domain in line for domain in deployment["domains"])
+    assert "Deploy complete! 1 of 1 deployment(s) went live." in result.output
+
+    unchanged = apply(emulator, "-f", manifest, *FAST)
+    assert unchanged.exit_code == 0
+    assert len(deployments(emulator)) == 1  # nothing changed, nothing deployed
+
+
+def test_a_failed_build_is_reported_with_its_code_step_and_message(
+    emulator: Any, tmp_path: Path
+) -> None:
+    manifest = write_manifest(tmp_path, image_app("ghcr.io/acme/web:fail-1"))
+
+    result = apply(emulator, "-f", manifest, *FAST)
+
+    assert result.exit_code == 1
+    assert "Apply complete!" in result.output  # the configuration itself applied
+    [deployment] = deployments(emulator)
+    error = deployment["error"]
+    assert error["code"] == "build_failed"
+    assert (
+        f"shop/web/production ({deployment['id']}): failed: build_failed at step "
+        f"{error['step']}: {error['message']}"
+    ) in result.output
+    assert "Deploy failed! 1 of 1 deployment(s) did not go live." in result.output
+
+
+def test_a_repository_app_reruns_the_latest_deployment(emulator: Any, tmp_path: Path) -> None:
+    manifest = write_manifest(tmp_path, image_app("", git=True))
+    first = apply(emulator, "-f", manifest, *FAST)
+    assert first.exit_code == 0, first.output
+    assert "(default branch; settings, variables changed)" in first.output
+    [built] = deployments(emulator)
+
+    write_manifest(tmp_path, image_app("", git=True, level="debug"))
+    second = apply(emulator, "-f", manifest, *FAST)
+
+    assert second.exit_code == 0, second.output
+    assert f"(rerun of {built['id']}; variables changed)" in second.output
+    newest, previous = deployments(emulator)
+    assert previous["id"] == built["id"]
+    assert newest["git"]["commitSha"] == built["git"]["commitSha"]
+    assert newest["status"] == "ready"
+
+
+def test_a_rolled_back_app_is_warned_about(emulator: Any, tmp_path: Path) -> None:
+    manifest = write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.0"))
+    assert apply(emulator, "-f", manifest, *FAST).exit_code == 0
+    write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.0", level="debug"))
+    assert apply(emulator, "-f", manifest, *FAST).exit_code == 0
+    _, first = deployments(emulator)
+    rollback = emulator.call("deployments.rollbackDeployment", {"deploymentId": first["id"]})
+    assert rollback.status_code == 202, rollback.text
+
+    write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.0", level="warn"))
+    result = apply(emulator, "-f", manifest, *FAST)
+
+    assert result.exit_code == 0, result.output
+    assert (
+        "Warning: app.shop/web is rolled back: its new production deployment will not take over "
+        "production until a deployment is promoted (deployments.promoteDeployment)"
+    ) in result.output
+    app = emulator.call("apps.getApp", {"project": "shop", "app": "web"}).json()["data"]
+    assert app["isRolledBack"] is True
+    assert app["currentDeploymentId"] == first["id"]
+
+
+def test_waiting_is_bounded_by_wait_timeout(emulator: Any, tmp_path: Path) -> None:
+    manifest = write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.0"))
+    result = apply(
+        emulator,
+        "-f",
+        manifest,
+        "--auto-approve",
+        "--deploy",
+        "--poll-interval",
+        "10ms",
+        "--wait-timeout",
+        "30ms",
+    )
+    assert result.exit_code == 1
+    assert "timed out: still " in result.output
+    assert "when --wait-timeout ran out" in result.output
