@@ -194,6 +194,19 @@ def _compose_single_document(text: str, display: str) -> Node:
         line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)
         reason = error.problem or error.context or "invalid YAML"
         raise _Refused(Problem(display, line, column, "", f"YAML syntax error: {reason}")) from None
+    except yaml.reader.ReaderError as error:
+        line = text.count("\n", 0, error.position) + 1
+        column = error.position - (text.rfind("\n", 0, error.position) + 1) + 1
+        raise _Refused(
+            Problem(
+                display,
+                line,
+                column,
+                "",
+                f"character U+{_code_point(error.character):04X} is not allowed in YAML "
+                "(control characters cannot appear in a manifest)",
+            )
+        ) from None
     except yaml.YAMLError as error:
         raise _Refused(Problem.for_file(display, f"YAML error: {error}")) from None
     if root is None:
@@ -276,6 +289,10 @@ def _mark_problem(display: str, mark: Any, message: str) -> Problem:
 
 def _position(node: Node, display: str) -> Position:
     return Position(display, node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def _code_point(character: int | str) -> int:
+    return character if isinstance(character, int) else ord(character)
 
 
 def _is_empty_scalar(node: Node) -> bool:
