@@ -139,4 +139,5 @@ def use_color(no_color: bool) -> bool:
     """Colour only on a terminal, and never with --no-color or NO_COLOR (any value)."""
     if no_color or "NO_COLOR" in os.environ:
         return False
-    return click.get_text_stream("stdout").isatty()
+    stream = sys.stdout
+    return bool(getattr(stream, "isatty", None)) and stream.isatty()

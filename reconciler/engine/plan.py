@@ -42,6 +42,8 @@ from reconciler.resources import app as apps
 from reconciler.resources import domains, policies, project, settings, variables
 from reconciler.resources.common import EnvironmentRef
 
+# change kind -> the Environment attribute holding that collection
+_COLLECTIONS = {"variable": "variables", "policies": "policies", "domain": "domains"}
 _KIND_ORDER = {"project": 0, "app": 1, "settings": 2, "variable": 3, "policies": 4, "domain": 5}
 
 
@@ -224,23 +226,21 @@ class _Planner:
     ) -> _Reads:
         p, a, name = context.project.slug, context.app.slug, environment.name
         ref = EnvironmentRef(context.project_ref, app_id, name)
-        wants = {
-            "variables": environment.variables is not UNSET
-            and self.scope.reads(p, a, name, kind="variable"),
-            "policies": environment.policies is not UNSET
-            and self.scope.reads(p, a, name, kind="policies"),
-            "domains": environment.domains is not UNSET
-            and self.scope.reads(p, a, name, kind="domain"),
-        }
+        wants = {kind: self._wants(p, a, environment, kind) for kind in _COLLECTIONS}
         project_id = context.project_ref
         results = await asyncio.gather(
-            variables.read_variables(self.client, ref) if wants["variables"] else _nothing(),
+            variables.read_variables(self.client, ref) if wants["variable"] else _nothing(),
             policies.read_policies(self.client, ref) if wants["policies"] else _nothing(),
             domains.read_domains(self.client, project_id, app_id, name)
-            if wants["domains"]
+            if wants["domain"]
             else _nothing(),
         )
         return _Reads(variables=results[0], policies=results[1], domains=results[2])
+
+    def _wants(self, project: str, app: str, environment: Environment, kind: str) -> bool:
+        """Whether the manifest manages this collection and the targets reach it."""
+        managed = getattr(environment, _COLLECTIONS[kind]) is not UNSET
+        return managed and self.scope.reads(project, app, environment.name, kind=kind)
 
     def _plan_environment(
         self, context: _AppContext, environment: Environment, reads: _Reads
@@ -253,14 +253,14 @@ class _Planner:
         if settings.manages_settings(environment) and self.scope.reads(p, a, name, kind="settings"):
             live_settings = None if context.fresh else (reads.settings or {})
             self._add(settings.plan_settings(p, a, environment, live_settings, ref), depends)
-        if environment.variables is not UNSET and (context.fresh or reads.variables is not None):
+        if self._wants(p, a, environment, "variable"):
             self._plan_variables(context, environment, reads, ref, label)
-        if environment.policies is not UNSET and (context.fresh or reads.policies is not None):
+        if self._wants(p, a, environment, "policies"):
             if reads.policies is not None:
                 self.record.read(policies.READ_OPERATION, environment_id)
                 self.record.policies(label, reads.policies)
             self._add(policies.plan_policies(p, a, environment, reads.policies, ref), depends)
-        if environment.domains is not UNSET and (context.fresh or reads.domains is not None):
+        if self._wants(p, a, environment, "domain"):
             if reads.domains is not None:
                 self.record.read(domains.READ_OPERATION)
                 self.record.domains(label, reads.domains)
