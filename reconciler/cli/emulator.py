@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -103,14 +105,33 @@ def emulator(
     if state_file is not None:
         click.echo(f"State file: {state_file}")
     click.echo("Press Ctrl-C to stop.", nl=True)
-    server = uvicorn.Server(
+    server = _server_class()(
         uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     )
     try:
         server.run(sockets=[sock])
+    except KeyboardInterrupt:  # a second Ctrl-C during shutdown
+        pass
     finally:
         sock.close()
     click.echo("Emulator stopped.")
+
+
+def _server_class() -> type:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn re-raises the signal that stopped it; a stop on Ctrl-C/SIGTERM is clean here."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            with super().capture_signals():
+                yield
+                captured = getattr(self, "_captured_signals", None)
+                if isinstance(captured, list):
+                    captured.clear()
+
+    return Server
 
 
 def _bind(host: str, port: int) -> socket.socket:

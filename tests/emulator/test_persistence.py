@@ -1,0 +1,184 @@
+"""`reconciler emulator` as a process: --state survives a kill, atomic writes, clear errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from reconciler.emulator import store as store_module
+from reconciler.emulator.store import Store, atomic_write
+
+KEY = "persist-key"
+
+
+class Process:
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        command = [sys.executable, "-m", "reconciler", "emulator", "--port", "0", *args]
+        self.popen = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "RECONCILER_API_KEY": KEY, **(env or {})},
+        )
+        self.lines: list[str] = []
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            line = self.popen.stdout.readline()
+            if not line:
+                break
+            self.lines.append(line)
+            if line.startswith("Press Ctrl-C"):
+                break
+        match = re.search(r"http://[\d.]+:\d+", "".join(self.lines))
+        assert match, "".join(self.lines) + self.popen.stderr.read()
+        self.base_url = match.group(0)
+        self.http = httpx.Client(base_url=self.base_url, headers={"Authorization": f"Bearer {KEY}"})
+
+    def call(self, operation: str, body: dict | None = None) -> httpx.Response:
+        return self.http.post(f"/v1/{operation}", json=body or {})
+
+    def state(self) -> dict:
+        return self.http.get("/_emulator/state").json()
+
+    def kill(self) -> None:
+        self.http.close()
+        self.popen.kill()
+        self.popen.wait(10)
+
+
+@pytest.fixture
+def processes() -> Iterator[list[Process]]:
+    started: list[Process] = []
+    yield started
+    for process in started:
+        if process.popen.poll() is None:
+            process.kill()
+
+
+def _start(processes: list[Process], *args: str, **kwargs) -> Process:
+    process = Process(*args, **kwargs)
+    processes.append(process)
+    return process
+
+
+def test_state_survives_a_kill_and_restart(processes: list[Process], tmp_path: Path) -> None:
+    state_file = tmp_path / "platform.json"
+    first = _start(processes, "--state", str(state_file), "--step-ms", "50")
+    assert first.lines[1].strip() == f"API key: {KEY}"
+    assert first.call("projects.createProject", {"name": "Shop", "slug": "shop"}).status_code == 200
+    body = {"project": "shop", "name": "Web", "slug": "web", "git": {"repository": "acme/web"}}
+    assert first.call("apps.createApp", body).status_code == 200
+    target = {"project": "shop", "app": "web", "environment": "production"}
+    variables = {"variables": [{"key": "SECRET", "value": "hunter2"}]}
+    assert (
+        first.call("environments.setEnvironmentVariables", {**target, **variables}).status_code
+        == 200
+    )
+    created = first.call("deployments.createDeployment", {**target, "git": {}})
+    deployment_id = created.json()["data"]["deploymentId"]
+    first.http.post("/_emulator/clock", json={"advanceMs": 10_000})
+    before = first.state()
+    first.kill()  # no clean shutdown: every write must already be on disk
+
+    assert not [p for p in tmp_path.iterdir() if p.name != "platform.json"]  # no temp files
+    second = _start(processes, "--state", str(state_file), "--step-ms", "50")
+    assert second.state() == before
+    deployment = second.call("deployments.getDeployment", {"deploymentId": deployment_id}).json()
+    assert deployment["data"]["status"] == "ready" and deployment["data"]["isCurrent"] is True
+    listed = second.call("environments.listEnvironmentVariables", target).json()["data"]
+    assert [v["key"] for v in listed] == ["SECRET"] and "value" not in listed[0]
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_stops_cleanly(processes: list[Process], stop: signal.Signals) -> None:
+    process = _start(processes)
+    assert process.call("projects.listProjects").status_code == 200
+    process.http.close()
+    process.popen.send_signal(stop)
+    out, err = process.popen.communicate(timeout=10)
+    assert process.popen.returncode == 0
+    assert "Emulator stopped." in out and "Traceback" not in err
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "reconciler", "emulator", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_corrupt_state_file_is_a_clear_error(tmp_path: Path) -> None:
+    state_file = tmp_path / "state.json"
+    state_file.write_text("{not json")
+    result = _run("--port", "0", "--state", str(state_file))
+    assert result.returncode != 0
+    assert "cannot read state file" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_bad_keys_file_and_flags_are_clear_errors(tmp_path: Path) -> None:
+    keys = tmp_path / "keys.yaml"
+    keys.write_text("keys:\n  - key: a\n    permissions: [app.*.fly]\n")
+    result = _run("--port", "0", "--keys", str(keys))
+    assert result.returncode != 0 and "keys[0].permissions[0]" in result.stderr
+    assert "Traceback" not in result.stderr
+    for flags in (
+        ["--fault-rate", "1.5"],
+        ["--step-ms", "0"],
+        ["--port", "70000"],
+        ["--rate-limit", "0"],
+    ):
+        result = _run(*flags)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, flags
+
+
+def test_port_in_use_is_a_clear_error(processes: list[Process]) -> None:
+    process = _start(processes)
+    port = process.base_url.rsplit(":", 1)[1]
+    result = _run("--port", port)
+    assert result.returncode != 0 and f"cannot listen on 127.0.0.1:{port}" in result.stderr
+
+
+def test_keys_file_replaces_the_dev_key(processes: list[Process], tmp_path: Path) -> None:
+    keys = tmp_path / "keys.yaml"
+    keys.write_text("keys:\n  - key: reader\n    permissions: [project.*.read_project]\n")
+    process = _start(processes, "--keys", str(keys))
+    assert "API keys: 1" in "".join(process.lines) and KEY not in "".join(process.lines)
+    assert process.call("projects.listProjects").status_code == 401
+    response = process.http.post(
+        "/v1/projects.listProjects", json={}, headers={"Authorization": "Bearer reader"}
+    )
+    assert response.status_code == 200
+
+
+def test_atomic_write_keeps_the_old_file_when_the_rename_fails(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "state.json"
+    atomic_write(path, '{"old": true}')
+
+    def broken_replace(source, destination):
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(store_module.os, "replace", broken_replace)
+    with pytest.raises(OSError):
+        atomic_write(path, '{"new": true}')
+    assert json.loads(path.read_text()) == {"old": True}
+    assert [p.name for p in tmp_path.iterdir()] == ["state.json"]
+
+
+def test_store_rejects_a_foreign_json_file(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    path.write_text('{"version": 99}')
+    with pytest.raises(store_module.StateFileError, match="not an emulator state file"):
+        Store(path)
