@@ -494,7 +494,7 @@ def header_lines(*, pinned_ids: bool, secrets: Sequence[SecretInput]) -> list[st
     return lines
 
 
-FLOW_WIDTH = 72
+FLOW_WIDTH = 64  # JSON length; the YAML form is shorter, so lines stay under 100
 
 
 class _FlowMap(dict):
@@ -553,20 +553,20 @@ def _styled(value: Any, level: str | None = "root") -> Any:
     children = _BLOCK_LEVELS.get(level or "", {})
     if isinstance(value, dict):
         inner = {k: _styled(v, children.get(k, children.get("*"))) for k, v in value.items()}
-        return inner if level or not _is_short_leaf(inner.values()) else _FlowMap(inner)
+        return inner if level or not _fits_one_line(inner) else _FlowMap(inner)
     if isinstance(value, list):
         items = [_styled(v, children.get("*")) for v in value]
-        return items if level or not _is_short_leaf(items) else _FlowList(items)
+        return items if level or not _fits_one_line(items) else _FlowList(items)
     return value
 
 
-def _is_short_leaf(values: Iterable[Any]) -> bool:
-    values = list(values)
+def _fits_one_line(collection: dict[str, Any] | list[Any]) -> bool:
+    values = list(collection.values()) if isinstance(collection, dict) else collection
     if any(isinstance(v, str) and "\n" in v for v in values):
         return False
     if not all(_is_scalar(v) or isinstance(v, _FlowMap | _FlowList) for v in values):
         return False
-    return len(json.dumps(values)) <= FLOW_WIDTH
+    return len(json.dumps(collection)) <= FLOW_WIDTH
 
 
 def _is_scalar(value: Any) -> bool:

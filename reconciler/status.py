@@ -420,14 +420,15 @@ STATUS_STYLES = {"ready": "green", "verified": "green", "failed": "red", NOT_CRE
 
 
 def render_rich(report: StatusReport, now_ms: int, console: Any) -> None:
-    """Tables for a terminal (a `rich.console.Console`)."""
+    """Tables for a terminal (a `rich.console.Console`). DNS records are printed as aligned
+    lines that the terminal may soft-wrap, never cut or folded: people copy them."""
     from rich.table import Table
+    from rich.text import Text
 
     tables = report_tables(report, now_ms)
-    for title, header, rows, status_column in (
-        ("Deployments", DEPLOYMENT_HEADER, tables.deployments, 2),
-        ("Domains", DOMAIN_HEADER, tables.domains, 2),
-        ("DNS records to create (not seen yet)", RECORD_HEADER, tables.records, None),
+    for title, header, rows in (
+        ("Deployments", DEPLOYMENT_HEADER, tables.deployments),
+        ("Domains", DOMAIN_HEADER, tables.domains),
     ):
         if not rows and title != "Deployments":
             continue
@@ -435,15 +436,15 @@ def render_rich(report: StatusReport, now_ms: int, console: Any) -> None:
         for name in header:
             table.add_column(name, overflow="fold")
         for row in rows:
-            cells = list(row)
-            if status_column is not None:
-                style = STATUS_STYLES.get(cells[status_column].split(" ")[0], "yellow")
-                cells[status_column] = f"[{style}]{_escape(cells[status_column])}[/]"
-                cells = [c if i == status_column else _escape(c) for i, c in enumerate(cells)]
-            else:
-                cells = [_escape(c) for c in cells]
+            style = STATUS_STYLES.get(row[2].split(" ")[0], "yellow")
+            cells = [_escape(cell) for cell in row]
+            cells[2] = f"[{style}]{cells[2]}[/]"
             table.add_row(*cells)
         console.print(table)
+    if tables.records:
+        console.print("[bold]DNS records to create (not seen yet)[/]")
+        for line in _aligned(RECORD_HEADER, tables.records):
+            console.print(Text(line), soft_wrap=True)
     for note in tables.notes:
         console.print(f"[yellow]Warning:[/] {_escape(note)}")
 

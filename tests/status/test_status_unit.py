@@ -293,3 +293,7 @@ def test_rich_tables_carry_the_same_rows() -> None:
     assert "app:[x]" in out  # markup in values is escaped, not interpreted
     assert "error cpu_quota_exceeded" in out
     assert "edge.platform.test" in out
+    narrow = Console(record=True, width=40, color_system=None)
+    render_rich(report, NOW, narrow)
+    # records are never folded or cut on a narrow terminal: people copy them
+    assert "_verify.a.example.com  token-1" in narrow.export_text().replace("\n", "")
