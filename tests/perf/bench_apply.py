@@ -1,0 +1,152 @@
+"""Benchmark: apply 200 apps from nothing against the emulator at 20 ms latency.
+
+    .venv/bin/python tests/perf/bench_apply.py [--apps 200] [--projects 10] [--latency-ms 20]
+                                               [--parallelism 10]
+
+Runs a real uvicorn emulator on loopback (`reconciler emulator`, in its own process so
+it does not share this one's CPU and GIL), plans the manifest (timed separately),
+then applies it and prints the wall time, the calls sent, the dependency depth of
+the call graph, and the ratio of wall time to the lower bound
+
+    depth x latency + ceil(calls / parallelism) x latency
+
+(every call costs at least one latency; at most `parallelism` are in flight; the
+longest chain of dependent calls cannot overlap). Then it checks convergence: a
+second plan must be empty.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from reconciler.engine.apply import ApplyOptions, CallGraph, check_safety, execute  # noqa: E402
+from reconciler.engine.plan import PlanOptions, build_plan  # noqa: E402
+from reconciler.manifest.validate import load_manifest  # noqa: E402
+from reconciler.platform.client import PlatformClient  # noqa: E402
+from reconciler.secrets import resolve_ref  # noqa: E402
+
+
+def manifest_text(apps: int, projects: int) -> str:
+    """`apps` apps spread over `projects` projects, each with settings, variables, a policy list
+    and a domain in production, and settings in preview."""
+    lines = ["version: 1", "projects:"]
+    per_project = math.ceil(apps / projects)
+    for p in range(projects):
+        lines += [f"  bench-{p:02}:", f"    name: Bench {p}", "    apps:"]
+        for a in range(min(per_project, apps - p * per_project)):
+            lines += [
+                f"      app-{a:03}:",
+                f"        name: App {a}",
+                f"        oci: {{image: ghcr.io/acme/bench-{a}:1.0}}",
+                "        environments:",
+                "          production:",
+                "            runtime: {port: 8080, vCpus: 0.5, memoryMib: 512}",
+                "            regions: [{name: fra, replicas: {min: 1, max: 3}}]",
+                "            variables: {LOG_LEVEL: info, REGION: fra, "
+                f"APP_INDEX: '{a}', PROJECT: bench-{p:02}}}",
+                "            policies:",
+                "              - name: block-scanners",
+                "                enabled: true",
+                "                match: [{remoteIp: {in: ['192.0.2.0/24']}}]",
+                "                firewall: {action: ACTION_DENY}",
+                "              - {name: log, enabled: true, logging: {requestHeaders: true}}",
+                f"            domains: [app-{a}.bench-{p}.example.com]",
+                "          preview:",
+                "            runtime: {vCpus: 0.25}",
+            ]
+    return "\n".join(lines) + "\n"
+
+
+async def bench(args: argparse.Namespace, base_url: str, api_key: str, manifest_path: Path) -> int:
+    manifest = load_manifest([manifest_path])
+    latency = args.latency_ms / 1000
+    async with PlatformClient(base_url, api_key, parallelism=args.parallelism) as client:
+        started = time.perf_counter()
+        plan = await build_plan(manifest, client, PlanOptions(max_deletes=0))
+        plan_time, plan_calls = time.perf_counter() - started, client.calls
+        check_safety(plan, max_deletes=0, allow_replace=False, resolve=resolve_ref)
+        depth = CallGraph(plan).depth()
+
+        client.calls = 0
+        started = time.perf_counter()
+        result = await execute(
+            plan, client, resolve=resolve_ref, options=ApplyOptions(parallelism=args.parallelism)
+        )
+        wall, calls = time.perf_counter() - started, client.calls
+
+        again = await build_plan(manifest, client, PlanOptions())
+    bound = depth * latency + math.ceil(calls / args.parallelism) * latency
+    added, changed, destroyed = result.counts()
+    print(
+        f"apps: {args.apps} in {args.projects} projects, latency {args.latency_ms} ms, "
+        f"parallelism {args.parallelism}"
+    )
+    print(f"plan:  {plan_time:.2f} s, {plan_calls} calls, {len(plan.changes)} changes")
+    print(f"apply: {wall:.2f} s, {calls} calls, dependency depth {depth}")
+    print(
+        f"lower bound: {depth} x {args.latency_ms} ms + ceil({calls}/{args.parallelism}) x "
+        f"{args.latency_ms} ms = {bound:.2f} s"
+    )
+    print(f"ratio wall / lower bound: {wall / bound:.2f}")
+    print(
+        f"result: complete={result.complete}, {added} added, {changed} changed, "
+        f"{destroyed} destroyed; plan after apply has {len(again.changes)} changes"
+    )
+    return 0 if result.complete and not again.changes else 1
+
+
+API_KEY = "bench-key"
+
+
+@contextmanager
+def emulator_process(latency_ms: int) -> Iterator[str]:
+    """`reconciler emulator` on a free loopback port; yields its base URL."""
+    command = [sys.executable, "-m", "reconciler", "emulator", "--port", "0"]
+    command += ["--latency-ms", str(latency_ms)]
+    env = {**os.environ, "RECONCILER_API_KEY": API_KEY}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            found = re.search(r"http://127\.0\.0\.1:\d+", line)
+            if found:
+                # keep reading so a chatty emulator never blocks on a full pipe
+                threading.Thread(target=process.stdout.read, daemon=True).start()
+                yield found.group(0)
+                return
+        raise RuntimeError("the emulator exited before printing its address")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--apps", type=int, default=200)
+    parser.add_argument("--projects", type=int, default=10)
+    parser.add_argument("--latency-ms", type=int, default=20)
+    parser.add_argument("--parallelism", type=int, default=10)
+    args = parser.parse_args()
+    with emulator_process(args.latency_ms) as base_url, tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "bench.yaml"
+        path.write_text(manifest_text(args.apps, args.projects))
+        return asyncio.run(bench(args, base_url, API_KEY, path))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
