@@ -78,9 +78,13 @@ class ExportError(ReconcilerError):
 class Client(Protocol):
     """What export needs from `reconciler.platform.client.PlatformClient`."""
 
-    async def call(self, operation: str, body: Mapping[str, Any]) -> Any: ...
+    async def call(
+        self, operation: str, body: Mapping[str, Any], *, object_id: str | None = None
+    ) -> Any: ...
 
-    async def list_all(self, operation: str, body: Mapping[str, Any]) -> list[dict]: ...
+    async def list_all(
+        self, operation: str, body: Mapping[str, Any], *, object_id: str | None = None
+    ) -> list[dict]: ...
 
 
 # --- live state -------------------------------------------------------------
@@ -95,7 +99,7 @@ class LiveEnvironment:
 
     @property
     def slug(self) -> str:
-        return str(self.resource.get("slug") or self.resource.get("kind"))
+        return str(self.resource["slug"])
 
 
 @dataclass
@@ -123,12 +127,14 @@ async def read_workspace(client: Client, project_slugs: Sequence[str] = ()) -> l
     policies and domains. Domains come from one workspace-wide list when every
     project is exported, else one filtered list per project."""
     if project_slugs:
+        operation = "projects.getProject"
         resources = await asyncio.gather(
             *(_get_project(client, slug) for slug in dict.fromkeys(project_slugs))
         )
     else:
-        resources = await client.list_all("projects.listProjects", {})
-    projects = [LiveProject(_checked(p, "projects", "slug", "id")) for p in resources]
+        operation = "projects.listProjects"
+        resources = await client.list_all(operation, {})
+    projects = [LiveProject(_checked(p, operation, "slug", "id")) for p in resources]
     domains_task = _read_domains(client, [p.slug for p in projects], everything=not project_slugs)
     _, domains = await asyncio.gather(
         asyncio.gather(*(_read_project(client, p) for p in projects)), domains_task
@@ -160,7 +166,8 @@ async def _read_app(client: Client, project: str, app: LiveApp) -> None:
     body = {"project": project, "app": app.slug}
     environments = await client.list_all("environments.listEnvironments", body)
     app.environments = [
-        LiveEnvironment(_checked(e, "environments.listEnvironments", "id")) for e in environments
+        LiveEnvironment(_checked(e, "environments.listEnvironments", "slug", "id"))
+        for e in environments
     ]
     app.environments.sort(key=lambda e: _environment_rank(e.slug))
     await asyncio.gather(*(_read_environment(client, body, env) for env in app.environments))
@@ -168,9 +175,10 @@ async def _read_app(client: Client, project: str, app: LiveApp) -> None:
 
 async def _read_environment(client: Client, app_body: dict[str, str], env: LiveEnvironment) -> None:
     body = {**app_body, "environment": env.slug}
+    env_id = str(env.resource["id"])  # a 403 then names the ID-specific permission
     env.variables, env.policies = await asyncio.gather(
-        client.list_all("environments.listEnvironmentVariables", body),
-        client.list_all("gateway.listPolicies", body),
+        client.list_all("environments.listEnvironmentVariables", body, object_id=env_id),
+        client.list_all("gateway.listPolicies", body, object_id=env_id),
     )
 
 

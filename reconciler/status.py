@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest
+from reconciler.manifest.model import ENVIRONMENT_NAMES, App, Manifest
 
 FORMAT_VERSION = "1"
 FINAL_DEPLOYMENT_STATUSES = frozenset(
@@ -132,48 +132,69 @@ class StatusReport:
 
 
 async def gather_status(manifest: Manifest, client: Client) -> StatusReport:
-    """The status of every environment the manifest names (both, for an app naming none)."""
-    projects = await asyncio.gather(*(_project_apps(client, p.slug) for p in manifest.projects))
+    """The status of every environment the manifest names (both, for an app naming none).
+
+    Projects and apps pinned by `id:` are found by it, so a pending rename still shows the
+    live object; the report names them as the manifest does."""
+    refs = [p.id or p.slug for p in manifest.projects]
+    projects = await asyncio.gather(*(_project_apps(client, ref) for ref in refs))
     jobs = []
-    for project, live_apps in zip(manifest.projects, projects, strict=True):
+    for project, ref, live_apps in zip(manifest.projects, refs, projects, strict=True):
         for app in project.apps:
-            live_app = live_apps.get(app.slug)
+            live_app = _find(live_apps, app)
             names = [e.name for e in app.environments] or list(ENVIRONMENT_NAMES)
             hosts_by_env = {
                 e.name: [d.host for d in e.domains] if isinstance(e.domains, tuple) else []
                 for e in app.environments
             }
             for name in names:
+                where = Where(project.slug, app.slug, name, ref)
                 jobs.append(
-                    _environment_status(
-                        client, project.slug, app.slug, name, live_app, hosts_by_env.get(name, [])
-                    )
+                    _environment_status(client, where, live_app, hosts_by_env.get(name, []))
                 )
     return StatusReport(tuple(await asyncio.gather(*jobs)))
 
 
-async def _project_apps(client: Client, project: str) -> dict[str, dict[str, Any]]:
+@dataclass(frozen=True)
+class Where:
+    """An environment as the manifest names it, and the project reference to read it with."""
+
+    project: str
+    app: str
+    environment: str
+    project_ref: str
+
+
+async def _project_apps(client: Client, project_ref: str) -> list[Mapping[str, Any]]:
     from reconciler.platform.errors import NotFound
 
     try:
-        apps = await client.list_all("apps.listApps", {"project": project})
+        apps = await client.list_all("apps.listApps", {"project": project_ref})
     except NotFound:  # the project is not created yet: every app shows as missing
-        return {}
-    return {str(a.get("slug")): a for a in apps if isinstance(a, Mapping)}
+        return []
+    return [a for a in apps if isinstance(a, Mapping)]
+
+
+def _find(live_apps: Sequence[Mapping[str, Any]], app: App) -> Mapping[str, Any] | None:
+    key, wanted = ("id", app.id) if app.id else ("slug", app.slug)
+    return next((a for a in live_apps if a.get(key) == wanted), None)
 
 
 async def _environment_status(
     client: Client,
-    project: str,
-    app: str,
-    environment: str,
+    where: Where,
     live_app: Mapping[str, Any] | None,
     manifest_hosts: Sequence[str],
 ) -> EnvironmentStatus:
+    project, app, environment = where.project, where.app, where.environment
     if live_app is None:
         domains = tuple(DomainInfo(h, NOT_CREATED, True) for h in sorted(manifest_hosts))
         return EnvironmentStatus(project, app, environment, app_exists=False, domains=domains)
-    body = {"project": project, "app": app, "environment": environment}
+    body = {
+        "project": where.project_ref,
+        "app": str(live_app.get("slug", app)),
+        "environment": environment,
+    }
     (serving, newer), live_domains = await asyncio.gather(
         _deployments(client, body, live_app), client.list_all("domains.listDomains", body)
     )

@@ -297,3 +297,30 @@ def test_rich_tables_carry_the_same_rows() -> None:
     render_rich(report, NOW, narrow)
     # records are never folded or cut on a narrow terminal: people copy them
     assert "_verify.a.example.com  token-1" in narrow.export_text().replace("\n", "")
+
+
+def test_pinned_ids_find_objects_whose_rename_is_pending() -> None:
+    client = client_for({"id": "app_web00001", "slug": "old-web"}, {}, {})
+    desired = Manifest(
+        version=1,
+        prune=Prune(),
+        projects=(
+            Project(
+                slug="shop",
+                id="proj_shop0001",
+                apps=(
+                    App(slug="web", id="app_web00001", environments=(Environment("production"),)),
+                ),
+            ),
+        ),
+    )
+    (env,) = status_of(client, desired).environments
+    assert env.app_exists and env.address == "shop/web/production"
+    assert client.calls[0] == ("apps.listApps", {"project": "proj_shop0001"})
+    reads = {op: body for op, body in client.calls[1:]}
+    assert reads["deployments.listDeployments"]["app"] == "old-web"
+    assert reads["domains.listDomains"] == {
+        "project": "proj_shop0001",
+        "app": "old-web",
+        "environment": "production",
+    }
