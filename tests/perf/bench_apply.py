@@ -72,10 +72,24 @@ def manifest_text(apps: int, projects: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+BASELINE_CALLS = 200
+
+
+async def transport_baseline(client: PlatformClient, parallelism: int, latency: float) -> float:
+    """How close plain concurrent reads get to their own lower bound: the floor for apply."""
+    started = time.perf_counter()
+    await asyncio.gather(
+        *(client.call("projects.listProjects", {"limit": 1}) for _ in range(BASELINE_CALLS))
+    )
+    return (time.perf_counter() - started) / (math.ceil(BASELINE_CALLS / parallelism) * latency)
+
+
 async def bench(args: argparse.Namespace, base_url: str, api_key: str, manifest_path: Path) -> int:
     manifest = load_manifest([manifest_path])
     latency = args.latency_ms / 1000
     async with PlatformClient(base_url, api_key, parallelism=args.parallelism) as client:
+        baseline = await transport_baseline(client, args.parallelism, latency)
+        client.calls = 0
         started = time.perf_counter()
         plan = await build_plan(manifest, client, PlanOptions(max_deletes=0))
         plan_time, plan_calls = time.perf_counter() - started, client.calls
@@ -103,6 +117,10 @@ async def bench(args: argparse.Namespace, base_url: str, api_key: str, manifest_
         f"{args.latency_ms} ms = {bound:.2f} s"
     )
     print(f"ratio wall / lower bound: {wall / bound:.2f}")
+    print(
+        f"transport baseline: {BASELINE_CALLS} independent reads take {baseline:.2f} x their "
+        "lower bound on this machine now (client + emulator + load; apply cannot beat it)"
+    )
     print(
         f"result: complete={result.complete}, {added} added, {changed} changed, "
         f"{destroyed} destroyed; plan after apply has {len(again.changes)} changes"
