@@ -129,6 +129,9 @@ class Emulator:
             return JSONResponse(payload, status_code=status)
         except ApiError as error:
             return _problem(error)
+        except Exception as error:  # a bug in the emulator: still a problem body, never a crash
+            detail = f"emulator error ({type(error).__name__}) in {name}"
+            return _problem(ApiError(500, detail))
 
     def tick(self) -> None:
         """Materialise what the clock says has happened since the last request."""
@@ -242,7 +245,7 @@ async def _json_body(request: Request) -> Any:
         chunks.append(chunk)
     try:
         body = json.loads(b"".join(chunks), parse_constant=_reject_constant)
-    except (ValueError, UnicodeDecodeError) as error:
+    except (ValueError, UnicodeDecodeError, RecursionError) as error:
         raise ApiError(400, f"malformed JSON: {error}", [("body", "malformed JSON")]) from error
     if not isinstance(body, dict):
         raise ApiError(400, "the body must be a JSON object", [("body", "must be an object")])

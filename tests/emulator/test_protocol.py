@@ -120,3 +120,11 @@ def test_admin_routes_validate_their_bodies(emulator: EmulatorServer) -> None:
     problem(emulator.http.put("/_emulator/faults", json={"rules": [{"bogus": 1}]}), 400)
     problem(emulator.http.get("/_emulator/reset"), 405)
     problem(emulator.http.get("/_emulator/nothing"), 404)
+
+
+def test_deeply_nested_or_huge_numbers_are_400_not_500(emulator: EmulatorServer) -> None:
+    nested = b'{"search": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    problem(_post(emulator, "projects.listProjects", nested, "application/json"), 400)
+    problem(emulator.call("projects.listProjects", {"limit": 10**40}), 400, "limit")
+    huge = b'{"project": "a-b-c", "app": "web", "environment": "production", "vCpus": 1e400}'
+    problem(_post(emulator, "environments.updateSettings", huge, "application/json"), 400, "vCpus")
