@@ -282,7 +282,7 @@ async def _plan(request: ApplyRequest, manifest: Manifest, saved: Any, client: A
         )
         click.echo(f"Applying the saved plan {request.planfile} ({_describe_counts(plan)}).")
     if not executable_changes(plan):
-        return _nothing_to_apply(plan)
+        return _nothing_to_apply(plan, rendered=saved is None)
     check_safety(
         plan,
         max_deletes=_max_deletes(request, plan),
@@ -307,11 +307,12 @@ def _describe_counts(plan: Plan) -> str:
     return f"{add} to add, {change} to change, {destroy} to destroy"
 
 
-def _nothing_to_apply(plan: Plan) -> None:
+def _nothing_to_apply(plan: Plan, *, rendered: bool) -> None:
     """No executable change: fine when the plan is empty, an error when deletions are blocked."""
     blocked = [c.address for c in plan.changes]
     if not blocked:
-        click.echo("No changes. Live state matches the manifest; nothing to apply.")
+        # the rendered plan already said "No changes. Live state matches the manifest."
+        click.echo("Nothing to apply." if rendered else "No changes in the saved plan.")
         return None
     raise ApplyRefused(
         "nothing can be applied: delete protection blocks " + ", ".join(blocked),

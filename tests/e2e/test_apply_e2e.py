@@ -343,7 +343,9 @@ def test_no_changes_is_said_and_exits_zero(emulator: Any, shop: str) -> None:
     assert apply(emulator, "-f", shop, "--auto-approve", env=SHOP_ENV).exit_code == 0
     again = apply(emulator, "-f", shop, "--auto-approve", env=SHOP_ENV)
     assert again.exit_code == 0
-    assert "No changes. Live state matches the manifest; nothing to apply." in again.output
+    assert again.output.rstrip().endswith(
+        "No changes. Live state matches the manifest.\n\nNothing to apply."
+    )
 
 
 def test_usage_errors_are_clear(emulator: Any, shop: str, tmp_path: Path) -> None:
@@ -358,3 +360,67 @@ def test_usage_errors_are_clear(emulator: Any, shop: str, tmp_path: Path) -> Non
     missing = apply(emulator, str(tmp_path / "nope.json"))
     assert missing.exit_code == 1
     assert "Traceback" not in missing.output
+
+
+# --- scope, protection, terminals ------------------------------------------------------------
+
+
+def test_target_applies_only_that_subtree_and_what_it_needs(emulator: Any, shop: str) -> None:
+    result = apply(emulator, "-f", shop, "--auto-approve", "--target", "app.shop/api", env=SHOP_ENV)
+    assert result.exit_code == 0, result.output
+    state = emulator.state()
+    assert [p["slug"] for p in state["projects"].values()] == ["shop"]  # needed by the app
+    assert [a["slug"] for a in state["apps"].values()] == ["api"]
+    assert state["domains"] == {}
+    assert "Apply complete! Resources: 3 added, 0 changed, 0 destroyed." in result.output
+
+
+def test_a_protected_app_is_never_deleted(emulator: Any, tmp_path: Path) -> None:
+    manifest = write_manifest(
+        tmp_path,
+        """\
+        version: 1
+        prune: {apps: true}
+        projects:
+          keep:
+            name: Keep
+            apps:
+              legacy: {name: Legacy, deleteProtection: true, oci: {image: ghcr.io/acme/legacy:1}}
+              web: {name: Web, oci: {image: ghcr.io/acme/web:1}}
+        """,
+    )
+    assert apply(emulator, "-f", manifest, "--auto-approve").exit_code == 0
+    without_legacy = (
+        Path(manifest)
+        .read_text()
+        .replace(
+            "  legacy: {name: Legacy, deleteProtection: true, oci: {image: ghcr.io/acme/legacy:1}}\n",
+            "",
+        )
+    )
+    Path(manifest).write_text(without_legacy.replace("Web, oci", "Web Shop, oci"))
+    before = len(writes(emulator))
+
+    result = apply(emulator, "-f", manifest, "--auto-approve")
+
+    assert result.exit_code == 1
+    assert "app.keep/web: updated (apps.updateApp 200)" in result.output
+    assert "Not applied: delete protection (1):\n  app.keep/legacy: " in result.output
+    assert (
+        "Apply incomplete! Resources: 0 added, 1 changed, 0 destroyed; 0 failed, 0 skipped, 1 blocked."
+        in result.output
+    )
+    assert writes(emulator)[before:] == ["apps.updateApp"]
+    assert len(emulator.state()["apps"]) == 2
+
+
+def test_on_a_terminal_a_progress_bar_counts_calls(
+    emulator: Any, shop: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(apply_cli, "stdout_is_terminal", lambda: True)
+    result = apply(emulator, "-f", shop, "--auto-approve", env={**SHOP_ENV, "NO_COLOR": None})
+    assert result.exit_code == 0, result.output
+    assert "Applying: " not in result.output  # the plain-text counter is replaced by the bar
+    assert "app.shop/web: created (apps.createApp 200)" in result.output
+    assert "Apply complete! Resources: 12 added, 0 changed, 0 destroyed." in result.output
+    assert SENTINEL not in result.output
