@@ -218,7 +218,7 @@ def _compose_single_document(text: str, display: str) -> Node:
 
 def _compose(text: str, display: str) -> Iterator[Node]:
     """Build node trees from parser events with an explicit stack (no recursion)."""
-    resolver = Resolver()
+    resolve = _cached_resolver()
     anchors: dict[str, Node] = {}
     stack: list[Node] = []
     pending_key: list[Node | None] = []
@@ -247,7 +247,7 @@ def _compose(text: str, display: str) -> Iterator[Node]:
         elif isinstance(event, yaml.ScalarEvent):
             tag = event.tag
             if tag is None or tag == "!":
-                tag = resolver.resolve(ScalarNode, event.value, event.implicit)
+                tag = resolve(event.value, event.implicit)
             node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
             register(event.anchor, node)
             done = attach(node)
@@ -268,7 +268,7 @@ def _compose(text: str, display: str) -> Iterator[Node]:
             kind = MappingNode if is_map else SequenceNode
             tag = event.tag
             if tag is None or tag == "!":
-                tag = resolver.resolve(kind, None, event.implicit)
+                tag = Resolver.DEFAULT_MAPPING_TAG if is_map else Resolver.DEFAULT_SEQUENCE_TAG
             collection = kind(tag, [], event.start_mark, event.end_mark, event.flow_style)
             register(event.anchor, collection)
             attach(collection)
@@ -281,6 +281,22 @@ def _compose(text: str, display: str) -> Iterator[Node]:
                 done = finished
         if done is not None:
             yield done
+
+
+def _cached_resolver() -> Any:
+    """The implicit tag of a plain scalar, cached: manifests repeat the same keys and values
+    thousands of times, and resolving runs a handful of regexes each time."""
+    resolver = Resolver()
+    cache: dict[tuple[str, Any], str] = {}
+
+    def resolve(value: str, implicit: Any) -> str:
+        key = (value, tuple(implicit))
+        tag = cache.get(key)
+        if tag is None:
+            tag = cache[key] = resolver.resolve(ScalarNode, value, implicit)
+        return tag
+
+    return resolve
 
 
 def _mark_problem(display: str, mark: Any, message: str) -> Problem:

@@ -55,8 +55,25 @@ def manifest_schema() -> dict[str, Any]:
 
 @functools.cache
 def _validator() -> Draft202012Validator:
-    # built once: compiling the schema's $refs dominates the cost of small manifests
-    return Draft202012Validator(manifest_schema())
+    # Built once, with the (non-recursive) $refs inlined: resolving a $ref on every app
+    # and environment was a sixth of the time of validating a large workspace.
+    return Draft202012Validator(_inline_refs(manifest_schema(), manifest_schema()["$defs"]))
+
+
+def _inline_refs(node: Any, definitions: dict[str, Any]) -> Any:
+    if isinstance(node, list):
+        return [_inline_refs(item, definitions) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        target = definitions[node["$ref"].removeprefix("#/$defs/")]
+        merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+        return _inline_refs(merged, definitions)
+    return {
+        key: value if key in ("examples", "enum", "const") else _inline_refs(value, definitions)
+        for key, value in node.items()
+        if key != "$defs"
+    }
 
 
 def schema_problems(data: Any, locate: Locate) -> list[Problem]:
