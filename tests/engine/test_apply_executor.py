@@ -453,3 +453,33 @@ def test_new_domains_carry_their_dns_records() -> None:
     [new] = result.new_domains()
     assert new.host == "shop.example.com"
     assert new.dns_records[0]["type"] == "CNAME"
+
+
+def test_an_updated_parent_orders_its_children_but_its_failure_does_not_skip_them() -> None:
+    def fail(operation: str, body: Any, attempt: int) -> Any:
+        return server_error(operation) if operation == "apps.updateApp" else None
+
+    rename_free_update = Change(
+        "app.shop/web",
+        "app",
+        Action.UPDATE,
+        {"name": "A"},
+        {"name": "B"},
+        calls=(call("apps.updateApp", {"project": "shop", "app": "web", "name": "B"}),),
+    )
+    platform = FakePlatform(fail=fail, latency=0.001)
+    result = run(plan_of(settings("shop", "web", "production"), rename_free_update), platform)
+    assert platform.operations() == ["apps.updateApp", "environments.updateSettings"]
+    assert outcomes(result) == {
+        "settings.shop/web/production": Outcome.DONE,
+        "app.shop/web": Outcome.FAILED,
+    }
+
+
+def test_a_batched_secret_is_refused_under_its_own_address() -> None:
+    changes = variables("s", "a", "production", ["PLAIN", "TOKEN"])
+    changes[0].calls[0].body["variables"][1]["value"] = secret("MISSING")
+    with pytest.raises(
+        ApplyRefused, match=r"variable\.s/a/production/TOKEN: secret fromEnv:MISSING"
+    ):
+        check_safety(plan_of(changes), max_deletes=10, allow_replace=False, resolve=resolve)
