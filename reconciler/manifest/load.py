@@ -60,7 +60,8 @@ class _Refused(Exception):
 
 
 def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[FsPath], list[Problem]]:
-    """`-f` arguments -> manifest files (a directory means every *.yaml/*.yml below it)."""
+    """`-f` arguments -> manifest files (a directory means every *.yaml/*.yml below it,
+    leaving out hidden files and directories)."""
     files: list[FsPath] = []
     problems: list[Problem] = []
     if not paths:
@@ -69,7 +70,9 @@ def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[FsPath],
         path = FsPath(given)
         if path.is_dir():
             found = sorted(
-                p for p in path.rglob("*") if p.suffix in MANIFEST_SUFFIXES and p.is_file()
+                p
+                for p in path.rglob("*")
+                if p.suffix in MANIFEST_SUFFIXES and p.is_file() and not _hidden(p, path)
             )
             if not found:
                 problems.append(
@@ -82,6 +85,11 @@ def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[FsPath],
             problems.append(Problem.for_file(str(given), "no such file or directory"))
     unique = list(dict.fromkeys(files))
     return unique, problems
+
+
+def _hidden(path: FsPath, root: FsPath) -> bool:
+    """Below a directory, dot-directories (.git, .github workflows, ...) hold no manifests."""
+    return any(part.startswith(".") for part in path.relative_to(root).parts)
 
 
 def load_files(paths: Sequence[str | os.PathLike[str]]) -> list[LoadedFile]:

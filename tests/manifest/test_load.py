@@ -237,3 +237,61 @@ def test_dates_and_other_implicit_scalars_stay_text_where_text_is_expected(
     env = project.apps[0].environments[0]
     assert env.variables
     assert [v.source.value for v in env.variables] == ["2024-01-01", "31"]  # type: ignore[union-attr]
+
+
+def test_hidden_files_and_directories_below_a_directory_are_skipped(tmp_path: Path) -> None:
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / ".github" / "workflows" / "ci.yml").write_text("on: push\n")
+    (tmp_path / ".draft.yaml").write_text("not: a manifest\n")
+    (tmp_path / "shop.yaml").write_text(MINIMAL)
+    manifest = load_manifest([tmp_path])
+    assert [Path(s.path).name for s in manifest.sources] == ["shop.yaml"]
+
+
+def test_domains_are_unique_across_files_and_projects(tmp_path: Path) -> None:
+    body = (
+        "version: 1\nprojects:\n  {project}:\n    apps:\n      web:\n        environments:\n"
+        "          production: {{domains: [{host}]}}\n"
+    )
+    (tmp_path / "a.yaml").write_text(body.format(project="one-one", host="shop.example.com"))
+    (tmp_path / "b.yaml").write_text(body.format(project="two-two", host="SHOP.example.com."))
+    problem = only_problem([tmp_path])
+    assert (Path(problem.file).name, problem.line, problem.column) == ("b.yaml", 7, 34)
+    assert problem.path == "projects.two-two.apps.web.environments.production.domains[0]"
+    assert (
+        "already used by projects.one-one.apps.web.environments.production "
+        f"({tmp_path / 'a.yaml'}:7:35)" in problem.message
+    )
+
+
+def test_from_file_size_limit_and_empty_file(tmp_path: Path) -> None:
+    (tmp_path / "big.key").write_bytes(b"k" * 16385)
+    (tmp_path / "exact.key").write_bytes(b"k" * 16384)
+    (tmp_path / "empty.key").write_bytes(b"")
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        "version: 1\nprojects:\n  shop:\n    apps:\n      web:\n        environments:\n"
+        "          production:\n            variables:\n"
+        "              BIG: {fromFile: big.key}\n"
+        "              EXACT: {fromFile: exact.key}\n"
+        "              EMPTY: {fromFile: empty.key}\n"
+    )
+    problems = problems_of([path])
+    assert [(p.line, p.column) for p in problems] == [(9, 31), (11, 33)]
+    assert "has 16385 bytes; a variable value holds at most 16384" in problems[0].message
+    assert "is empty" in problems[1].message
+
+
+def test_from_file_is_resolved_against_the_declaring_file_not_the_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "team").mkdir()
+    (tmp_path / "team" / "m.yaml").write_text(
+        "version: 1\nprojects:\n  shop:\n    apps:\n      web:\n        environments:\n"
+        "          production: {variables: {K: {fromFile: k.txt}}}\n"
+    )
+    (tmp_path / "k.txt").write_text("in the cwd, not beside the manifest")
+    monkeypatch.chdir(tmp_path)
+    problem = only_problem(["team"])
+    assert "file 'k.txt' does not exist" in problem.message
+    assert "read from the manifest file's directory" in problem.message
