@@ -260,7 +260,7 @@ def test_domains_are_unique_across_files_and_projects(tmp_path: Path) -> None:
     assert problem.path == "projects.two-two.apps.web.environments.production.domains[0]"
     assert (
         "already used by projects.one-one.apps.web.environments.production "
-        f"({tmp_path / 'a.yaml'}:7:35)" in problem.message
+        f"({tmp_path / 'a.yaml'}:7:34)" in problem.message
     )
 
 
