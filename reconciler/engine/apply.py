@@ -58,7 +58,7 @@ class ApplyOptions:
     create_attempts: int = 3
     create_retry_delay: float = 1.0
     fingerprint_key: bytes | None = None
-    """RECONCILER_FINGERPRINT_KEY: fingerprints secrets the plan could not (see `_fingerprint`)."""
+    """RECONCILER_FINGERPRINT_KEY: fingerprints secrets the plan could not (see `_fingerprint_late_secrets`)."""
 
 
 class Outcome(enum.Enum):
@@ -195,21 +195,23 @@ def secret_refs(plan: Plan) -> tuple[tuple[str, SecretRef], ...]:
     found: list[tuple[str, SecretRef]] = []
     for change in executable_changes(plan):
         for call in change.calls:
-            items = call.body.get("variables")
-            for item in items if isinstance(items, (list, tuple)) else ():
-                if isinstance(item, Mapping) and isinstance(item.get("value"), SecretRef):
-                    found.append((_variable_address(change, item), item["value"]))
-            placed = {id(ref) for _, ref in found}
+            owners = {id(ref): address for address, _, ref in _variable_secrets(change, call)}
             found.extend(
-                (change.address, ref) for ref in _walk_refs(call.body) if id(ref) not in placed
+                (owners.get(id(ref), change.address), ref) for ref in _walk_refs(call.body)
             )
     return tuple(found)
 
 
-def _variable_address(change: Change, item: Mapping[str, Any]) -> str:
-    if change.kind != "variable":
-        return change.address
-    return f"{change.address.rsplit('/', 1)[0]}/{item.get('key')}"
+def _variable_secrets(change: Change, call: Call) -> Iterable[tuple[str, str, SecretRef]]:
+    """(the variable's address, its key, ref) for each secret value a variables call sends."""
+    items = call.body.get("variables")
+    for item in items if isinstance(items, (list, tuple)) else ():
+        if isinstance(item, Mapping) and isinstance(item.get("value"), SecretRef):
+            key = str(item.get("key"))
+            address = change.address
+            if change.kind == "variable":  # the batch may be carried by another variable's change
+                address = f"{address.rsplit('/', 1)[0]}/{key}"
+            yield address, key, item["value"]
 
 
 def check_secrets(plan: Plan, resolve: SecretResolver) -> None:
@@ -256,7 +258,13 @@ def check_saved_plan(
         )
     check_secrets(saved, resolve)
     changed = []
-    for address, variable_key, ref in _variable_secrets(saved):
+    sent = (
+        secret
+        for change in executable_changes(saved)
+        for call in change.calls
+        for secret in _variable_secrets(change, call)
+    )
+    for address, variable_key, ref in sent:
         if ref.fingerprint is None:
             continue
         if fingerprint_key is None:
@@ -272,16 +280,6 @@ def check_saved_plan(
             "secrets changed since the plan was saved, nothing was applied: " + ", ".join(changed),
             hint=replan,
         )
-
-
-def _variable_secrets(plan: Plan) -> Iterable[tuple[str, str, SecretRef]]:
-    """(address, variable key, ref) for every secret variable value the plan sends."""
-    for change in executable_changes(plan):
-        for call in change.calls:
-            items = call.body.get("variables")
-            for item in items if isinstance(items, (list, tuple)) else ():
-                if isinstance(item, Mapping) and isinstance(item.get("value"), SecretRef):
-                    yield _variable_address(change, item), str(item.get("key")), item["value"]
 
 
 def _walk_refs(value: Any) -> Iterable[SecretRef]:
