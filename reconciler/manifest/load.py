@@ -49,6 +49,8 @@ class LoadedFile:
     data: dict[str, Any]
     values: dict[Path, Position] = field(default_factory=dict)
     keys: dict[Path, Position] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    """Key-level problems (duplicates, tags, non-string keys); the data skips those keys."""
 
 
 class _Refused(Exception):
@@ -94,24 +96,45 @@ def _hidden(path: FsPath, root: FsPath) -> bool:
 
 def load_files(paths: Sequence[str | os.PathLike[str]]) -> list[LoadedFile]:
     """Read and parse every manifest; raise `ManifestInvalid` listing every file problem."""
-    files, problems = expand_paths(paths)
-    loaded: list[LoadedFile] = []
-    for path in files:
-        try:
-            loaded.append(load_file(path))
-        except ManifestInvalid as invalid:
-            problems.extend(invalid.problems)
+    loaded, problems = read_files(paths)
     if problems:
         raise ManifestInvalid(problems)
     return loaded
 
 
+def read_files(
+    paths: Sequence[str | os.PathLike[str]],
+) -> tuple[list[LoadedFile], list[Problem]]:
+    """Every file that could be read, and every problem met on the way.
+
+    A file with only key-level problems (a duplicate key, a tag) is still returned,
+    so schema and semantic rules can report the rest of what is wrong with it."""
+    try:
+        files, problems = expand_paths(paths)
+    except OSError as error:
+        name = error.filename or "-"
+        return [], [Problem.for_file(str(name), f"cannot read: {error.strerror}")]
+    loaded: list[LoadedFile] = []
+    for path in files:
+        try:
+            result = _load_file(path)
+        except _Refused as refused:
+            problems.append(refused.problem)
+            continue
+        loaded.append(result)
+        problems.extend(result.problems)
+    return loaded, problems
+
+
 def load_file(path: FsPath) -> LoadedFile:
     """Read and parse one manifest; raise `ManifestInvalid` with what is wrong with it."""
     try:
-        return _load_file(path)
+        loaded = _load_file(path)
     except _Refused as refused:
         raise ManifestInvalid([refused.problem]) from None
+    if loaded.problems:
+        raise ManifestInvalid(loaded.problems)
+    return loaded
 
 
 def _load_file(path: FsPath) -> LoadedFile:
@@ -121,8 +144,6 @@ def _load_file(path: FsPath) -> LoadedFile:
     root = _compose_single_document(text, display)
     converter = _Converter(display)
     data = converter.convert(root, ())
-    if converter.problems:
-        raise ManifestInvalid(converter.problems)
     if not isinstance(data, dict):
         kind = "empty" if data is None else f"a {_yaml_kind(data)}"
         raise _Refused(
@@ -139,6 +160,7 @@ def _load_file(path: FsPath) -> LoadedFile:
         data=data,
         values=converter.values,
         keys=converter.keys,
+        problems=converter.problems,
     )
 
 
@@ -488,4 +510,4 @@ class _Converter:
             return node.value
 
 
-__all__ = ["LoadedFile", "format_path", "load_file", "load_files"]
+__all__ = ["LoadedFile", "format_path", "load_file", "load_files", "read_files"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import re
 from collections.abc import Callable, Iterator
 from importlib import resources
 from typing import Any
@@ -92,10 +93,14 @@ def _translate(error: ValidationError, locate: Locate) -> Iterator[Problem]:
     kind = error.validator
     if kind == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
+        patterns = list(error.schema.get("patternProperties", {}))
         for key in error.instance:
-            if key not in allowed:
+            if key not in allowed and not any(re.search(p, key) for p in patterns):
                 key_path = (*path, key)
-                yield Problem.at(locate(key_path, True), key_path, _unknown_key(key, allowed))
+                message = _unknown_key(key, allowed)
+                if "^x-" in patterns:
+                    message += "; keys starting with 'x-' are free for YAML anchors"
+                yield Problem.at(locate(key_path, True), key_path, message)
         return
     if kind == "required":
         for field in error.validator_value:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from reconciler.manifest.build import build_manifest
 from reconciler.manifest.document import Document, locator, merge_files
-from reconciler.manifest.load import load_files
+from reconciler.manifest.load import read_files
 from reconciler.manifest.model import Manifest
 from reconciler.manifest.problems import ManifestInvalid, Problem
 from reconciler.manifest.schema import schema_problems
@@ -29,8 +29,9 @@ def load_manifest(paths: Sequence[str | Path]) -> Manifest:
 
 def check_manifest(paths: Sequence[str | Path]) -> Document:
     """Everything `load_manifest` checks, returning the merged document when valid."""
-    files = load_files(paths)
-    problems: list[Problem] = []
+    files, problems = read_files(paths)
+    if not files:
+        raise ManifestInvalid(problems)
     for loaded in files:
         locate = locator(loaded.values, loaded.keys, loaded.display)
         problems.extend(schema_problems(loaded.data, locate))

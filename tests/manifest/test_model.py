@@ -346,3 +346,22 @@ def test_project_and_app_fields(write_manifest: WriteManifest) -> None:
     assert empty.apps == () and empty.name is UNSET
     assert manifest.project("shop") is shop and shop.app("img") is img
     assert manifest.base_dir == str(path.parent)
+
+
+def test_x_extension_fields_hold_anchors_and_are_ignored(write_manifest: WriteManifest) -> None:
+    path = write_manifest(
+        """
+        version: 1
+        x-small: &small {vCpus: 0.25, memoryMib: 256}
+        projects:
+          shop:
+            apps:
+              web:
+                environments:
+                  preview: {runtime: *small}
+        """
+    )
+    manifest = load_manifest([path])
+    runtime = manifest.projects[0].apps[0].environments[0].runtime
+    assert runtime and (runtime.vcpus, runtime.memory_mib) == (0.25, 256)
+    assert runtime.positions["vCpus"].line == 2  # errors point at the shared definition
