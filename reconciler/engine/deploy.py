@@ -176,6 +176,17 @@ def deploy_targets(
 
 
 @dataclass(frozen=True)
+class _Rollout:
+    """A deployment about to be created: its request, a description of its source, and the
+    environment's latest deployment before it (to recognise ours after an ambiguous create)."""
+
+    target: DeployTarget
+    body: Mapping[str, Any]
+    source: str
+    previous_id: str | None
+
+
+@dataclass(frozen=True)
 class DeployOptions:
     wait_timeout: float = 15 * 60.0
     poll_interval: float = 2.0
@@ -206,43 +217,52 @@ class RollOut:
         self.warnings: list[str] = []
 
     async def run(self, targets: Sequence[DeployTarget]) -> DeployReport:
+        """Read what every deployment needs first, then create them all and wait."""
+        prepared = await asyncio.gather(*(self._prepare(t) for t in targets))
+        errors = [p for p in prepared if isinstance(p, DeploymentOutcome)]
+        rollouts = [p for p in prepared if isinstance(p, _Rollout)]
+        self.observer.started(len(errors) + len(rollouts))
+        for outcome in errors:
+            self.observer.finished(outcome)
         deadline = self.clock() + self.options.wait_timeout
-        self.observer.started(len(targets))
-        outcomes = await asyncio.gather(*(self._deploy(t, deadline) for t in targets))
-        return DeployReport(
-            tuple(o for o in outcomes if o is not None), warnings=tuple(self.warnings)
-        )
+        waited = await asyncio.gather(*(self._deploy(r, deadline) for r in rollouts))
+        return DeployReport((*errors, *waited), warnings=tuple(self.warnings))
 
-    async def _deploy(self, target: DeployTarget, deadline: float) -> DeploymentOutcome | None:
+    async def _prepare(self, target: DeployTarget) -> _Rollout | DeploymentOutcome | None:
+        """The deployment to create for `target`; None when there is nothing to roll out."""
         try:
-            app = await self._app(target)
-            if target.environment == "production" and app.get("isRolledBack"):
-                self.warnings.append(
-                    f"app.{target.project}/{target.app} is rolled back: its new production "
-                    "deployment will not take over production until a deployment is promoted "
-                    "(deployments.promoteDeployment)"
-                )
-            latest = await self._latest(target)
-            if latest is None and target.only_if_deployed:
-                return None
-            body, source = self._body(target, app, latest)
-            reread = self._reread(target, latest)
+            app, latest = await asyncio.gather(self._app(target), self._latest(target))
+        except ApiError as error:
+            return DeploymentOutcome(target, None, "error", error_message=error.message)
+        if latest is None and target.only_if_deployed:
+            return None
+        if target.environment == "production" and app.get("isRolledBack"):
+            self.warnings.append(
+                f"app.{target.project}/{target.app} is rolled back: its new production "
+                "deployment will not take over production until a deployment is promoted "
+                "(deployments.promoteDeployment)"
+            )
+        body, source = self._body(target, app, latest)
+        return _Rollout(target, body, source, latest.get("id") if latest else None)
+
+    async def _deploy(self, rollout: _Rollout, deadline: float) -> DeploymentOutcome:
+        target = rollout.target
+        try:
             data, _ = await create_once(
                 self.client,
                 "deployments.createDeployment",
-                body,
-                reread,
+                rollout.body,
+                self._reread(target, rollout.previous_id),
                 attempts=self.options.create_attempts,
                 delay=self.options.create_retry_delay,
                 sleep=self.sleep,
             )
         except ApiError as error:
             outcome = DeploymentOutcome(target, None, "error", error_message=error.message)
-            self.observer.finished(outcome)
-            return outcome
-        deployment_id = str(data.get("deploymentId") or data.get("id"))
-        self.observer.created(target, deployment_id, source)
-        outcome = await self._wait(target, deployment_id, deadline)
+        else:
+            deployment_id = str(data.get("deploymentId") or data.get("id"))
+            self.observer.created(target, deployment_id, rollout.source)
+            outcome = await self._wait(target, deployment_id, deadline)
         self.observer.finished(outcome)
         return outcome
 
@@ -298,9 +318,8 @@ class RollOut:
             return str(image) if image else None
         return None
 
-    def _reread(self, target: DeployTarget, latest: Mapping[str, Any] | None) -> Reread:
+    def _reread(self, target: DeployTarget, before: str | None) -> Reread:
         """After an ambiguous create: a deployment newer than the one seen before is ours."""
-        before = latest.get("id") if latest else None
 
         async def reread() -> Any:
             newest = await self._latest(target)

@@ -16,9 +16,9 @@ from reconciler.engine.deploy import (
     describe_outcome,
     roll_out,
 )
-from reconciler.engine.progress import render_deploy_report
+from reconciler.engine.progress import PlainDeployProgress, render_deploy_report
 from reconciler.manifest.model import App, GitSource, Manifest, OciSource, Project, Prune
-from reconciler.platform.errors import ServerError
+from reconciler.platform.errors import NotFound, ServerError
 
 
 def done(change: Change, outcome: Outcome = Outcome.DONE) -> ChangeResult:
@@ -273,3 +273,43 @@ def test_a_rolled_back_app_is_warned_about() -> None:
     )
     assert platform.log.count("apps.getApp") == 1
     assert report.succeeded
+
+
+def test_an_environment_that_cannot_be_read_does_not_stop_the_others() -> None:
+    class Broken(FakeDeployments):
+        async def call(self, operation: str, body: Mapping[str, Any]) -> Any:
+            if operation == "deployments.listDeployments" and body["environment"] == "preview":
+                raise NotFound(
+                    'deployments.listDeployments: environment "preview" not found (404)',
+                    operation=operation,
+                    status=404,
+                )
+            return await super().call(operation, body)
+
+    lines: list[str] = []
+    platform = Broken()
+    report = asyncio.run(
+        roll_out(
+            [
+                target("api"),
+                target("api", "preview"),
+                target("web", "preview", only_if_deployed=True),
+            ],
+            platform,
+            MANIFEST,
+            options=DeployOptions(poll_interval=0),
+            observer=PlainDeployProgress(lines.append),
+            sleep=_no_sleep,
+        )
+    )
+    assert [(o.target.address, o.status) for o in report.outcomes] == [
+        ("shop/api/preview", "error"),
+        ("shop/web/preview", "error"),
+        ("shop/api/production", "ready"),
+    ]
+    assert lines[0] == "Deploying 3 environment(s); waiting for each to finish."
+    assert (
+        'shop/api/preview: error: deployments.listDeployments: environment "preview" not found (404)'
+        in lines
+    )
+    assert not report.succeeded
