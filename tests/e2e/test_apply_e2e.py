@@ -424,3 +424,24 @@ def test_on_a_terminal_a_progress_bar_counts_calls(
     assert "app.shop/web: created (apps.createApp 200)" in result.output
     assert "Apply complete! Resources: 12 added, 0 changed, 0 destroyed." in result.output
     assert SENTINEL not in result.output
+
+
+def test_the_first_run_on_a_fresh_machine_needs_no_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's first command: apply an example against `--base-url local`, then plan."""
+    monkeypatch.chdir(tmp_path)
+    example = str(EXAMPLES / "quickstart.yaml")
+    env = {"RECONCILER_BASE_URL": None, "RECONCILER_API_KEY": None, "NO_COLOR": "1"}
+    runner = CliRunner()
+
+    applied = runner.invoke(
+        main, ["apply", "-f", example, "--base-url", "local", "--auto-approve"], env=env
+    )
+    assert applied.exit_code == 0, applied.output
+    assert "Apply complete!" in applied.output
+    assert (tmp_path / ".reconciler" / "local-platform.json").is_file()
+
+    planned = runner.invoke(main, ["plan", "-f", example, "--base-url", "local"], env=env)
+    assert planned.exit_code == 0, planned.output
+    assert "No changes. Live state matches the manifest." in planned.output
