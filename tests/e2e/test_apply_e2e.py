@@ -133,12 +133,14 @@ def shop(tmp_path: Path) -> str:
 
 
 def test_apply_converges_and_a_second_apply_writes_nothing(emulator: Any, shop: str) -> None:
-    result = apply(emulator, "-f", shop, "--auto-approve", env=SHOP_ENV)
+    result = apply(emulator, "-f", shop, "--auto-approve", "-v", env=SHOP_ENV)
 
     assert result.exit_code == 0, result.output
     assert "app.shop/web: created (apps.createApp 200)" in result.output
     assert "Apply complete! Resources: 12 added, 0 changed, 0 destroyed." in result.output
+    assert "environments.setEnvironmentVariables" in result.stderr  # the -v call log
     assert SENTINEL not in result.output
+    assert emulator.api_key not in result.output
     # the DNS records of the two new domains, as a table
     table = result.output.split("Create these DNS records")[1]
     assert re.search(r"shop\.example\.com\s+CNAME\s+shop\.example\.com\s+\S+\s+\d+", table)
