@@ -522,9 +522,31 @@ class _ManifestDumper(yaml.SafeDumper):
         return super().increase_indent(flow, False)
 
 
+# Line breaks YAML normalises or folds (and PyYAML mis-quotes) and control characters: only
+# a double-quoted scalar, with escapes, keeps them exactly.
+_NEEDS_ESCAPES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\r]")
+
+
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-    style = "|" if "\n" in value else None
+    if _NEEDS_ESCAPES.search(value):
+        style: str | None = '"'
+    elif "\n" in value:
+        style = "|" if _reads_well_as_block(value) else '"'
+    else:
+        style = None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+def _reads_well_as_block(value: str) -> bool:
+    """A plain `|` block: no indentation or chomping indicators, nothing invisible at line ends
+    (a PEM file or a script reads well; leading spaces or blank tails are clearer quoted)."""
+    lines = value.removesuffix("\n").split("\n")
+    return (
+        bool(value.strip())
+        and not value[0].isspace()
+        and not value.endswith("\n\n")
+        and not any(line != line.rstrip() for line in lines)
+    )
 
 
 def _represent_flow_map(dumper: yaml.SafeDumper, value: dict) -> yaml.Node:

@@ -1,0 +1,276 @@
+"""Property: for any live environment the spec allows, the exported YAML loads, validates and
+diffs to nothing against that same live state (settings, variables, policies, domains)."""
+
+from __future__ import annotations
+
+import ipaddress
+import string
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reconciler.export import LiveApp, LiveEnvironment, LiveProject, build_export
+from reconciler.manifest.validate import load_manifest
+from reconciler.resources.common import EnvironmentRef
+from reconciler.resources.policies import plan_policies
+from reconciler.resources.settings import plan_settings
+from reconciler.resources.variables import plan_variables
+
+text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=24)
+# values people put in variables, including the ones YAML would silently retype
+tricky = st.sampled_from(
+    [
+        "on",
+        "off",
+        "yes",
+        "no",
+        "true",
+        "null",
+        "~",
+        "1.10",
+        "0x1F",
+        "1e3",
+        "007",
+        "3000",
+        " leading",
+        "trailing ",
+        "a: b",
+        "# not a comment",
+        "- item",
+        "[x]",
+        "{y}",
+        "*star",
+        "&anchor",
+        "!tag",
+        "%pct",
+        "@at",
+        "`tick`",
+        "'single'",
+        '"double"',
+        "line\nbreak",
+        "ends with newline\n",
+        "tab\there",
+        "ünïcode ✓",
+        "\\backslash",
+    ]
+)
+value = st.one_of(text, tricky)
+ident = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,11}", fullmatch=True)
+slug_label = st.text(string.ascii_lowercase + string.digits, min_size=1, max_size=8)
+
+
+def string_match() -> st.SearchStrategy[dict[str, Any]]:
+    kind = st.sampled_from(["exact", "prefix", "regex"])
+    regex = st.sampled_from(["^/api", "\\.(php|env)$", "(?i)^/v[0-9]+/", "a|b"])
+    return st.builds(
+        lambda k, v, r, ic: {
+            k: (r if k == "regex" else "/" + v),
+            **({"ignoreCase": ic} if ic is not None else {}),
+        },
+        kind,
+        text,
+        regex,
+        st.one_of(st.none(), st.booleans()),
+    )
+
+
+def named_match() -> st.SearchStrategy[dict[str, Any]]:
+    return st.one_of(
+        st.builds(
+            lambda n: {"name": n, "present": True},
+            st.from_regex(r"[A-Za-z][A-Za-z0-9-]{0,10}", fullmatch=True),
+        ),
+        st.builds(
+            lambda n, v: {"name": n, "value": v},
+            st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True),
+            string_match(),
+        ),
+    )
+
+
+def networks() -> st.SearchStrategy[list[str]]:
+    v4 = st.builds(
+        lambda a, p: str(ipaddress.ip_network((a, p), strict=False)),
+        st.integers(0, 2**32 - 1),
+        st.integers(8, 32),
+    )
+    v6 = st.builds(
+        lambda a, p: str(ipaddress.ip_network((a, p), strict=False)),
+        st.integers(0, 2**128 - 1),
+        st.integers(16, 128),
+    )
+    return st.lists(st.one_of(v4, v6), min_size=1, max_size=3, unique=True)
+
+
+match_item = st.fixed_dictionaries(
+    {},
+    optional={
+        "path": st.builds(lambda m: {"path": m}, string_match()),
+        "method": st.builds(
+            lambda ms: {"methods": ms},
+            st.lists(
+                st.sampled_from(["GET", "POST", "PUT", "DELETE"]),
+                min_size=1,
+                max_size=3,
+                unique=True,
+            ),
+        ),
+        "header": named_match(),
+        "queryParam": named_match(),
+        "remoteIp": st.one_of(
+            st.builds(lambda n: {"in": n}, networks()),
+            st.builds(lambda n: {"notIn": n}, networks()),
+        ),
+    },
+).filter(bool)
+
+logging_rule = st.fixed_dictionaries(
+    {
+        k: st.booleans()
+        for k in ("requestHeaders", "responseHeaders", "requestBody", "responseBody", "query")
+    }
+)
+policy = st.builds(
+    lambda i, name, enabled, match, rule: {
+        "id": f"pol_{i}",
+        "name": name,
+        "enabled": enabled,
+        **match,
+        **rule,
+    },
+    st.integers(0, 10**6),
+    text,
+    st.booleans(),
+    st.one_of(st.just({}), st.builds(lambda m: {"match": m}, st.lists(match_item, max_size=3))),
+    st.one_of(
+        st.just({"firewall": {"action": "ACTION_DENY"}}),
+        st.builds(lambda r: {"logging": r}, logging_rule),
+    ),
+)
+
+healthcheck = st.builds(
+    lambda method, path, extra: {"method": method, "path": "/" + path, **extra},
+    st.sampled_from(["GET", "POST"]),
+    st.text(string.ascii_letters + "/-_", max_size=12),
+    st.fixed_dictionaries(
+        {
+            "intervalSeconds": st.sampled_from([10, 1, 30, 3600]),
+            "timeoutSeconds": st.sampled_from([5, 1, 60]),
+            "failureThreshold": st.sampled_from([3, 1, 100]),
+            "initialDelaySeconds": st.sampled_from([0, 15, 3600]),
+        }
+    ),
+)
+runtime = st.fixed_dictionaries(
+    {},
+    optional={
+        "port": st.integers(1, 65535),
+        "vCpus": st.builds(
+            lambda n, as_float: n / 4 if as_float or n % 4 else n // 4,
+            st.integers(1, 32),
+            st.booleans(),
+        ),
+        "memoryMib": st.integers(1, 32).map(lambda n: n * 256),
+        "storageMib": st.integers(0, 8).map(lambda n: n * 512),
+        "command": st.lists(text, max_size=4),
+        "healthcheck": healthcheck,
+        "shutdownSignal": st.sampled_from(["SIGTERM", "SIGINT", "SIGQUIT", "SIGKILL"]),
+        "upstreamProtocol": st.sampled_from(["http1", "h2c"]),
+        "openapiSpecPath": st.sampled_from(["/openapi.json", "docs/api.yaml"]),
+    },
+)
+build = st.fixed_dictionaries(
+    {},
+    optional={
+        "dockerfile": st.sampled_from(["Dockerfile", "docker/prod.Dockerfile", ""]),
+        "rootDirectory": st.sampled_from([".", "services/web", "apps/api"]),
+        "buildCommand": st.one_of(st.just(""), text),
+        "watchPaths": st.lists(
+            st.sampled_from(["src/**", "*.py", "package.json", "docs/*.md"]),
+            max_size=4,
+            unique=True,
+        ),
+        "autoDeploy": st.booleans(),
+    },
+)
+regions = st.lists(
+    st.builds(
+        lambda name, lo, extra: {"name": name, "replicas": {"min": lo, "max": max(lo + extra, 1)}},
+        slug_label,
+        st.integers(0, 5),
+        st.integers(0, 5),
+    ),
+    min_size=1,
+    max_size=5,
+    unique_by=lambda r: r["name"],
+)
+
+
+def variables() -> st.SearchStrategy[list[dict[str, Any]]]:
+    recoverable = st.builds(
+        lambda v, d: {"kind": "recoverable", "value": v, **({"description": d} if d else {})},
+        value,
+        st.one_of(st.none(), st.text(min_size=1, max_size=40)),
+    )
+    writeonly = st.builds(
+        lambda d: {"kind": "writeonly", **({"description": d} if d else {})},
+        st.one_of(st.none(), st.text(min_size=1, max_size=40)),
+    )
+    return st.lists(
+        st.tuples(ident, st.one_of(recoverable, writeonly)), max_size=6, unique_by=lambda kv: kv[0]
+    ).map(lambda items: [{"key": k, **v} for k, v in items])
+
+
+hosts = st.lists(
+    st.builds(lambda a, b: f"{a}.{b}.example.com", slug_label, slug_label), max_size=3, unique=True
+)
+environment = st.fixed_dictionaries(
+    {
+        "regions": regions,
+        "variables": variables(),
+        "policies": st.lists(policy, max_size=4),
+        "domains": hosts,
+    },
+    optional={"runtime": runtime, "build": build},
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(environment)
+def test_exported_environment_loads_and_diffs_to_nothing(live: dict[str, Any]) -> None:
+    resource = {"id": "env_prod0001", "slug": "production", "kind": "production", "description": ""}
+    resource.update({k: live[k] for k in ("runtime", "build", "regions") if k in live})
+    env = LiveEnvironment(
+        resource,
+        variables=live["variables"],
+        policies=live["policies"],
+        domains=[{"domain": h, "environmentId": "env_prod0001"} for h in live["domains"]],
+    )
+    app = LiveApp(
+        {"id": "app_web00001", "slug": "web", "name": "Web", "oci": {"image": "nginx:1"}}, [env]
+    )
+    project = LiveProject({"id": "proj_shop0001", "slug": "shop", "name": "Shop"}, [app])
+    text_out = build_export([project]).render()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "exported.yaml"
+        path.write_text(text_out, encoding="utf-8")
+        manifest = load_manifest([path])
+    (desired,) = manifest.projects[0].apps[0].environments or (None,)
+    if desired is None:  # nothing but defaults: nothing to manage
+        assert not live["variables"] and not live["policies"] and not live["domains"]
+        return
+    ref = EnvironmentRef("shop", "web", "production", "env_prod0001")
+    assert plan_settings("shop", "web", desired, resource, ref) is None
+    if live["policies"]:
+        assert plan_policies("shop", "web", desired, live["policies"], ref) is None
+    if live["variables"]:
+        planned = plan_variables(
+            "shop", "web", desired, live["variables"], ref, prune=True, fingerprint_key=None
+        )
+        assert planned.changes == []
+    hosts_out = [d.host for d in desired.domains] if live["domains"] else []
+    assert hosts_out == sorted(live["domains"])
