@@ -364,3 +364,36 @@ def test_single_stream_and_per_project_documents() -> None:
     per_project = result.documents_by_project()
     assert set(per_project) == {"shop", "blog"}
     assert per_project["blog"] == {"version": 1, "projects": {"blog": result.projects["blog"]}}
+
+
+def test_a_write_only_value_is_never_written_even_if_the_platform_returned_one() -> None:
+    env = environment(variables=[{"key": "K", "kind": "writeonly", "value": "sentinel-secret"}])
+    result = build_export([project(app(env))])
+    assert "sentinel-secret" not in result.render()
+    assert [s.env_name for s in result.secrets] == ["SHOP_WEB_PRODUCTION_K"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "\x85",
+        "a\u2028b",
+        "x\r\ny",
+        "end\n\n",
+        " lead\nx",
+        "\n",
+        "tab\tx",
+        "\ufeffbom",
+        "\x00",
+        "on",
+    ],
+)
+def test_values_yaml_would_reinterpret_read_back_exactly(value: str) -> None:
+    env = environment(variables=[{"key": "V", "kind": "recoverable", "value": value}])
+    text = build_export([project(app(env))]).render()
+    loaded = yaml.safe_load(text)
+    assert (
+        loaded["projects"]["shop"]["apps"]["web"]["environments"]["production"]["variables"]["V"]
+        == value
+    )
+    assert "\n...\n" not in text  # no document-end markers from keep-chomping blocks
