@@ -377,6 +377,16 @@ class _Planner:
             },
         )
 
+    def _manifest_paths(self) -> set[tuple[str, ...]]:
+        """Every project, app and managed environment of the manifest, as address parts."""
+        paths: set[tuple[str, ...]] = set()
+        for desired in self.manifest.projects:
+            paths.add((desired.slug,))
+            for app in desired.apps:
+                paths.add((desired.slug, app.slug))
+                paths.update((desired.slug, app.slug, e.name) for e in app.environments)
+        return paths
+
     def _order(self, change: Change) -> tuple[int, int, int, int]:
         kind, parts = parse_address(change.address)
         projects = [p.slug for p in self.manifest.projects]
@@ -407,7 +417,15 @@ class _Planner:
         return targeted, included
 
     def _plan_notes(self, changes: Sequence[Change], included: int) -> list[Note]:
-        notes: list[Note] = []
+        notes: list[Note] = [
+            Note(
+                "warning",
+                f"--target {target} matches nothing the manifest manages: check its spelling "
+                "(addresses look like app.shop/web or variable.shop/web/production/KEY)",
+            )
+            for target in self.scope.targets
+            if target.parts[:3] not in self._manifest_paths()
+        ]
         if included:
             notes.append(
                 Note(

@@ -191,6 +191,12 @@ def test_targets_keep_subtrees_and_what_they_depend_on(platform):
     assert [c.address for c in plan.changes] == ["app.shop/web", "settings.shop/web/production"]
     assert any("outside the targets" in n.message for n in plan.notes)
     assert "domains.getDomain" not in [op for op, _ in sent]
+    assert not any("matches nothing" in n.message for n in plan.notes)
+    typo, _ = plan_with(platform, manifest(project), targets=("app.shop/wbe",))
+    assert typo.changes == ()
+    assert [n.severity for n in typo.notes if "app.shop/wbe matches nothing" in n.message] == [
+        "warning"
+    ]
 
 
 def test_max_deletes_and_pruned_apps(platform):
