@@ -6,6 +6,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -14,7 +15,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from click.testing import CliRunner
 
+from reconciler.cli import main
 from reconciler.emulator import store as store_module
 from reconciler.emulator.store import Store, atomic_write
 
@@ -111,44 +114,43 @@ def test_ctrl_c_stops_cleanly(processes: list[Process], stop: signal.Signals) ->
     assert "Emulator stopped." in out and "Traceback" not in err
 
 
-def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "reconciler", "emulator", *args],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+def _run(*args: str):
+    """The command in-process (it fails before serving, so nothing blocks)."""
+    return CliRunner().invoke(main, ["emulator", *args])
 
 
 def test_corrupt_state_file_is_a_clear_error(tmp_path: Path) -> None:
     state_file = tmp_path / "state.json"
     state_file.write_text("{not json")
     result = _run("--port", "0", "--state", str(state_file))
-    assert result.returncode != 0
-    assert "cannot read state file" in result.stderr and "Traceback" not in result.stderr
+    assert result.exit_code == 1, result.output
+    assert "cannot read state file" in result.output and "Traceback" not in result.output
 
 
 def test_bad_keys_file_and_flags_are_clear_errors(tmp_path: Path) -> None:
     keys = tmp_path / "keys.yaml"
     keys.write_text("keys:\n  - key: a\n    permissions: [app.*.fly]\n")
     result = _run("--port", "0", "--keys", str(keys))
-    assert result.returncode != 0 and "keys[0].permissions[0]" in result.stderr
-    assert "Traceback" not in result.stderr
-    for flags in (
+    assert result.exit_code == 1 and "keys[0].permissions[0]" in result.output
+    flags = (
         ["--fault-rate", "1.5"],
         ["--step-ms", "0"],
         ["--port", "70000"],
         ["--rate-limit", "0"],
-    ):
-        result = _run(*flags)
-        assert result.returncode == 2 and "Traceback" not in result.stderr, flags
+    )
+    for bad in flags:
+        result = _run(*bad)
+        assert result.exit_code == 2 and "Invalid value" in result.output, bad
+        assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
-def test_port_in_use_is_a_clear_error(processes: list[Process]) -> None:
-    process = _start(processes)
-    port = process.base_url.rsplit(":", 1)[1]
-    result = _run("--port", port)
-    assert result.returncode != 0 and f"cannot listen on 127.0.0.1:{port}" in result.stderr
+def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        result = _run("--port", port)
+    assert result.exit_code == 1 and f"cannot listen on 127.0.0.1:{port}" in result.output
 
 
 def test_keys_file_replaces_the_dev_key(processes: list[Process], tmp_path: Path) -> None:
