@@ -38,6 +38,7 @@ FAILED_STATUSES = frozenset({"failed", "cancelled"})
 """Final statuses that mean the new configuration did not go live (exit 1)."""
 
 _ENVIRONMENT_KINDS = ("settings", "variable", "policies")
+_NOT_APPLIED = (Outcome.FAILED, Outcome.SKIPPED)
 
 
 @dataclass(frozen=True)
@@ -133,14 +134,17 @@ def deploy_targets(
 ) -> tuple[tuple[DeployTarget, ...], tuple[str, ...]]:
     """(environments to deploy, environments left out with why) from what apply did.
 
-    An environment with a change that did not apply is left out: deploying half
-    of a configuration change is worse than deploying none of it.
+    An environment with a change that did not apply, in itself or in its app or
+    project, is left out: deploying half of a configuration change is worse than
+    deploying none of it.
     """
     reasons: dict[tuple[str, str, str], list[str]] = {}
     app_level: set[tuple[str, str, str]] = set()
-    incomplete: set[tuple[str, str, str]] = set()
+    incomplete: set[tuple[str, ...]] = set()
     for item in result.results:
         change, parts = item.change, _parts(item.change)
+        if change.kind in ("project", "app") and item.outcome in _NOT_APPLIED:
+            incomplete.add(tuple(parts))
         if change.kind in _ENVIRONMENT_KINDS:
             key = (parts[0], parts[1], parts[2])
             if item.outcome is not Outcome.DONE:
@@ -163,7 +167,7 @@ def deploy_targets(
                     reasons.setdefault(key, []).append("project slug")
     targets, left_out = [], []
     for key, why in reasons.items():
-        if key in incomplete:
+        if {key, key[:2], key[:1]} & incomplete:
             left_out.append(f"{'/'.join(key)}: some of its changes did not apply")
             continue
         env_level = any(r not in ("image", "project slug") for r in why)

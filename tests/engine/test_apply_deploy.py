@@ -77,6 +77,20 @@ def test_an_environment_with_a_change_that_did_not_apply_is_not_deployed() -> No
     assert left_out == ("shop/web/production: some of its changes did not apply",)
 
 
+def test_an_environment_of_an_app_whose_own_change_failed_is_not_deployed() -> None:
+    image = change("app.shop/api", "app", diffs=(FieldDiff("oci.image", "a:1", "a:2"),))
+    result = ApplyResult(
+        (
+            done(image, Outcome.FAILED),
+            done(change("settings.shop/api/production", "settings")),
+            done(change("settings.shop/web/production", "settings")),
+        )
+    )
+    targets, left_out = deploy_targets(result, MANIFEST)
+    assert [t.address for t in targets] == ["shop/web/production"]
+    assert left_out == ("shop/api/production: some of its changes did not apply",)
+
+
 def test_a_new_image_and_a_new_project_slug_deploy_every_environment_already_running() -> None:
     image = change("app.shop/api", "app", diffs=(FieldDiff("oci.image", "a:1", "a:2"),))
     slug = change("project.shop", "project", reason="renamed")
