@@ -57,6 +57,9 @@ class ApplyOptions:
     parallelism: int = 10
     create_attempts: int = 3
     create_retry_delay: float = 1.0
+    replace_attempts: int = 6
+    """Sends of the create of a replace, which may meet the deleted object's background cleanup
+    (409) for a while: with the doubling delay, about half a minute in all."""
     fingerprint_key: bytes | None = None
     """RECONCILER_FINGERPRINT_KEY: fingerprints secrets the plan could not (see `_fingerprint_late_secrets`)."""
 
@@ -319,19 +322,26 @@ async def create_once(
     attempts: int,
     delay: float,
     sleep: Sleep = asyncio.sleep,
+    replacing: bool = False,
 ) -> tuple[Any, bool]:
     """Send a create; after an ambiguous failure re-read before sending it again.
 
     Returns (data, found_by_reread). A 409 after an earlier ambiguous attempt
     means that attempt did create the object: it is re-read, not reported.
+    With `replacing` (the create of a replace, right after its delete), a 409 may
+    also mean the platform is still cleaning up the deleted object in the
+    background: it is waited out, within the same bounded attempts.
     """
     tried_ambiguously = False
     for attempt in range(1, attempts + 1):
         try:
             return await client.call(operation, body), False
         except ApiError as error:
-            conflict_after_ambiguity = isinstance(error, Conflict) and tried_ambiguously
-            if reread is None or not (error.ambiguous or conflict_after_ambiguity):
+            conflict = isinstance(error, Conflict)
+            if conflict and replacing and not tried_ambiguously and attempt < attempts:
+                await sleep(delay * 2 ** (attempt - 1))
+                continue
+            if reread is None or not (error.ambiguous or (conflict and tried_ambiguously)):
                 raise
             tried_ambiguously = True
             found = await reread()
@@ -684,7 +694,7 @@ class Executor:
             self.observer.call_finished(None)
         else:
             async with self._slots:
-                node.result = await self._send(node.call)
+                node.result = await self._send(node.owner, node.call)
             self.observer.call_finished(node.result)
         self._finished[node.index].set()
         for change in node.covers:
@@ -692,21 +702,25 @@ class Executor:
             if self._pending_of[change.address] == 0:
                 self.observer.change_finished(self._change_result(change))
 
-    async def _send(self, call: Call) -> CallResult:
+    async def _send(self, owner: Change, call: Call) -> CallResult:
         status = OPERATIONS[call.operation].success_status if call.operation in OPERATIONS else None
         try:
             body = materialize(call.body, self.resolve)
             if self.options.fingerprint_key is not None:
                 _fingerprint_late_secrets(call.body, body, self.options.fingerprint_key)
             if call.creates:
+                replacing = owner.action is Action.REPLACE
                 data, reread = await create_once(
                     self.client,
                     call.operation,
                     body,
                     reread_for(self.client, call),
-                    attempts=self.options.create_attempts,
+                    attempts=self.options.replace_attempts
+                    if replacing
+                    else self.options.create_attempts,
                     delay=self.options.create_retry_delay,
                     sleep=self.sleep,
+                    replacing=replacing,
                 )
                 return CallResult(call.operation, True, status, data=data, reread=reread)
             await self.client.call(call.operation, body)

@@ -483,3 +483,37 @@ def test_a_batched_secret_is_refused_under_its_own_address() -> None:
         ApplyRefused, match=r"variable\.s/a/production/TOKEN: secret fromEnv:MISSING"
     ):
         check_safety(plan_of(changes), max_deletes=10, allow_replace=False, resolve=resolve)
+
+
+def test_a_replace_waits_out_the_background_cleanup_of_the_deleted_app() -> None:
+    def fail(operation: str, body: Any, attempt: int) -> Any:
+        if operation == "apps.createApp" and attempt <= 2:
+            return Conflict(
+                'apps.createApp: app "r" conflicts (409)', operation=operation, status=409
+            )
+        return None
+
+    replace = Change(
+        "app.s/r",
+        "app",
+        Action.REPLACE,
+        {},
+        {},
+        calls=(
+            call("apps.deleteApp", {"project": "s", "app": "r"}),
+            call("apps.createApp", {"project": "s", "slug": "r"}, creates=True),
+        ),
+    )
+    platform = FakePlatform(fail=fail)
+    result = run(plan_of(replace), platform)
+    assert result.complete
+    assert platform.operations() == ["apps.deleteApp"] + ["apps.createApp"] * 3
+
+
+def test_a_conflict_on_a_plain_create_is_reported_at_once() -> None:
+    platform = FakePlatform(
+        fail=lambda op, body, attempt: Conflict("taken (409)", operation=op, status=409)
+    )
+    result = run(plan_of(app_create("s", "taken", depends=False)), platform)
+    assert platform.operations() == ["apps.createApp"]
+    assert result.with_outcome(Outcome.FAILED)[0].error == "taken (409)"
