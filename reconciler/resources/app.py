@@ -15,7 +15,7 @@ from typing import Any
 from reconciler.engine.changes import ABSENT, Action, Change, FieldDiff
 from reconciler.errors import ReconcilerError
 from reconciler.manifest.model import UNSET, App, GitSource, OciSource
-from reconciler.resources.common import address, make_call
+from reconciler.resources.common import address, make_call, require_fields
 
 READ_OPERATION = "apps.listApps"
 
@@ -25,7 +25,8 @@ REASON_PROTECTED = "delete_protected"
 
 async def read_apps(client: Any, project_id: str) -> list[dict[str, Any]]:
     """Every app of the project (paged to the end)."""
-    return await client.list_all(READ_OPERATION, {"project": project_id})
+    found = await client.list_all(READ_OPERATION, {"project": project_id})
+    return require_fields(READ_OPERATION, found, "id", "slug")
 
 
 def find_live_app(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.engine.changes import ABSENT, Call, FieldDiff
+from reconciler.platform.errors import UnexpectedResponse
 from reconciler.platform.operations import get_operation, permission
 
 SENSITIVE = "(sensitive value)"
@@ -48,6 +49,23 @@ class EnvironmentRef:
 
     def body(self, **fields: Any) -> dict[str, Any]:
         return {"project": self.project, "app": self.app, "environment": self.environment, **fields}
+
+
+def require_fields(operation: str, items: Any, *fields: str) -> Any:
+    """`items` (an object or a list of objects) after checking each has non-empty string `fields`.
+
+    The plan keys everything on these (ids, slugs, variable keys, host names); an answer
+    without them is reported as an unexpected response instead of crashing later.
+    """
+    for item in items if isinstance(items, list) else [items]:
+        for name in fields:
+            value = item.get(name) if isinstance(item, Mapping) else None
+            if not isinstance(value, str) or not value:
+                raise UnexpectedResponse(
+                    f"{operation}: the platform returned an object without a `{name}` string",
+                    operation=operation,
+                )
+    return items
 
 
 def number(value: Any) -> Any:

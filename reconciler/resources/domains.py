@@ -23,7 +23,7 @@ from typing import Any
 from reconciler.engine.changes import Action, Change, Note
 from reconciler.manifest.model import Position
 from reconciler.platform.errors import NotFound
-from reconciler.resources.common import EnvironmentRef, address, make_call
+from reconciler.resources.common import EnvironmentRef, address, make_call, require_fields
 
 READ_OPERATION = "domains.listDomains"
 LOOKUP_OPERATION = "domains.getDomain"
@@ -35,15 +35,16 @@ def host_of(domain: Mapping[str, Any]) -> str:
 
 async def read_domains(client: Any, project_id: str, app_id: str, environment: str) -> list[dict]:
     body = {"project": project_id, "app": app_id, "environment": environment}
-    return await client.list_all(READ_OPERATION, body)
+    return require_fields(READ_OPERATION, await client.list_all(READ_OPERATION, body), "domain")
 
 
 async def lookup_domain(client: Any, host: str) -> dict[str, Any] | None:
     """Where `host` is attached in the workspace, or None when it is free."""
     try:
-        return await client.call(LOOKUP_OPERATION, {"domain": host})
+        found = await client.call(LOOKUP_OPERATION, {"domain": host})
     except NotFound:
         return None
+    return require_fields(LOOKUP_OPERATION, found, "projectId", "appId", "environmentId")
 
 
 async def locate(client: Any, domain: Mapping[str, Any]) -> str:

@@ -19,13 +19,21 @@ from typing import Any
 
 from reconciler.engine.changes import Action, Change, PolicyEdit
 from reconciler.manifest.model import UNSET, Environment
-from reconciler.resources.common import EnvironmentRef, address, make_call, nested_diffs, plain
+from reconciler.resources.common import (
+    EnvironmentRef,
+    address,
+    make_call,
+    nested_diffs,
+    plain,
+    require_fields,
+)
 
 READ_OPERATION = "gateway.listPolicies"
 
 
 async def read_policies(client: Any, ref: EnvironmentRef) -> list[dict[str, Any]]:
-    return await client.list_all(READ_OPERATION, ref.body(), object_id=ref.environment_id)
+    found = await client.list_all(READ_OPERATION, ref.body(), object_id=ref.environment_id)
+    return require_fields(READ_OPERATION, found, "name")
 
 
 def normalise_policy(policy: Mapping[str, Any]) -> dict[str, Any]:

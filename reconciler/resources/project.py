@@ -14,7 +14,7 @@ from reconciler.engine.changes import Action, Change, FieldDiff
 from reconciler.errors import ReconcilerError
 from reconciler.manifest.model import UNSET, Project
 from reconciler.platform.errors import NotFound
-from reconciler.resources.common import address, make_call
+from reconciler.resources.common import address, make_call, require_fields
 
 READ_OPERATION = "projects.getProject"
 
@@ -27,7 +27,8 @@ async def read_project(client: Any, desired: Project) -> dict[str, Any] | None:
     """
     reference = desired.id or desired.slug
     try:
-        return await client.call(READ_OPERATION, {"project": reference}, object_id=desired.id)
+        found = await client.call(READ_OPERATION, {"project": reference}, object_id=desired.id)
+        return require_fields(READ_OPERATION, found, "id", "slug")
     except NotFound:
         if desired.id is None:
             return None

@@ -25,6 +25,7 @@ from reconciler.resources.common import (
     make_call,
     nested_diffs,
     number,
+    require_fields,
 )
 
 READ_OPERATION = "environments.listEnvironments"
@@ -38,7 +39,8 @@ HEALTHCHECK_DEFAULTS = {
 
 async def read_environments(client: Any, project_ref: str, app_ref: str) -> list[dict[str, Any]]:
     """Both environments of an app (one call)."""
-    return await client.list_all(READ_OPERATION, {"project": project_ref, "app": app_ref})
+    found = await client.list_all(READ_OPERATION, {"project": project_ref, "app": app_ref})
+    return require_fields(READ_OPERATION, found, "slug")
 
 
 def manages_settings(environment: Environment) -> bool:

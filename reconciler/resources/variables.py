@@ -27,14 +27,22 @@ from typing import Any
 from reconciler import secrets
 from reconciler.engine.changes import ABSENT, UNKNOWN, Action, Change, FieldDiff, SecretRef
 from reconciler.manifest.model import UNSET, Environment, LiteralValue, Variable
-from reconciler.resources.common import SENSITIVE, EnvironmentRef, address, batched, make_call
+from reconciler.resources.common import (
+    SENSITIVE,
+    EnvironmentRef,
+    address,
+    batched,
+    make_call,
+    require_fields,
+)
 
 READ_OPERATION = "environments.listEnvironmentVariables"
 BATCH_SIZE = 50
 
 
 async def read_variables(client: Any, ref: EnvironmentRef) -> list[dict[str, Any]]:
-    return await client.list_all(READ_OPERATION, ref.body(), object_id=ref.environment_id)
+    found = await client.list_all(READ_OPERATION, ref.body(), object_id=ref.environment_id)
+    return require_fields(READ_OPERATION, found, "key", "kind")
 
 
 @dataclass

@@ -254,3 +254,23 @@ def test_reads_follow_targets():
     assert not scope.reads("shop", "web", "production", kind="settings")
     assert not scope.reads("shop", "api") and not scope.reads("blog")
     assert Scope().reads("anything", kind="domain")
+
+
+class GarbageClient:
+    """Answers getProject properly and listApps with apps that have no id."""
+
+    base_url = "http://garbage"
+
+    async def call(self, operation, body, **kw):
+        return {"id": "proj_12345678", "slug": "shop", "name": "Shop"}
+
+    async def list_all(self, operation, body, **kw):
+        return [{"slug": "web", "name": "Web"}]
+
+
+def test_an_unexpected_answer_is_reported_not_crashed_on():
+    from reconciler.platform.errors import UnexpectedResponse
+
+    desired = manifest(Project(slug="shop", apps=(App(slug="web"),)))
+    with pytest.raises(UnexpectedResponse, match="apps.listApps.*`id`"):
+        run(build_plan(desired, GarbageClient(), PlanOptions()))
