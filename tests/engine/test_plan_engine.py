@@ -272,5 +272,5 @@ def test_an_unexpected_answer_is_reported_not_crashed_on():
     from reconciler.platform.errors import UnexpectedResponse
 
     desired = manifest(Project(slug="shop", apps=(App(slug="web"),)))
-    with pytest.raises(UnexpectedResponse, match="apps.listApps.*`id`"):
+    with pytest.raises(UnexpectedResponse, match=r"apps\.listApps.*`id`"):
         run(build_plan(desired, GarbageClient(), PlanOptions()))
