@@ -3,14 +3,19 @@ exists with flags the CLI accepts."""
 
 from __future__ import annotations
 
+import http.server
 import importlib.util
+import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import textwrap
+import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import click
 import pytest
@@ -151,6 +156,15 @@ def test_github_runs_validate_plan_markdown_and_apply_auto_approve() -> None:
     check_all_accepted(commands)
 
 
+def test_github_plan_keeps_the_whole_plan_in_the_log_and_the_saved_plan() -> None:
+    steps = load(GITHUB)["jobs"]["plan"]["steps"]
+    plan = next(s for s in steps if s.get("id") == "plan")
+    assert "|| status=$?" in plan["run"] and 'exit "$status"' in plan["run"]
+    assert "cat plan.md" in plan["run"]
+    artifact = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert artifact["with"]["path"] == "plan.json"
+
+
 def test_github_keys_come_from_secrets_read_only_for_plans() -> None:
     workflow = load(GITHUB)
     assert workflow["env"]["RECONCILER_BASE_URL"] == "${{ vars.RECONCILER_BASE_URL }}"
@@ -174,6 +188,7 @@ def test_github_comment_is_found_by_marker_and_updated_in_place() -> None:
     assert MARKER in script
     assert "updateComment" in script and "createComment" in script
     assert "github.paginate" in script  # a PR with more than one page of comments
+    assert "65535" in script and "lastIndexOf('\\n<details>'" in script  # cut at a whole change
     writer = next(s for s in steps if s.get("name") == "Write the comment")
     assert f"echo '{MARKER}'" in writer["run"]
     assert comment["if"] == "always()" and writer["if"] == "always()"
@@ -284,3 +299,151 @@ def test_read_only_key_permissions_are_exactly_the_read_operations(path: Path) -
     named = set(re.findall(r"\b(?:project|app|environment)\.\*\.\w+", path.read_text()))
     assert named == reads
     assert all(".read_" in p for p in named)
+
+
+HARNESS = """
+const script = process.argv[1];
+const input = JSON.parse(process.argv[2]);
+const calls = [];
+const github = {
+  paginate: async (fn, args) => { calls.push(['list', args]); return input.comments; },
+  rest: { issues: {
+    listComments: 'listComments',
+    updateComment: async (args) => calls.push(['update', args]),
+    createComment: async (args) => calls.push(['create', args]),
+  } },
+};
+const context = { repo: { owner: 'acme', repo: 'platform' }, issue: { number: 7 } };
+const fakeRequire = (name) => name === 'fs' ? { readFileSync: () => input.body } : require(name);
+const run = new Function('github', 'context', 'require', `return (async () => { ${script} })();`);
+run(github, context, fakeRequire).then(() => console.log(JSON.stringify(calls)));
+"""
+
+
+def run_comment_script(body: str, comments: list[dict[str, Any]]) -> list[Any]:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    steps = load(GITHUB)["jobs"]["plan"]["steps"]
+    script = next(s for s in steps if s.get("uses", "").startswith("actions/github-script@"))
+    payload = json.dumps({"body": body, "comments": comments})
+    result = subprocess.run(
+        [node, "-e", HARNESS, "--", script["with"]["script"], payload],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return json.loads(result.stdout)
+
+
+def test_comment_script_updates_the_marked_comment_in_place() -> None:
+    comments = [
+        {"id": 1, "user": {"type": "User"}, "body": f"quoting {MARKER}"},
+        {"id": 2, "user": {"type": "Bot"}, "body": "another bot"},
+        {"id": 3, "user": {"type": "Bot"}, "body": f"{MARKER}\nold plan"},
+    ]
+    calls = run_comment_script(f"{MARKER}\nnew plan", comments)
+    assert calls[-1] == [
+        "update",
+        {"owner": "acme", "repo": "platform", "comment_id": 3, "body": f"{MARKER}\nnew plan"},
+    ]
+    assert not any(call[0] == "create" for call in calls)
+
+
+def test_comment_script_creates_the_first_comment_and_cuts_oversized_ones() -> None:
+    calls = run_comment_script(f"{MARKER}\nfirst", [])
+    assert calls[-1] == [
+        "create",
+        {"owner": "acme", "repo": "platform", "issue_number": 7, "body": f"{MARKER}\nfirst"},
+    ]
+    change = "\n<details><summary>change</summary>\n\n```diff\n+ x\n```\n\n</details>"
+    huge = MARKER + "\n**Plan:** many changes." + change * 1200
+    assert len(huge) > 65535
+    body = run_comment_script(huge, [])[-1][1]["body"]
+    assert len(body) < 65535
+    assert body.startswith(MARKER) and "whole plan is in the job log" in body
+    assert body.split("\n\n_Shortened")[0].endswith("</details>")  # cut between changes
+
+
+class FakeGitLab(http.server.BaseHTTPRequestHandler):
+    """Merge-request notes API: two pages of notes, the marked one on the second."""
+
+    pages: ClassVar[dict[str, list[dict[str, Any]]]] = {
+        "1": [{"id": 1, "body": "looks good"}],
+        "2": [{"id": 9, "body": f"{MARKER}\nold plan"}, {"id": 10, "body": "later"}],
+    }
+    seen: ClassVar[list[tuple[str, str, str | None, Any]]] = []
+
+    def _reply(self, data: Any, next_page: str = "") -> None:
+        payload = json.dumps(data).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("X-Next-Page", next_page)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def do_GET(self) -> None:
+        page = re.search(r"[?&]page=(\d+)", self.path).group(1)
+        self.seen.append(("GET", self.path, self.headers["PRIVATE-TOKEN"], None))
+        notes = self.pages.get(page, []) if self.server.with_marker else self.pages["1"]
+        self._reply(notes, "2" if page == "1" and self.server.with_marker else "")
+
+    def _write(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.seen.append((self.command, self.path, self.headers["PRIVATE-TOKEN"], body))
+        self._reply({"id": 11})
+
+    do_PUT = do_POST = _write
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def run_note_script(tmp_path: Path, *, with_marker: bool) -> list[tuple[str, str, str | None, Any]]:
+    server = http.server.HTTPServer(("127.0.0.1", 0), FakeGitLab)
+    server.with_marker = with_marker
+    FakeGitLab.seen = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        script = "\n".join(load(GITLAB)["plan"]["script"])
+        body = script.split("<<'EOF'\n", 1)[1].split("\nEOF", 1)[0]
+        (tmp_path / "comment.md").write_text(f"{MARKER}\nnew plan")
+        env = {
+            **os.environ,
+            "CI_API_V4_URL": f"http://127.0.0.1:{server.server_port}/api/v4",
+            "CI_PROJECT_ID": "42",
+            "CI_MERGE_REQUEST_IID": "7",
+            "RECONCILER_GITLAB_TOKEN": "glpat-test",
+        }
+        subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(body)],
+            cwd=tmp_path,
+            env=env,
+            check=True,
+            timeout=30,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    return FakeGitLab.seen
+
+
+def test_gitlab_note_script_edits_the_marked_note_found_on_a_later_page(tmp_path: Path) -> None:
+    seen = run_note_script(tmp_path, with_marker=True)
+    notes = "/api/v4/projects/42/merge_requests/7/notes"
+    assert [(method, path.split("?")[0]) for method, path, _, _ in seen] == [
+        ("GET", notes),
+        ("GET", notes),
+        ("PUT", f"{notes}/9"),
+    ]
+    assert all(token == "glpat-test" for _, _, token, _ in seen)
+    assert seen[-1][3] == {"body": f"{MARKER}\nnew plan"}
+
+
+def test_gitlab_note_script_creates_the_first_note(tmp_path: Path) -> None:
+    seen = run_note_script(tmp_path, with_marker=False)
+    assert [method for method, *_ in seen] == ["GET", "POST"]
+    assert seen[-1][1] == "/api/v4/projects/42/merge_requests/7/notes"
