@@ -28,10 +28,14 @@ NAMED_MATCH = ObjSpec(
     exactly_one=(("present", "value"),),
 )
 IP_LIST = Arr(item=Str(min=1, max=64, extra=ip_or_cidr), min=1, max=100)
+# each member of a condition holds the shape the spec gives for it:
+# {"path": {"path": {...}}, "method": {"methods": [...]}, "header": {...}, ...}
 CONDITION = ObjSpec(
     fields={
-        "path": STRING_MATCH,
-        "methods": Arr(item=Str(min=1, max=64), min=1),
+        "path": ObjSpec(fields={"path": STRING_MATCH}, required=("path",)),
+        "method": ObjSpec(
+            fields={"methods": Arr(item=Str(min=1, max=64), min=1)}, required=("methods",)
+        ),
         "header": NAMED_MATCH,
         "queryParam": NAMED_MATCH,
         "remoteIp": ObjSpec(

@@ -10,7 +10,7 @@ from tests.fixtures.emulator import EmulatorServer
 DENY_ADMIN = {
     "name": "deny-admin",
     "enabled": True,
-    "match": [{"path": {"prefix": "/admin"}, "remoteIp": {"notIn": ["10.0.0.0/8"]}}],
+    "match": [{"path": {"path": {"prefix": "/admin"}}, "remoteIp": {"notIn": ["10.0.0.0/8"]}}],
     "firewall": {"action": "ACTION_DENY"},
 }
 LOG_API = {"name": "log-api", "enabled": False, "logging": {"requestHeaders": True}}
@@ -65,14 +65,16 @@ def test_update_policy_keeps_id_and_order(web: EmulatorServer) -> None:
         "policyId": ids[1],
         "name": "renamed",
         "enabled": True,
-        "match": [{"methods": ["POST"]}],
+        "match": [{"method": {"methods": ["POST"]}}],
     }
     assert ok(web.call("gateway.updatePolicy", body)) == {"data": {}}
     body = {**target(), "policyId": ids[0], "match": None, "logging": {"query": True}}
     ok(web.call("gateway.updatePolicy", body))
     policies = _list(web)
     assert [p["id"] for p in policies] == ids
-    assert policies[1]["name"] == "renamed" and policies[1]["match"] == [{"methods": ["POST"]}]
+    assert policies[1]["name"] == "renamed" and policies[1]["match"] == [
+        {"method": {"methods": ["POST"]}}
+    ]
     assert "match" not in policies[0] and "firewall" not in policies[0]
     assert policies[0]["logging"]["query"] is True
     problem(web.call("gateway.updatePolicy", {**target(), "policyId": "pol_missing"}), 404)
@@ -108,12 +110,24 @@ def _with_match(match: list) -> dict:
             {"name": "p", "enabled": True, "logging": {"headers": True}},
             "policies[1].logging.headers",
         ),
-        (_with_match([{"path": {"regex": "(unclosed"}}]), "policies[1].match[0].path.regex"),
-        (_with_match([{"path": {"regex": "(?=lookahead)"}}]), "policies[1].match[0].path.regex"),
-        (_with_match([{"path": {"exact": "/a", "prefix": "/b"}}]), "policies[1].match[0].path"),
-        (_with_match([{"path": {"ignoreCase": True}}]), "policies[1].match[0].path"),
-        (_with_match([{"path": {"exact": "x" * 1025}}]), "policies[1].match[0].path.exact"),
-        (_with_match([{"methods": []}]), "policies[1].match[0].methods"),
+        (
+            _with_match([{"path": {"path": {"regex": "(unclosed"}}}]),
+            "policies[1].match[0].path.path.regex",
+        ),
+        (
+            _with_match([{"path": {"path": {"regex": "(?=lookahead)"}}}]),
+            "policies[1].match[0].path.path.regex",
+        ),
+        (
+            _with_match([{"path": {"path": {"exact": "/a", "prefix": "/b"}}}]),
+            "policies[1].match[0].path.path",
+        ),
+        (_with_match([{"path": {"path": {"ignoreCase": True}}}]), "policies[1].match[0].path.path"),
+        (
+            _with_match([{"path": {"path": {"exact": "x" * 1025}}}]),
+            "policies[1].match[0].path.path.exact",
+        ),
+        (_with_match([{"method": {"methods": []}}]), "policies[1].match[0].method.methods"),
         (_with_match([{}]), "policies[1].match[0]"),
         (_with_match([{"header": {"name": "x-a"}}]), "policies[1].match[0].header"),
         (
@@ -143,8 +157,12 @@ def _with_match(match: list) -> dict:
             _with_match([{"remoteIp": {"in": ["1.1.1.1"], "notIn": ["2.2.2.2"]}}]),
             "policies[1].match[0].remoteIp",
         ),
-        (_with_match([{"methods": ["GET"]}] * 11), "policies[1].match"),
+        (_with_match([{"method": {"methods": ["GET"]}}] * 11), "policies[1].match"),
         (_with_match([{"cookie": {"name": "a"}}]), "policies[1].match[0].cookie"),
+        # the member holds the shape the spec gives: path: {path: {...}}, method: {methods: [...]}
+        (_with_match([{"path": {"prefix": "/a"}}]), "policies[1].match[0].path.prefix"),
+        (_with_match([{"methods": ["GET"]}]), "policies[1].match[0].methods"),
+        (_with_match([{"method": {}}]), "policies[1].match[0].method.methods"),
     ],
 )
 def test_invalid_policy_changes_nothing(web: EmulatorServer, policy: dict, field: str) -> None:
@@ -156,8 +174,8 @@ def test_invalid_policy_changes_nothing(web: EmulatorServer, policy: dict, field
 
 def test_valid_match_conditions_are_accepted(web: EmulatorServer) -> None:
     match = [
-        {"path": {"regex": "^/api/v[0-9]+/", "ignoreCase": True}},
-        {"methods": ["GET", "HEAD"], "header": {"name": "X-Debug", "present": True}},
+        {"path": {"path": {"regex": "^/api/v[0-9]+/", "ignoreCase": True}}},
+        {"method": {"methods": ["GET", "HEAD"]}, "header": {"name": "X-Debug", "present": True}},
         {"queryParam": {"name": "token", "value": {"prefix": "t_", "ignoreCase": False}}},
         {"remoteIp": {"in": ["2001:db8::/32", "192.0.2.1", "10.0.0.0/8"]}},
     ]
