@@ -122,7 +122,7 @@ def _matching_branch(error: ValidationError) -> list[ValidationError]:
     for sub in error.context or ():
         branches.setdefault(int(sub.relative_schema_path[0]), []).append(sub)
     for _, errors in sorted(branches.items()):
-        wrong_type = any(e.validator == "type" and len(e.relative_schema_path) <= 3 for e in errors)
+        wrong_type = any(e.validator == "type" and len(e.relative_schema_path) == 2 for e in errors)
         if not wrong_type:
             return errors
     return []
