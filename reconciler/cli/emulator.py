@@ -13,6 +13,24 @@ from reconciler.cli.options import report_errors
 from reconciler.errors import UsageError
 
 
+class _Rate(click.ParamType):
+    """A positive number of requests per second, written `20` or `20/s`."""
+
+    name = "rate"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None):
+        if isinstance(value, float):
+            return value
+        text = str(value).strip().removesuffix("/s")
+        try:
+            rate = float(text)
+        except ValueError:
+            self.fail(f"{value!r} is not a rate such as 20 or 20/s", param, ctx)
+        if not rate > 0 or rate == float("inf"):
+            self.fail(f"{value!r} must be a positive number of requests per second", param, ctx)
+        return rate
+
+
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option(
@@ -47,8 +65,9 @@ from reconciler.errors import UsageError
 @click.option("--seed", type=int, help="Seed for IDs and faults, for repeatable runs.")
 @click.option(
     "--rate-limit",
-    type=click.FloatRange(min=0, min_open=True),
-    help="Requests per second before 429 with Retry-After.",
+    type=_Rate(),
+    metavar="N[/s]",
+    help="Requests per second (e.g. 20 or 20/s) before 429 with Retry-After.",
 )
 @click.option(
     "--step-ms",

@@ -137,6 +137,8 @@ def test_bad_keys_file_and_flags_are_clear_errors(tmp_path: Path) -> None:
         ["--step-ms", "0"],
         ["--port", "70000"],
         ["--rate-limit", "0"],
+        ["--rate-limit", "fast"],
+        ["--rate-limit", "nan/s"],
     )
     for bad in flags:
         result = _run(*bad)
@@ -151,6 +153,12 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
         port = str(taken.getsockname()[1])
         result = _run("--port", port)
     assert result.exit_code == 1 and f"cannot listen on 127.0.0.1:{port}" in result.output
+
+
+def test_rate_limit_flag_accepts_per_second_suffix(processes: list[Process]) -> None:
+    process = _start(processes, "--rate-limit", "2/s")
+    statuses = [process.call("projects.listProjects").status_code for _ in range(6)]
+    assert statuses[0] == 200 and 429 in statuses
 
 
 def test_keys_file_replaces_the_dev_key(processes: list[Process], tmp_path: Path) -> None:
