@@ -28,9 +28,11 @@ from typing import Any, Protocol
 import yaml
 
 from reconciler.errors import ReconcilerError
+from reconciler.platform.errors import NotFound
 from reconciler.resources.common import display_number
 from reconciler.resources.policies import normalise_policy
 from reconciler.resources.settings import HEALTHCHECK_DEFAULTS
+from reconciler.secrets import split_fingerprint
 
 ENVIRONMENT_ORDER = ("production", "preview")
 
@@ -144,8 +146,6 @@ async def read_workspace(client: Client, project_slugs: Sequence[str] = ()) -> l
 
 
 async def _get_project(client: Client, slug: str) -> dict[str, Any]:
-    from reconciler.platform.errors import NotFound
-
     try:
         return await client.call("projects.getProject", {"project": slug})
     except NotFound:
@@ -394,8 +394,6 @@ def user_description(description: Any) -> str | None:
     """The description a person wrote, without reconciler's fingerprint marker."""
     if not isinstance(description, str) or not description:
         return None
-    from reconciler.secrets import split_fingerprint
-
     user, _fingerprint = split_fingerprint(description)
     return user or None
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from reconciler.manifest.model import ENVIRONMENT_NAMES, App, Manifest
+from reconciler.platform.errors import NotFound
 
 FORMAT_VERSION = "1"
 FINAL_DEPLOYMENT_STATUSES = frozenset(
@@ -166,8 +167,6 @@ class Where:
 
 
 async def _project_apps(client: Client, project_ref: str) -> list[Mapping[str, Any]]:
-    from reconciler.platform.errors import NotFound
-
     try:
         apps = await client.list_all("apps.listApps", {"project": project_ref})
     except NotFound:  # the project is not created yet: every app shows as missing
