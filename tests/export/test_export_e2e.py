@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -22,8 +23,19 @@ def plan_is_empty(cli, *paths: Path, env: dict[str, str] | None = None) -> None:
 
 def test_export_of_every_field_kind_plans_no_changes(emulator, cli, tmp_path: Path) -> None:
     seed_every_field_kind(emulator)
+    before = len(emulator.requests())
     result = cli("export")
     assert result.exit_code == 0, result.output
+    reads = Counter(r["operation"] for r in emulator.requests()[before:])
+    # 2 projects, 4 apps, 8 environments; domains in one workspace-wide list; nothing written
+    assert reads == {
+        "projects.listProjects": 1,
+        "apps.listApps": 2,
+        "environments.listEnvironments": 4,
+        "environments.listEnvironmentVariables": 8,
+        "gateway.listPolicies": 8,
+        "domains.listDomains": 1,
+    }
     manifest_file = tmp_path / "exported.yaml"
     manifest_file.write_text(result.stdout)
 

@@ -117,7 +117,10 @@ def test_deployment_states_none_in_progress_ready_failed_rolled_back(platform, m
     assert "rolled back" in text and "Warning: shop/web is rolled back" in text
 
     preview = deploy(platform, PREVIEW, "nginx:preview")
+    before = len(platform.requests())
     envs = environments(platform, manifest)
+    reads = [r["operation"] for r in platform.requests()[before:]]
+    assert all(op.split(".")[1].startswith(("list", "get")) for op in reads), reads
     assert envs["web/preview"]["deployment"]["id"] == preview
     assert envs["web/preview"]["rolledBack"] is False
 
