@@ -16,6 +16,7 @@ from typing import Any
 from reconciler.manifest.load import LoadedFile
 from reconciler.manifest.model import ENVIRONMENT_NAMES, Position
 from reconciler.manifest.problems import Path, Problem
+from reconciler.manifest.schema import Locate
 
 
 @dataclass
@@ -52,7 +53,9 @@ class Document:
                         yield ("projects", slug, "apps", app_slug), app_slug, app
 
 
-def locator(values: dict[Path, Position], keys: dict[Path, Position], display: str) -> Any:
+def locator(values: dict[Path, Position], keys: dict[Path, Position], display: str) -> Locate:
+    """Where a path of one file was written, for the schema's problems."""
+
     def locate(path: Path, of_key: bool) -> Position:
         if of_key and path in keys:
             return keys[path]

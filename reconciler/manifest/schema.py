@@ -140,13 +140,18 @@ def _name_message(error: ValidationError, parent: Path) -> str:
 
 def _unknown_key(key: str, allowed: list[str]) -> str:
     message = f"unknown field {key!r}"
-    folded = {a.lower(): a for a in allowed}
-    suggestion = folded.get(key.lower()) or next(
-        iter(difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)), None
-    )
+    suggestion = _closest(key, allowed)
     if suggestion:
         message += f"; did you mean {suggestion!r}?"
     return message + f" (allowed here: {', '.join(allowed)})"
+
+
+def _closest(word: str, candidates: list[str]) -> str | None:
+    """The candidate the user most likely meant: same letters in another case, else difflib's."""
+    folded = {c.lower(): c for c in candidates}
+    if word.lower() in folded:
+        return folded[word.lower()]
+    return next(iter(difflib.get_close_matches(word, candidates, n=1, cutoff=0.6)), None)
 
 
 def _message(error: ValidationError, path: Path) -> str:
@@ -157,10 +162,8 @@ def _message(error: ValidationError, path: Path) -> str:
         return f"must be {expected!r} (got {value!r})"
     if kind == "enum":
         message = f"{value!r} is not one of {', '.join(map(str, expected))}"
-        folded = {str(e).lower(): e for e in expected}
-        if isinstance(value, str) and value.lower() in folded:
-            message += f"; did you mean {folded[value.lower()]!r}?"
-        return message
+        suggestion = _closest(value, [str(e) for e in expected]) if isinstance(value, str) else None
+        return message + (f"; did you mean {suggestion!r}?" if suggestion else "")
     if kind == "multipleOf":
         return f"{value!r} is not a multiple of {expected!r}; use a multiple such as {expected!r}"
     if kind == "pattern":
