@@ -295,3 +295,23 @@ def test_from_file_is_resolved_against_the_declaring_file_not_the_cwd(
     problem = only_problem(["team"])
     assert "file 'k.txt' does not exist" in problem.message
     assert "read from the manifest file's directory" in problem.message
+
+
+def test_unreadable_file_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(MINIMAL)
+
+    def refuse(self: Path) -> bytes:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    problem = only_problem([path])
+    assert (problem.file, problem.line, problem.message) == (
+        str(path),
+        0,
+        "cannot read: Permission denied",
+    )
+
+
+def test_no_paths_at_all() -> None:
+    assert "no manifest given" in only_problem([]).message
