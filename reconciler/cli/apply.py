@@ -16,7 +16,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 from rich.console import Console
@@ -44,6 +44,10 @@ from reconciler.engine.progress import (
 from reconciler.errors import UsageError
 from reconciler.manifest.model import Manifest
 
+if TYPE_CHECKING:
+    from reconciler.engine.planfile import SavedPlan
+
+DEFAULT_MAX_DELETES = 10
 CONFIRMATION = "Do you want to perform these actions? Only 'yes' will be accepted:"
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
@@ -242,7 +246,7 @@ async def _apply(request: ApplyRequest) -> bool:
         return result.complete and deployed.succeeded
 
 
-def _load_inputs(request: ApplyRequest) -> tuple[Manifest, Any]:
+def _load_inputs(request: ApplyRequest) -> tuple[Manifest, SavedPlan | None]:
     from reconciler.manifest.validate import load_manifest
 
     if request.planfile is None:
@@ -253,41 +257,23 @@ def _load_inputs(request: ApplyRequest) -> tuple[Manifest, Any]:
     return load_manifest(list(saved.manifest_files)), saved
 
 
-async def _plan(request: ApplyRequest, manifest: Manifest, saved: Any, client: Any) -> Plan | None:
+async def _plan(
+    request: ApplyRequest, manifest: Manifest, saved: SavedPlan | None, client: Any
+) -> Plan | None:
     """The plan to apply, checked and approved; None when there is nothing to do."""
-    from reconciler.engine.plan import PlanOptions, build_plan
-    from reconciler.engine.render import render_text
     from reconciler.secrets import resolve_ref
 
     if saved is None:
-        options = PlanOptions(
-            targets=request.targets,
-            max_deletes=_max_deletes(request, None),
-            allow_replace=request.allow_replace,
-            fingerprint_key=request.fingerprint_key,
-        )
-        plan = await build_plan(manifest, client, options)
-        click.echo(render_text(plan, color=request.color))
+        plan = await _fresh_plan(request, manifest, client)
     else:
-        plan = saved.plan
-        options = PlanOptions(
-            targets=plan.targets,
-            max_deletes=plan.max_deletes,
-            allow_replace=request.allow_replace,
-            fingerprint_key=request.fingerprint_key,
-        )
-        current = await build_plan(manifest, client, options)
-        check_saved_plan(
-            plan, current, resolve=resolve_ref, fingerprint_key=request.fingerprint_key
-        )
-        click.echo(f"Applying the saved plan {request.planfile} ({_describe_counts(plan)}).")
+        plan = await _checked_saved_plan(request, manifest, saved, client)
     if not executable_changes(plan):
         return _nothing_to_apply(plan, rendered=saved is None)
+    max_deletes = request.max_deletes
+    if max_deletes is None:
+        max_deletes = saved.plan.max_deletes if saved else DEFAULT_MAX_DELETES
     check_safety(
-        plan,
-        max_deletes=_max_deletes(request, plan),
-        allow_replace=request.allow_replace,
-        resolve=resolve_ref,
+        plan, max_deletes=max_deletes, allow_replace=request.allow_replace, resolve=resolve_ref
     )
     if saved is None and not request.auto_approve:
         answer = click.prompt(f"\n{CONFIRMATION}", default="", show_default=False)
@@ -296,10 +282,41 @@ async def _plan(request: ApplyRequest, manifest: Manifest, saved: Any, client: A
     return plan
 
 
-def _max_deletes(request: ApplyRequest, saved_plan: Plan | None) -> int:
-    if request.max_deletes is not None:
-        return request.max_deletes
-    return saved_plan.max_deletes if saved_plan is not None and request.planfile else 10
+async def _fresh_plan(request: ApplyRequest, manifest: Manifest, client: Any) -> Plan:
+    """`apply -f`: plan now and show it."""
+    from reconciler.engine.plan import PlanOptions, build_plan
+    from reconciler.engine.render import render_text
+
+    options = PlanOptions(
+        targets=request.targets,
+        max_deletes=DEFAULT_MAX_DELETES if request.max_deletes is None else request.max_deletes,
+        allow_replace=request.allow_replace,
+        fingerprint_key=request.fingerprint_key,
+    )
+    plan = await build_plan(manifest, client, options)
+    click.echo(render_text(plan, color=request.color))
+    return plan
+
+
+async def _checked_saved_plan(
+    request: ApplyRequest, manifest: Manifest, saved: SavedPlan, client: Any
+) -> Plan:
+    """`apply PLANFILE`: the saved plan, once a plan rebuilt now proves it is still current."""
+    from reconciler.engine.plan import PlanOptions, build_plan
+    from reconciler.secrets import resolve_ref
+
+    options = PlanOptions(
+        targets=saved.plan.targets,
+        max_deletes=saved.plan.max_deletes,
+        allow_replace=request.allow_replace,
+        fingerprint_key=request.fingerprint_key,
+    )
+    current = await build_plan(manifest, client, options)
+    check_saved_plan(
+        saved.plan, current, resolve=resolve_ref, fingerprint_key=request.fingerprint_key
+    )
+    click.echo(f"Applying the saved plan {request.planfile} ({_describe_counts(saved.plan)}).")
+    return saved.plan
 
 
 def _describe_counts(plan: Plan) -> str:

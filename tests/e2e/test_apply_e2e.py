@@ -75,12 +75,6 @@ def assert_converged(
     assert [r["operation"] for r in after if is_write(r["operation"])] == []
 
 
-EMULATOR_MATCH_SHAPES = pytest.mark.xfail(
-    reason="the emulator rejects the spec's match member shapes (path: {path: {...}}, "
-    "method: {methods: [...]}) that these examples use; reported to the lead",
-    strict=False,
-)
-
 SHOP = """\
     version: 1
     projects:
@@ -105,10 +99,16 @@ SHOP = """\
                   STRIPE_KEY: {fromEnv: SHOP_STRIPE_KEY}
                 domains: [shop.example.com, www.shop.example.com]
                 policies:
-                  - name: office-only
+                  - name: admin-only-from-office
                     enabled: true
-                    match: [{remoteIp: {notIn: ["203.0.113.0/24"]}}]
+                    match:
+                      - path: {path: {prefix: /admin}}
+                      - remoteIp: {notIn: ["203.0.113.0/24"]}
                     firewall: {action: ACTION_DENY}
+                  - name: log-api-writes
+                    enabled: true
+                    match: [{path: {path: {prefix: /api}}}, {method: {methods: [POST]}}]
+                    logging: {requestHeaders: true}
                   - name: log-all
                     enabled: false
                     logging: {requestHeaders: true}
@@ -152,16 +152,8 @@ def test_apply_converges_and_a_second_apply_writes_nothing(emulator: Any, shop: 
     ("example", "env"),
     [
         ("quickstart.yaml", {}),
-        pytest.param(
-            "image-app.yaml",
-            {"STOREFRONT_SESSION_SECRET": SENTINEL},
-            marks=EMULATOR_MATCH_SHAPES,
-        ),
-        pytest.param(
-            "company",
-            {"SHOP_DATABASE_URL": SENTINEL, "SHOP_STRIPE_SECRET_KEY": "sk_other"},
-            marks=EMULATOR_MATCH_SHAPES,
-        ),
+        ("image-app.yaml", {"STOREFRONT_SESSION_SECRET": SENTINEL}),
+        ("company", {"SHOP_DATABASE_URL": SENTINEL, "SHOP_STRIPE_SECRET_KEY": "sk_other"}),
     ],
 )
 def test_every_example_applies_and_converges(
