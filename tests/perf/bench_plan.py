@@ -131,7 +131,20 @@ async def plan_once(manifest_path: Path, base_url: str, parallelism: int) -> tup
         return elapsed, client.calls, len(plan.changes)
 
 
-def measure(projects: int, apps: int, latency_ms: int, parallelism: int) -> tuple[float, int, int]:
+async def transport_baseline(base_url: str, parallelism: int, calls: int) -> float:
+    """Seconds the same client takes for `calls` independent one-page reads, no planning at all:
+    what this machine's HTTP stack and load allow, to tell plan overhead from transport."""
+    async with PlatformClient(base_url, KEY, parallelism=parallelism) as client:
+        started = time.perf_counter()
+        await asyncio.gather(
+            *(client.call("projects.getProject", {"project": "proj-00"}) for _ in range(calls))
+        )
+        return time.perf_counter() - started
+
+
+def measure(
+    projects: int, apps: int, latency_ms: int, parallelism: int
+) -> tuple[float, int, int, float]:
     with tempfile.TemporaryDirectory() as directory:
         state_file = Path(directory) / "state.json"
         per_project = apps // projects
@@ -141,7 +154,9 @@ def measure(projects: int, apps: int, latency_ms: int, parallelism: int) -> tupl
         process, base_url = serve(state_file, latency_ms)
         try:
             asyncio.run(plan_once(manifest_path, base_url, parallelism))  # warm-up
-            return asyncio.run(plan_once(manifest_path, base_url, parallelism))
+            elapsed, calls, changes = asyncio.run(plan_once(manifest_path, base_url, parallelism))
+            baseline = asyncio.run(transport_baseline(base_url, parallelism, calls))
+            return elapsed, calls, changes, baseline
         finally:
             process.terminate()
             process.wait(timeout=10)
@@ -157,8 +172,10 @@ def main() -> None:
 
     small_projects = max(1, args.projects // 10)
     small_apps = max(small_projects, args.apps // 10)
-    _, small_calls, _ = measure(small_projects, small_apps, args.latency_ms, args.parallelism)
-    elapsed, calls, changes = measure(args.projects, args.apps, args.latency_ms, args.parallelism)
+    _, small_calls, _, _ = measure(small_projects, small_apps, args.latency_ms, args.parallelism)
+    elapsed, calls, changes, baseline = measure(
+        args.projects, args.apps, args.latency_ms, args.parallelism
+    )
     bound = math.ceil(calls / args.parallelism) * args.latency_ms / 1000
     print(f"plan of {args.apps} apps in {args.projects} projects at {args.latency_ms} ms latency, "
           f"parallelism {args.parallelism}")  # fmt: skip
@@ -169,6 +186,9 @@ def main() -> None:
         f"  lower bound   {bound:.2f} s = ceil({calls} / {args.parallelism}) x {args.latency_ms} ms"
     )
     print(f"  ratio         {elapsed / bound:.2f} (target <= 1.5)")
+    print(f"  transport     {baseline:.2f} s for {calls} independent getProject calls through the "
+          f"same client ({baseline / bound:.2f} x the bound): the plan itself adds "
+          f"{(elapsed - baseline) / baseline:+.0%}")  # fmt: skip
     print(f"  smaller plan  {small_apps} apps in {small_projects} project(s): "
           f"{(small_calls - 2 * small_projects) / small_apps:.2f} calls per app")  # fmt: skip
 
