@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import math
 import re
 from collections.abc import Callable, Iterator
 from importlib import resources
@@ -146,6 +147,12 @@ def _unknown_key(key: str, allowed: list[str]) -> str:
     return message + f" (allowed here: {', '.join(allowed)})"
 
 
+def _number(value: float) -> str:
+    """0.5 -> '0.5', 1024.0 -> '1024'."""
+    rounded = round(value, 6)
+    return str(int(rounded)) if rounded == int(rounded) else str(rounded)
+
+
 def _closest(word: str, candidates: list[str]) -> str | None:
     """The candidate the user most likely meant: same letters in another case, else difflib's."""
     folded = {c.lower(): c for c in candidates}
@@ -165,7 +172,11 @@ def _message(error: ValidationError, path: Path) -> str:
         suggestion = _closest(value, [str(e) for e in expected]) if isinstance(value, str) else None
         return message + (f"; did you mean {suggestion!r}?" if suggestion else "")
     if kind == "multipleOf":
-        return f"{value!r} is not a multiple of {expected!r}; use a multiple such as {expected!r}"
+        lowest = error.schema.get("minimum", 0)
+        below = math.floor(value / expected) * expected
+        valid = [_number(n) for n in (below, below + expected) if n >= lowest]
+        nearest = f"the nearest are {' and '.join(valid)}" if len(valid) == 2 else f"use {valid[0]}"
+        return f"{value!r} is not a multiple of {expected!r}; {nearest}"
     if kind == "pattern":
         return f"{value!r} is not valid: {_PATTERN_HINTS.get(expected, f'must match {expected}')}"
     if kind == "minProperties":

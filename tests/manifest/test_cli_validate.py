@@ -68,7 +68,7 @@ def test_invalid_manifest_exits_1_listing_every_problem(tmp_path: Path) -> None:
     prefix = f"{path}:8:"
     assert out.splitlines() == [
         f"{prefix}30: projects.shop.apps.web.environments.production.runtime.vCpus: "
-        "0.3 is not a multiple of 0.25; use a multiple such as 0.25",
+        "0.3 is not a multiple of 0.25; the nearest are 0.25 and 0.5",
         f"{prefix}41: projects.shop.apps.web.environments.production.runtime.port: "
         "0 is too small: the minimum is 1",
     ]
@@ -87,7 +87,7 @@ def test_json_format_lists_problem_objects(tmp_path: Path) -> None:
         "line": 8,
         "column": 30,
         "path": "projects.shop.apps.web.environments.production.runtime.vCpus",
-        "message": "0.3 is not a multiple of 0.25; use a multiple such as 0.25",
+        "message": "0.3 is not a multiple of 0.25; the nearest are 0.25 and 0.5",
     }
 
 
