@@ -42,8 +42,7 @@ EVERY_MATCH_MEMBER = [
 
 
 def seed_policies(emulator: Any) -> bool:
-    """Every match member on shop/web/production; False when the emulator refuses the
-    spec's member shapes (`path: {path: {...}}`, `method: {methods: [...]}`)."""
+    """Every match member, in the spec's shapes, on shop/web/production; True when accepted."""
     body = {"project": "shop", "app": "web", "environment": "production"}
     response = emulator.call("gateway.setPolicies", {**body, "policies": EVERY_MATCH_MEMBER})
     return response.status_code < 300

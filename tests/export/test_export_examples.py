@@ -49,12 +49,6 @@ def test_export_of_an_applied_example_plans_no_changes(name, emulator, cli, tmp_
         pytest.skip(f"{EXAMPLES[name]} is not in this checkout")
     path = unpinned_copy(EXAMPLES[name], tmp_path / name)
     applied = cli("apply", "-f", str(path), "--auto-approve", env=secret_env(path))
-    if (
-        applied.exit_code != 0
-        and "gateway.setPolicies" in applied.output
-        and "(400)" in applied.output
-    ):
-        pytest.xfail("the emulator refuses the spec's match member shapes; reported to the lead")
     assert applied.exit_code == 0, applied.output
 
     out = tmp_path / "exported"
