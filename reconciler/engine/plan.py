@@ -468,8 +468,8 @@ class _Planner:
                     "warning",
                     "secret(s) not available to this plan: "
                     + ", ".join(sorted(self.missing_sources))
-                    + "; their values show as (known after apply), and apply refuses until "
-                    "they are available",
+                    + "; their values show as (known after apply), and apply refuses a plan "
+                    "that must send them until they are available",
                 )
             )
         if self.compared_by_presence:

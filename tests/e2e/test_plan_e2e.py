@@ -374,6 +374,10 @@ def test_a_policy_inserted_mid_list_is_one_insertion(cli, seed, tmp_path):
     assert [p["name"] for p in call["body"]["policies"]] == wanted
     text = cli("plan", "-f", str(manifest)).stdout
     assert "Plan: 0 to add, 1 to change, 0 to destroy." in text
+    edited = [
+        line.strip() for line in text.splitlines() if line.strip().startswith(("+ [", "- [", "~ ["))
+    ]
+    assert edited == ['+ [2] name = "inserted"']
 
 
 def test_a_changed_policy_is_one_change_with_field_diffs(cli, seed, tmp_path):
