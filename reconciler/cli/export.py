@@ -30,6 +30,7 @@ from reconciler.export import Export, ExportOptions, export_workspace
 )
 @click.option(
     "--out-dir",
+    metavar="DIR",
     type=click.Path(file_okay=False, path_type=Path),
     help="Write one manifest per project, DIR/<slug>.yaml (the directory is created).",
 )
@@ -58,7 +59,13 @@ def export(
 
     Only what differs from the platform's defaults is written. Write-only variable
     values cannot be read back: they become `fromEnv` references with generated
-    names, listed on stderr; set those variables before `plan`/`apply`.
+    names, listed on stderr; set those variables before `plan`/`apply`. A plan of
+    the result against the same workspace reports no changes.
+
+    \b
+    Examples:
+      reconciler export --project shop > platform/shop.yaml
+      reconciler export --out-dir platform/
     """
     if output is not None and out_dir is not None:
         raise UsageError("use either -o/--output or --out-dir, not both")

@@ -34,7 +34,13 @@ def status(
 ) -> None:
     """Show, per environment of the manifest, the deployment serving it (status, image or
     commit, age, rolled back or not) and each domain's verification status with the DNS
-    records the platform has not seen yet."""
+    records the platform has not seen yet. Reads only; never changes anything.
+
+    \b
+    Examples:
+      reconciler status -f platform/
+      reconciler status -f platform/ --format json | jq '.environments[].domains'
+    """
     from reconciler.manifest.validate import load_manifest
 
     manifest = load_manifest(files)
