@@ -179,7 +179,7 @@ class _Planner:
             project=desired_project,
             app=desired,
             project_ref=project_ref,
-            app_ref=desired.slug if fresh or live is None else live["id"],
+            app_ref=desired.slug if fresh or live is None else str(live["id"]),
             fresh=fresh,
             depends_on=_dependency(change, Action.CREATE, Action.REPLACE) or project_depends,
             label=f"{desired_project.slug}/{desired.slug}",
