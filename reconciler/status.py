@@ -101,9 +101,12 @@ class DomainInfo:
     host: str
     status: str
     """One of DOMAIN_STATUSES, or NOT_CREATED for a manifest host not on the platform yet."""
-    in_manifest: bool
+    in_manifest: bool | None
+    """None when the manifest leaves this environment's domains unmanaged."""
     verification_error: str | None = None
     records_not_seen: tuple[DnsRecordInfo, ...] = ()
+    removed_by_next_apply: bool = False
+    """Live, not in a manifest that manages the environment's domains, and prune.domains on."""
 
 
 @dataclass(frozen=True)
@@ -145,15 +148,27 @@ async def gather_status(manifest: Manifest, client: Client) -> StatusReport:
             live_app = _find(live_apps, app)
             names = [e.name for e in app.environments] or list(ENVIRONMENT_NAMES)
             hosts_by_env = {
-                e.name: [d.host for d in e.domains] if isinstance(e.domains, tuple) else []
+                e.name: DomainsWanted([d.host for d in e.domains], manifest.prune.domains)
                 for e in app.environments
+                if isinstance(e.domains, tuple)
             }
             for name in names:
                 where = Where(project.slug, app.slug, name, ref)
-                jobs.append(
-                    _environment_status(client, where, live_app, hosts_by_env.get(name, []))
-                )
+                wanted = hosts_by_env.get(name, UNMANAGED_DOMAINS)
+                jobs.append(_environment_status(client, where, live_app, wanted))
     return StatusReport(tuple(await asyncio.gather(*jobs)))
+
+
+@dataclass(frozen=True)
+class DomainsWanted:
+    """The hosts the manifest lists for an environment (`managed` False: it lists none)."""
+
+    hosts: Sequence[str]
+    prune: bool
+    managed: bool = True
+
+
+UNMANAGED_DOMAINS = DomainsWanted((), prune=False, managed=False)
 
 
 @dataclass(frozen=True)
@@ -183,11 +198,11 @@ async def _environment_status(
     client: Client,
     where: Where,
     live_app: Mapping[str, Any] | None,
-    manifest_hosts: Sequence[str],
+    wanted: DomainsWanted,
 ) -> EnvironmentStatus:
     project, app, environment = where.project, where.app, where.environment
     if live_app is None:
-        domains = tuple(DomainInfo(h, NOT_CREATED, True) for h in sorted(manifest_hosts))
+        domains = tuple(DomainInfo(h, NOT_CREATED, True) for h in sorted(wanted.hosts))
         return EnvironmentStatus(project, app, environment, app_exists=False, domains=domains)
     body = {
         "project": where.project_ref,
@@ -205,7 +220,7 @@ async def _environment_status(
         rolled_back=environment == "production" and live_app.get("isRolledBack") is True,
         serving=serving,
         newer=newer,
-        domains=_domains(live_domains, manifest_hosts),
+        domains=_domains(live_domains, wanted),
     )
 
 
@@ -228,10 +243,8 @@ async def _deployments(
     return current, newest
 
 
-def _domains(
-    live: Sequence[Mapping[str, Any]], manifest_hosts: Sequence[str]
-) -> tuple[DomainInfo, ...]:
-    wanted = {h.lower() for h in manifest_hosts}
+def _domains(live: Sequence[Mapping[str, Any]], wanted: DomainsWanted) -> tuple[DomainInfo, ...]:
+    hosts = {h.lower() for h in wanted.hosts}
     seen: dict[str, DomainInfo] = {}
     for domain in live:
         host = str(domain.get("domain", "")).lower()
@@ -246,14 +259,16 @@ def _domains(
             for r in domain.get("dnsRecords") or []
             if isinstance(r, Mapping) and r.get("verified") is not True
         )
+        listed = host in hosts if wanted.managed else None
         seen[host] = DomainInfo(
             host=host,
             status=str(domain.get("status", "unknown")),
-            in_manifest=host in wanted,
+            in_manifest=listed,
             verification_error=domain.get("verificationError") or None,
             records_not_seen=records,
+            removed_by_next_apply=listed is False and wanted.prune,
         )
-    for host in wanted - seen.keys():
+    for host in hosts - seen.keys():
         seen[host] = DomainInfo(host, NOT_CREATED, True)
     return tuple(seen[h] for h in sorted(seen))
 
@@ -310,6 +325,7 @@ def report_to_dict(report: StatusReport, now_ms: int) -> dict[str, Any]:
                         "domain": d.host,
                         "status": d.status,
                         "inManifest": d.in_manifest,
+                        "removedByNextApply": d.removed_by_next_apply,
                         "verificationError": d.verification_error,
                         "dnsRecordsNotSeen": [
                             {"type": r.type, "name": r.name, "value": r.value, "ttl": r.ttl}
@@ -400,8 +416,10 @@ def _domain_detail(domain: DomainInfo) -> str:
     if domain.status == NOT_CREATED:
         return "in the manifest, not on the platform: run `reconciler apply`"
     parts = []
-    if not domain.in_manifest:
-        parts.append("not in the manifest")
+    if domain.removed_by_next_apply:
+        parts.append("not in the manifest: the next apply removes it")
+    elif domain.in_manifest is False:
+        parts.append("not in the manifest (prune.domains is off: left alone)")
     if domain.verification_error:
         parts.append(domain.verification_error)
     if domain.status == "failed":

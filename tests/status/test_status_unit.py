@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections import Counter
 from typing import Any
 
@@ -247,10 +248,15 @@ def test_every_domain_status_with_records_not_seen() -> None:
     assert [r.type for r in by_host["a.example.com"].records_not_seen] == ["CNAME", "TXT"]
     assert [r.type for r in by_host["b.example.com"].records_not_seen] == ["TXT"]
     assert by_host["c.example.com"].records_not_seen == ()
-    assert not by_host["old.example.com"].in_manifest
+    assert by_host["old.example.com"].in_manifest is False
+    assert by_host["old.example.com"].removed_by_next_apply
+    assert not by_host["a.example.com"].removed_by_next_apply
     text = render_text(report, NOW)
     assert "TXT record not found after 24 hours" in text
-    assert "not in the manifest" in text
+    assert re.search(
+        r"old\.example\.com +shop/web/production +verified +not in the manifest: the next apply",
+        text,
+    )
     assert "run `reconciler apply`" in text
     records_section = text.split("DNS records to create")[1]
     assert "_verify.b.example.com" in records_section
@@ -324,3 +330,27 @@ def test_pinned_ids_find_objects_whose_rename_is_pending() -> None:
         "app": "old-web",
         "environment": "production",
     }
+
+
+def test_live_domains_of_an_environment_whose_domains_are_unmanaged_or_not_pruned() -> None:
+    live = [domain("old.example.com", "verified", verified=(True, True))]
+    unmanaged = status_of(
+        client_for({"slug": "web"}, {}, {}, domains=live), manifest(web(Environment("production")))
+    )
+    (info,) = unmanaged.environments[0].domains
+    assert info.in_manifest is None and not info.removed_by_next_apply
+    assert "not in the manifest" not in render_text(unmanaged, NOW)
+    assert (
+        json.loads(render_json(unmanaged, NOW))["environments"][0]["domains"][0]["inManifest"]
+        is None
+    )
+
+    kept = Manifest(
+        version=1,
+        prune=Prune(domains=False),
+        projects=(Project(slug="shop", apps=(web(Environment("production", domains=())),)),),
+    )
+    report = status_of(client_for({"slug": "web"}, {}, {}, domains=live), kept)
+    (info,) = report.environments[0].domains
+    assert info.in_manifest is False and not info.removed_by_next_apply
+    assert "prune.domains is off: left alone" in render_text(report, NOW)
