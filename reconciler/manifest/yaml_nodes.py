@@ -1,0 +1,336 @@
+"""YAML text -> plain data, with a position for every key and value.
+
+PyYAML's own composer is recursive (deep nesting crashes libyaml's bindings
+outright), lets the last of two duplicate keys win and builds whatever tags
+it is told to. So this module drives the event stream of the (C, when
+available) parser itself with an explicit stack, then turns the nodes into
+plain dicts, lists and scalars, refusing what a manifest has no use for and
+recording `path -> Position` for every key and value on the way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import yaml
+from yaml.constructor import SafeConstructor
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import Resolver
+
+from reconciler.manifest.model import Position
+from reconciler.manifest.problems import Path, Problem
+
+MAX_ALIAS_EXPANSION = 100_000
+"""Nodes that aliases may add beyond the file's own (the "billion laughs" guard)."""
+MAX_DEPTH = 64
+"""A manifest is about 12 levels deep; anything past this is garbage or an attack."""
+_PARSER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_YAML = "tag:yaml.org,2002:"
+_MERGE_TAG = _YAML + "merge"
+_SCALAR_TAGS = {_YAML + t for t in ("str", "int", "float", "bool", "null", "timestamp")}
+
+
+class Refused(Exception):
+    """Stops reading one file; the problem is reported and the other files go on."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+def compose_single_document(text: str, display: str) -> Node:
+    documents = 0
+    root: Node | None = None
+    try:
+        for document in _compose(text, display):
+            documents += 1
+            if documents > 1:
+                raise Refused(
+                    Problem.at(
+                        node_position(document, display),
+                        "",
+                        "a second YAML document (`---`) in one file; put each part in its own "
+                        "file and pass them all (or their directory) with -f",
+                    )
+                )
+            root = document
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)
+        reason = error.problem or error.context or "invalid YAML"
+        raise Refused(Problem(display, line, column, "", f"YAML syntax error: {reason}")) from None
+    except yaml.reader.ReaderError as error:
+        line = text.count("\n", 0, error.position) + 1
+        column = error.position - (text.rfind("\n", 0, error.position) + 1) + 1
+        raise Refused(
+            Problem(
+                display,
+                line,
+                column,
+                "",
+                f"character U+{_code_point(error.character):04X} is not allowed in YAML "
+                "(control characters cannot appear in a manifest)",
+            )
+        ) from None
+    except yaml.YAMLError as error:
+        raise Refused(Problem.for_file(display, f"YAML error: {error}")) from None
+    if root is None:
+        raise Refused(Problem.for_file(display, "file has no YAML document; it needs `version: 1`"))
+    return root
+
+
+def _compose(text: str, display: str) -> Iterator[Node]:
+    """Build node trees from parser events with an explicit stack (no recursion)."""
+    resolve = _cached_resolver()
+    anchors: dict[str, Node] = {}
+    stack: list[Node] = []
+    pending_key: list[Node | None] = []
+
+    def attach(node: Node) -> Node | None:
+        if not stack:
+            return node
+        parent = stack[-1]
+        if isinstance(parent, SequenceNode):
+            parent.value.append(node)
+        elif pending_key[-1] is None:
+            pending_key[-1] = node
+        else:
+            parent.value.append((pending_key[-1], node))
+            pending_key[-1] = None
+        return None
+
+    def register(anchor: str | None, node: Node) -> None:
+        if anchor is not None:
+            anchors[anchor] = node
+
+    for event in yaml.parse(text, Loader=_PARSER):
+        done: Node | None = None
+        if isinstance(event, yaml.DocumentStartEvent):
+            anchors.clear()
+        elif isinstance(event, yaml.ScalarEvent):
+            tag = event.tag
+            if tag is None or tag == "!":
+                tag = resolve(event.value, event.implicit)
+            node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+            register(event.anchor, node)
+            done = attach(node)
+        elif isinstance(event, yaml.AliasEvent):
+            if event.anchor not in anchors:
+                raise Refused(
+                    _mark_problem(display, event.start_mark, f"unknown alias *{event.anchor}")
+                )
+            done = attach(anchors[event.anchor])
+        elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            if len(stack) >= MAX_DEPTH:
+                raise Refused(
+                    _mark_problem(
+                        display, event.start_mark, f"nested more than {MAX_DEPTH} levels deep"
+                    )
+                )
+            is_map = isinstance(event, yaml.MappingStartEvent)
+            kind = MappingNode if is_map else SequenceNode
+            tag = event.tag
+            if tag is None or tag == "!":
+                tag = Resolver.DEFAULT_MAPPING_TAG if is_map else Resolver.DEFAULT_SEQUENCE_TAG
+            collection = kind(tag, [], event.start_mark, event.end_mark, event.flow_style)
+            register(event.anchor, collection)
+            attach(collection)
+            stack.append(collection)
+            pending_key.append(None)
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            pending_key.pop()
+            finished = stack.pop()
+            if not stack:
+                done = finished
+        if done is not None:
+            yield done
+
+
+def _cached_resolver() -> Any:
+    """The implicit tag of a plain scalar, cached: manifests repeat the same keys and values
+    thousands of times, and resolving runs a handful of regexes each time."""
+    resolver = Resolver()
+    cache: dict[tuple[str, Any], str] = {}
+
+    def resolve(value: str, implicit: Any) -> str:
+        key = (value, tuple(implicit))
+        tag = cache.get(key)
+        if tag is None:
+            tag = cache[key] = resolver.resolve(ScalarNode, value, implicit)
+        return tag
+
+    return resolve
+
+
+def _mark_problem(display: str, mark: Any, message: str) -> Problem:
+    return Problem(display, mark.line + 1, mark.column + 1, "", message)
+
+
+def node_position(node: Node, display: str) -> Position:
+    return Position(display, node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def _code_point(character: int | str) -> int:
+    return character if isinstance(character, int) else ord(character)
+
+
+def _is_empty_scalar(node: Node) -> bool:
+    return isinstance(node, ScalarNode) and node.value == "" and not node.style
+
+
+class Converter:
+    """Nodes -> plain data, recording positions and refusing what YAML allows but a
+    manifest must not contain."""
+
+    _constructor = SafeConstructor()
+
+    def __init__(self, display: str) -> None:
+        self.display = display
+        self.values: dict[Path, Position] = {}
+        self.keys: dict[Path, Position] = {}
+        self.problems: list[Problem] = []
+        self._converted = 0
+        self._distinct: set[int] = set()
+        self._active: set[int] = set()
+
+    def convert(self, node: Node, path: Path) -> Any:
+        self._count(node, path)
+        position = node_position(node, self.display)
+        self.values[path] = position
+        if id(node) in self._active:
+            raise Refused(Problem.at(position, path, "an alias refers to its own anchor"))
+        self._active.add(id(node))
+        try:
+            if isinstance(node, MappingNode):
+                return self._mapping(node, path)
+            if isinstance(node, SequenceNode):
+                self._check_tag(node, _YAML + "seq", path)
+                return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
+            return self._scalar(node, path)
+        finally:
+            self._active.discard(id(node))
+
+    def _count(self, node: Node, path: Path) -> None:
+        self._converted += 1
+        self._distinct.add(id(node))
+        if self._converted - len(self._distinct) > MAX_ALIAS_EXPANSION:
+            raise Refused(
+                Problem.at(
+                    node_position(node, self.display),
+                    path,
+                    f"aliases expand to more than {MAX_ALIAS_EXPANSION} extra nodes "
+                    "(a 'billion laughs' document?); refusing to expand it",
+                )
+            )
+
+    def _check_tag(self, node: Node, expected: str, path: Path) -> bool:
+        if node.tag == expected:
+            return True
+        self.problems.append(
+            Problem.at(
+                node_position(node, self.display),
+                path,
+                f"unsupported YAML tag {node.tag!r}; a manifest uses plain YAML only "
+                "(strings, numbers, booleans, null, lists, mappings)",
+            )
+        )
+        return False
+
+    def _mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:
+        self._check_tag(node, _YAML + "map", path)
+        explicit: dict[str, tuple[Position, Node]] = {}
+        merge_sources: list[Node] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                merge_sources.append(value_node)
+                continue
+            key = self._key(key_node, path)
+            if key is None:
+                continue
+            key_position = node_position(key_node, self.display)
+            if key in explicit:
+                first = explicit[key][0]
+                self.problems.append(
+                    Problem.at(
+                        key_position,
+                        (*path, key),
+                        f"duplicate key {key!r} (first at line {first.line}); YAML would "
+                        "silently keep only the last one: remove or rename one of them",
+                    )
+                )
+                continue
+            explicit[key] = (key_position, value_node)
+        result: dict[str, Any] = {}
+        if merge_sources:
+            result = self._merged(merge_sources, path)
+            self.values[path] = node_position(node, self.display)
+        for key, (key_position, value_node) in explicit.items():
+            self.keys[(*path, key)] = key_position
+            result[key] = self.convert(value_node, (*path, key))
+            if _is_empty_scalar(value_node):
+                # `KEY:` with nothing after it: the key is the place to point at
+                self.values[(*path, key)] = key_position
+        return result
+
+    def _merged(self, merge_sources: list[Node], path: Path) -> dict[str, Any]:
+        """`<<: *base` or `<<: [*a, *b]`: the earlier source wins, explicit keys win over all.
+
+        Sources are converted lowest priority first, so positions recorded by a
+        winning source overwrite those of the sources it overrides."""
+        mappings: list[Node] = []
+        for source in merge_sources:
+            mappings.extend(source.value if isinstance(source, SequenceNode) else [source])
+        result: dict[str, Any] = {}
+        for item in reversed(mappings):
+            if not isinstance(item, MappingNode):
+                self.problems.append(
+                    Problem.at(
+                        node_position(item, self.display),
+                        path,
+                        "a merge key `<<` takes a mapping or a list of mappings (e.g. `<<: *base`)",
+                    )
+                )
+                continue
+            result.update(self.convert(item, path))
+        return result
+
+    def _key(self, node: Node, path: Path, *, report: bool = True) -> str | None:
+        if isinstance(node, ScalarNode) and node.tag == _YAML + "str":
+            return node.value
+        if report:
+            shown = node.value if isinstance(node, ScalarNode) else "a " + type(node).__name__
+            self.problems.append(
+                Problem.at(
+                    node_position(node, self.display),
+                    path,
+                    f"key {shown!r} is not a string (YAML reads it as "
+                    f'{node.tag.removeprefix(_YAML)}); quote it, e.g. "{shown}":',
+                )
+            )
+        return None
+
+    def _scalar(self, node: Node, path: Path) -> Any:
+        tag = node.tag
+        if tag not in _SCALAR_TAGS:
+            self._check_tag(node, _YAML + "str", path)
+            return node.value
+        if tag == _YAML + "str" or tag == _YAML + "timestamp":
+            return node.value  # a date stays the text the user wrote
+        try:
+            if tag == _YAML + "null":
+                return None
+            if tag == _YAML + "bool":
+                return self._constructor.construct_yaml_bool(node)
+            if tag == _YAML + "int":
+                return self._constructor.construct_yaml_int(node)
+            return self._constructor.construct_yaml_float(node)
+        except (ValueError, yaml.YAMLError):
+            self.problems.append(
+                Problem.at(
+                    node_position(node, self.display),
+                    path,
+                    f"{node.value!r} is not a valid {tag.removeprefix(_YAML)}",
+                )
+            )
+            return node.value
