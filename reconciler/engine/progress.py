@@ -145,7 +145,7 @@ def render_report(result: ApplyResult) -> str:
     if result.new_domains():
         sections.append(render_dns_table(result.new_domains()))
     sections.append(summary_line(result))
-    if not result.complete:
+    if result.with_outcome(Outcome.FAILED) or result.with_outcome(Outcome.SKIPPED):
         sections.append("Fix what failed and run apply again: it continues from where it stopped.")
     return "\n\n".join(sections)
 
