@@ -37,8 +37,9 @@ from reconciler.manifest.model import (
     VariableSource,
     freeze,
 )
+from reconciler.manifest.policy_rules import STRING_MATCH_KINDS
 from reconciler.manifest.problems import Path
-from reconciler.manifest.semantic import STRING_MATCH_KINDS, normalise_host
+from reconciler.manifest.semantic import normalise_host
 
 
 def build_manifest(document: Document, base_dir: str = ".") -> Manifest:

@@ -175,8 +175,10 @@ def _message(error: ValidationError, path: Path) -> str:
         lowest = error.schema.get("minimum", 0)
         below = math.floor(value / expected) * expected
         valid = [_number(n) for n in (below, below + expected) if n >= lowest]
-        nearest = f"the nearest are {' and '.join(valid)}" if len(valid) == 2 else f"use {valid[0]}"
-        return f"{value!r} is not a multiple of {expected!r}; {nearest}"
+        message = f"{value!r} is not a multiple of {expected!r}"
+        if len(valid) == 2:
+            return f"{message}; the nearest are {' and '.join(valid)}"
+        return f"{message}; use {valid[0]}" if valid else message  # below the minimum too
     if kind == "pattern":
         return f"{value!r} is not valid: {_PATTERN_HINTS.get(expected, f'must match {expected}')}"
     if kind == "minProperties":

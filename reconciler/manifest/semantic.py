@@ -7,15 +7,13 @@ reported by the schema and is skipped here. Each message says how to fix it.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Iterator
 from typing import Any
 
-import re2
-
 from reconciler.manifest.document import Document, Layered, environments
 from reconciler.manifest.model import Position
+from reconciler.manifest.policy_rules import PolicyRules
 from reconciler.manifest.problems import Path, Problem
 
 MAX_VALUE_CHARS = 16384
@@ -23,15 +21,11 @@ MAX_FILE_VALUE_BYTES = 16384
 MAX_DESCRIPTION = 255
 FINGERPRINT_SUFFIX = 22
 MAX_WRITEONLY_DESCRIPTION = MAX_DESCRIPTION - FINGERPRINT_SUFFIX
-HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH")
-STRING_MATCH_KINDS = ("exact", "prefix", "regex")
 
 _REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 _DIGEST = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[+._-][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}")
 _LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False
 
 
 def normalise_host(host: str) -> str:
@@ -51,6 +45,7 @@ class _Rules:
         self.problems: list[Problem] = []
         self._ids: dict[str, Path] = {}
         self._hosts: dict[str, tuple[Path, str]] = {}
+        self._policies = PolicyRules(self.report)
 
     def report(self, path: Path, message: str, *, key: bool = False) -> None:
         position = self.doc.key_at(path) if key else self.doc.at(path)
@@ -126,7 +121,7 @@ class _Rules:
         if isinstance(policies, list):
             for index, policy in enumerate(policies):
                 if isinstance(policy, dict):
-                    self._policy((*path, "policies", index), policy)
+                    self._policies.check((*path, "policies", index), policy)
 
     def _regions(self, path: Path, regions: list[Any]) -> None:
         seen: dict[str, Path] = {}
@@ -266,114 +261,6 @@ class _Rules:
                 "{method: GET, path: /healthz}); or set `healthcheck: null` to remove it",
             )
 
-    # --- policies ----------------------------------------------------------------
-
-    def _policy(self, path: Path, policy: dict[str, Any]) -> None:
-        rules = [r for r in ("firewall", "logging") if r in policy]
-        if not rules:
-            self.report(
-                path,
-                "a policy needs a rule: add `firewall: {action: ACTION_DENY}` or "
-                "`logging: {requestHeaders: true}`",
-            )
-        elif len(rules) == 2:
-            self.report(
-                (*path, "logging"),
-                "a policy holds either a firewall or a logging rule, not both: split it into "
-                "two policies",
-                key=True,
-            )
-        match = policy.get("match")
-        if isinstance(match, list):
-            for index, item in enumerate(match):
-                if isinstance(item, dict):
-                    self._match_item((*path, "match", index), item)
-
-    def _match_item(self, path: Path, item: dict[str, Any]) -> None:
-        member = item.get("path")
-        if isinstance(member, dict) and isinstance(member.get("path"), dict):
-            self._string_match((*path, "path", "path"), member["path"])
-        member = item.get("method")
-        if isinstance(member, dict) and isinstance(member.get("methods"), list):
-            self._methods((*path, "method", "methods"), member["methods"])
-        for name in ("header", "queryParam"):
-            member = item.get(name)
-            if isinstance(member, dict):
-                self._named((*path, name), member, name)
-        member = item.get("remoteIp")
-        if isinstance(member, dict):
-            self._remote_ip((*path, "remoteIp"), member)
-
-    def _string_match(self, path: Path, condition: dict[str, Any]) -> None:
-        kinds = [k for k in STRING_MATCH_KINDS if k in condition]
-        if not kinds:
-            self.report(path, "set exactly one of `exact`, `prefix` or `regex`")
-        elif len(kinds) > 1:
-            self.report(
-                (*path, kinds[1]),
-                f"set exactly one of `exact`, `prefix` or `regex` (this one has "
-                f"{' and '.join(kinds)})",
-                key=True,
-            )
-        pattern = condition.get("regex")
-        if isinstance(pattern, str) and pattern:
-            error = _re2_error(pattern)
-            if error:
-                self.report(
-                    (*path, "regex"),
-                    f"invalid RE2 regular expression: {error} (RE2 has no backreferences or "
-                    "lookaround)",
-                )
-
-    def _methods(self, path: Path, methods: list[Any]) -> None:
-        for index, method in enumerate(methods):
-            if not isinstance(method, str) or method in HTTP_METHODS:
-                continue
-            if method.upper() in HTTP_METHODS:
-                message = f"methods are upper case: write {method.upper()!r}"
-            else:
-                message = f"{method!r} is not an HTTP method; use one of {', '.join(HTTP_METHODS)}"
-            self.report((*path, index), message)
-
-    def _named(self, path: Path, member: dict[str, Any], name: str) -> None:
-        present, value = member.get("present"), member.get("value")
-        if present is False:
-            self.report(
-                (*path, "present"),
-                f"`present: false` is not allowed: the platform only matches a {name} that "
-                f"exists (`present: true`); to act when it is missing, invert the policy or "
-                f"match on its value",
-            )
-        if "present" in member and "value" in member:
-            self.report(
-                (*path, "value"),
-                "set exactly one of `present: true` or `value`, not both",
-                key=True,
-            )
-        elif "present" not in member and "value" not in member:
-            self.report(path, f"a {name} condition needs `present: true` or `value: {{...}}`")
-        if isinstance(value, dict):
-            self._string_match((*path, "value"), value)
-
-    def _remote_ip(self, path: Path, member: dict[str, Any]) -> None:
-        sides = [s for s in ("in", "notIn") if s in member]
-        if not sides:
-            self.report(path, "set exactly one of `in` or `notIn` (a list of IPs or CIDR ranges)")
-        elif len(sides) == 2:
-            self.report(
-                (*path, "notIn"),
-                "set exactly one of `in` or `notIn`; to combine both, use two match items",
-                key=True,
-            )
-        for side in sides:
-            ranges = member[side]
-            if isinstance(ranges, list):
-                for index, text in enumerate(ranges):
-                    if isinstance(text, str):
-                        problem = _network_problem(text)
-                        if problem:
-                            self.report((*path, side, index), problem)
-
 
 def _settings_blocks(app_path: Path, app: dict[str, Any]) -> Iterator[tuple[Path, dict[str, Any]]]:
     defaults = app.get("defaults")
@@ -430,29 +317,6 @@ def _host_problem(host: str) -> str | None:
             )
     if labels[-1].isdigit():
         return f"{host!r} looks like an IP address; a domain is a host name ({example})"
-    return None
-
-
-def _network_problem(text: str) -> str | None:
-    try:
-        if "/" in text:
-            ipaddress.ip_network(text, strict=True)
-        else:
-            ipaddress.ip_address(text)
-    except ValueError as error:
-        if "has host bits set" in str(error):
-            network = ipaddress.ip_network(text, strict=False)
-            return f"{text!r} has host bits set; the range is written {str(network)!r}"
-        return f"{text!r} is not an IP address or CIDR range (e.g. 203.0.113.7 or 10.0.0.0/8)"
-    return None
-
-
-def _re2_error(pattern: str) -> str | None:
-    try:
-        re2.compile(pattern, options=_RE2_OPTIONS)
-    except re2.error as error:
-        reason = error.args[0] if error.args else "does not compile"
-        return reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)
     return None
 
 
