@@ -20,7 +20,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from reconciler.emulator import apps, deployments, domains, environments, gateway, projects
+from reconciler.emulator import (
+    apps,
+    deployments,
+    domains,
+    environments,
+    gateway,
+    lifecycle,
+    projects,
+)
 from reconciler.emulator.auth import ALL_PERMISSIONS, ApiKey, authenticate, load_keys
 from reconciler.emulator.context import Call, Operation
 from reconciler.emulator.errors import PROBLEM_CONTENT_TYPE, ApiError, problem_body
@@ -60,6 +68,7 @@ class Emulator:
     """State and behaviour behind the ASGI routes (`app.state.emulator`)."""
 
     def __init__(self, config: EmulatorConfig) -> None:
+        _check_config(config)
         self.config = config
         self.store = Store(Path(config.state_file) if config.state_file else None, config.seed)
         self.dev_key: str | None = None
@@ -136,7 +145,7 @@ class Emulator:
     def tick(self) -> None:
         """Materialise what the clock says has happened since the last request."""
         now = self.store.now()
-        deployments.advance_deployments(self.store, now, self.config.step_ms)
+        lifecycle.advance_deployments(self.store, now, self.config.step_ms)
         domains.advance_domains(self.store, now, self.config.step_ms)
 
     # ---- admin --------------------------------------------------------------------------------
@@ -200,6 +209,17 @@ class Emulator:
 
     def get_clock(self, _: dict[str, Any]) -> dict[str, Any]:
         return {"now": self.store.now(), "offsetMs": self.store.state["clockOffsetMs"]}
+
+
+def _check_config(config: EmulatorConfig) -> None:
+    if config.step_ms < 1:
+        raise ValueError("step_ms must be at least 1")
+    if config.latency_ms < 0:
+        raise ValueError("latency_ms must not be negative")
+    if not 0 <= config.fault_rate <= 1:
+        raise ValueError("fault_rate must be between 0 and 1")
+    if config.rate_limit is not None and not config.rate_limit > 0:
+        raise ValueError("rate_limit must be a positive number of requests per second")
 
 
 DNS_RECORD = Obj(

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import httpx
+import pytest
 
 from reconciler.emulator.app import EmulatorConfig, create_app
 from tests.fixtures.emulator import EmulatorAsgi
@@ -61,3 +62,17 @@ def test_dev_key_comes_from_the_environment_or_is_generated(monkeypatch) -> None
     monkeypatch.delenv("RECONCILER_API_KEY")
     generated = create_app().state.emulator.dev_key
     assert generated and generated != create_app().state.emulator.dev_key
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        EmulatorConfig(step_ms=0),
+        EmulatorConfig(latency_ms=-1),
+        EmulatorConfig(fault_rate=1.5),
+        EmulatorConfig(rate_limit=0),
+    ],
+)
+def test_impossible_configs_are_refused(config: EmulatorConfig) -> None:
+    with pytest.raises(ValueError):
+        create_app(config)
