@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from reconciler.engine.changes import Action
 from reconciler.manifest.model import Environment, Policy
 from reconciler.resources import domains, policies
@@ -160,3 +163,35 @@ def test_prune_conflict_and_a_host_on_an_app_going_away():
         "environment": "production",
         "domain": "free.example.com",
     }
+
+
+# --- alignment properties -------------------------------------------------------------------
+
+names = st.lists(st.sampled_from("abcdefgh"), max_size=8)
+
+
+def canonical(name, ip="10.0.0.0/8"):
+    return policies.normalise_policy(desired(name, ip).to_api())
+
+
+@given(names, names)
+def test_alignment_accounts_for_every_policy_once_in_order(before_names, after_names):
+    before = [canonical(n) for n in before_names]
+    after = [canonical(n) for n in after_names]
+    edits = policies.align(before, after)
+    before_side = [e.before_index for e in edits if e.before_index is not None]
+    after_side = [e.after_index for e in edits if e.after_index is not None]
+    assert sorted(before_side) == list(range(len(before)))
+    assert after_side == list(range(len(after)))  # edits read in the new list's order
+    for edit in edits:
+        if edit.op == "keep":
+            assert before[edit.before_index] == after[edit.after_index]
+
+
+@given(names.filter(lambda n: len(set(n)) == len(n)), st.integers(0, 8))
+def test_one_insertion_is_one_insert(before_names, position):
+    before = [canonical(n) for n in before_names]
+    after = list(before)
+    after.insert(min(position, len(after)), canonical("new", "192.0.2.0/24"))
+    ops = [e.op for e in policies.align(before, after)]
+    assert ops.count("insert") == 1 and ops.count("keep") == len(before)
