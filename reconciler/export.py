@@ -35,6 +35,7 @@ from reconciler.resources.settings import HEALTHCHECK_DEFAULTS
 from reconciler.secrets import split_fingerprint
 
 ENVIRONMENT_ORDER = ("production", "preview")
+ENVIRONMENT_KEY_ORDER = ("build", "runtime", "regions", "variables", "domains", "policies")
 
 # Values the spec itself defines as the default or as "nothing set"; a field
 # holding one of them is left out of the export (omitted means unmanaged, so
@@ -263,6 +264,8 @@ class ExportOptions:
     pin_ids: bool = True
     """Write `id:` for projects and apps, so renaming a slug key later renames the
     object (updateProject/updateApp) instead of deleting and re-creating it."""
+    factor_defaults: bool = True
+    """Write what both environments of an app share once, under `defaults`."""
 
 
 def manifest_document(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -300,9 +303,53 @@ def app_entry(
         env_entry = environment_entry(project, app.slug, env, names)
         if env_entry:
             environments[env.slug] = env_entry
+    if options.factor_defaults:
+        defaults, environments = factor_defaults(environments)
+        if defaults:
+            entry["defaults"] = defaults
     if environments:
         entry["environments"] = environments
     return entry
+
+
+FACTORED_SECTIONS = ("build", "runtime")
+FACTORED_WHOLE = ("regions", "policies")
+
+
+def factor_defaults(
+    environments: Mapping[str, Mapping[str, Any]],
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """What production and preview say alike, moved to `defaults` (which the loader merges
+    back into both), and what is left of each environment.
+
+    Only whole values move: a build or runtime field, a whole regions or policies list, a
+    whole variable entry. So the merge (mappings deep-merged, lists replaced, variables by
+    key, the environment wins) rebuilds each environment exactly. Domains never move: a
+    host belongs to one environment."""
+    envs = {name: dict(entry) for name, entry in environments.items()}
+    if set(envs) != set(ENVIRONMENT_ORDER):
+        return {}, envs
+    production, preview = envs["production"], envs["preview"]
+    defaults: dict[str, Any] = {}
+    for section in (*FACTORED_SECTIONS, *FACTORED_WHOLE, "variables"):
+        if section in FACTORED_WHOLE:
+            if section in production and production.get(section) == preview.get(section):
+                defaults[section] = production.pop(section)
+                del preview[section]
+            continue
+        left, right = production.get(section, {}), preview.get(section, {})
+        common = {k: v for k, v in left.items() if k in right and right[k] == v}
+        if not common:
+            continue
+        defaults[section] = common
+        for env in (production, preview):
+            rest = {k: v for k, v in env[section].items() if k not in common}
+            if rest:
+                env[section] = rest
+            else:
+                del env[section]
+    defaults = {k: defaults[k] for k in ENVIRONMENT_KEY_ORDER if k in defaults}
+    return defaults, {name: entry for name, entry in envs.items() if entry}
 
 
 def _source(app: Mapping[str, Any]) -> dict[str, Any]:
@@ -567,7 +614,7 @@ _BLOCK_LEVELS: Mapping[str, Mapping[str, str]] = {
     "projects": {"*": "project"},
     "project": {"apps": "apps"},
     "apps": {"*": "app"},
-    "app": {"environments": "environments"},
+    "app": {"environments": "environments", "defaults": "environment"},
     "environments": {"*": "environment"},
     "environment": {"variables": "variables", "policies": "policies"},
     "variables": {},

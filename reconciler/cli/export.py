@@ -42,6 +42,13 @@ from reconciler.export import Export, ExportOptions, export_workspace
     "instead of deleting and re-creating it. Leave them out for a manifest meant for "
     "another workspace.",
 )
+@click.option(
+    "--defaults/--no-defaults",
+    "factor_defaults",
+    default=True,
+    show_default=True,
+    help="Write what production and preview share once, under the app's `defaults`.",
+)
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
 @connection_options
 @report_errors
@@ -50,6 +57,7 @@ def export(
     output: Path | None,
     out_dir: Path | None,
     pin_ids: bool,
+    factor_defaults: bool,
     force: bool,
     base_url: str | None,
     parallelism: int,
@@ -69,7 +77,9 @@ def export(
     """
     if output is not None and out_dir is not None:
         raise UsageError("use either -o/--output or --out-dir, not both")
-    result = asyncio.run(_export(base_url, projects, parallelism, verbose, ExportOptions(pin_ids)))
+    result = asyncio.run(
+        _export(base_url, projects, parallelism, verbose, ExportOptions(pin_ids, factor_defaults))
+    )
     if out_dir is not None:
         written = _write_directory(result, out_dir, force=force)
         click.echo(f"Wrote {len(written)} manifest(s) to {out_dir}.", err=True)

@@ -397,3 +397,94 @@ def test_values_yaml_would_reinterpret_read_back_exactly(value: str) -> None:
         == value
     )
     assert "\n...\n" not in text  # no document-end markers from keep-chomping blocks
+
+
+def test_what_both_environments_share_moves_to_defaults() -> None:
+    shared_policy = {
+        "id": "p1",
+        "name": "deny",
+        "enabled": True,
+        "firewall": {"action": "ACTION_DENY"},
+    }
+    regions = [{"name": "fra", "replicas": {"min": 1, "max": 2}}]
+    production = environment(
+        runtime={"port": 3000, "vCpus": 1, "healthcheck": {"method": "GET", "path": "/h"}},
+        build={"autoDeploy": True, "buildCommand": "make"},
+        regions=regions,
+        variables=[
+            {"key": "NODE_ENV", "kind": "recoverable", "value": "production"},
+            {"key": "LOG", "kind": "recoverable", "value": "info"},
+            {"key": "TOKEN", "kind": "writeonly"},
+        ],
+        policies=[shared_policy],
+        domains=[{"domain": "shop.example.com"}],
+    )
+    preview = environment(
+        "preview",
+        runtime={"port": 3000, "vCpus": 0.25, "healthcheck": {"method": "GET", "path": "/h"}},
+        build={"autoDeploy": True, "buildCommand": "make"},
+        regions=regions,
+        variables=[
+            {"key": "NODE_ENV", "kind": "recoverable", "value": "staging"},
+            {"key": "LOG", "kind": "recoverable", "value": "info"},
+            {"key": "TOKEN", "kind": "writeonly"},
+        ],
+        policies=[{**shared_policy, "id": "p2"}],  # IDs differ, policies do not
+    )
+    web = exported(project(app(production, preview)), pin_ids=False)["apps"]["web"]
+    assert list(web) == ["name", "defaults", "environments"]
+    assert web["defaults"] == {
+        "build": {"buildCommand": "make", "autoDeploy": True},
+        "runtime": {"port": 3000, "healthcheck": {"method": "GET", "path": "/h"}},
+        "regions": [{"name": "fra", "replicas": {"min": 1, "max": 2}}],
+        "variables": {"LOG": "info"},
+        "policies": [{"name": "deny", "enabled": True, "firewall": {"action": "ACTION_DENY"}}],
+    }
+    assert web["environments"] == {
+        "production": {
+            "runtime": {"vCpus": 1},
+            "variables": {
+                "NODE_ENV": "production",
+                "TOKEN": {"fromEnv": "SHOP_WEB_PRODUCTION_TOKEN"},
+            },
+            "domains": ["shop.example.com"],
+        },
+        "preview": {
+            "runtime": {"vCpus": 0.25},
+            "variables": {"NODE_ENV": "staging", "TOKEN": {"fromEnv": "SHOP_WEB_PREVIEW_TOKEN"}},
+        },
+    }
+
+
+def test_identical_environments_are_all_defaults_and_factoring_can_be_turned_off() -> None:
+    envs = [environment(name, runtime={"port": 8080}) for name in ("production", "preview")]
+    web = exported(project(app(*envs)))["apps"]["web"]
+    assert web["defaults"] == {"runtime": {"port": 8080}} and "environments" not in web
+    plain = exported(project(app(*envs)), factor_defaults=False)["apps"]["web"]
+    assert "defaults" not in plain
+    assert plain["environments"] == {
+        "production": {"runtime": {"port": 8080}},
+        "preview": {"runtime": {"port": 8080}},
+    }
+
+
+def test_defaults_rebuild_each_environment_through_the_loader(tmp_path) -> None:
+    from reconciler.manifest.validate import load_manifest
+
+    production = environment(
+        runtime={"port": 1, "vCpus": 1},
+        variables=[{"key": "A", "kind": "recoverable", "value": "x"}],
+    )
+    preview = environment(
+        "preview",
+        runtime={"port": 1, "vCpus": 2},
+        variables=[{"key": "A", "kind": "recoverable", "value": "x"}],
+    )
+    live = project(app(production, preview))
+    merged_path = tmp_path / "merged.yaml"
+    merged_path.write_text(build_export([live]).render())
+    plain_path = tmp_path / "plain.yaml"
+    plain_path.write_text(build_export([live], ExportOptions(factor_defaults=False)).render())
+    merged = load_manifest([merged_path]).projects[0].apps[0]
+    plain = load_manifest([plain_path]).projects[0].apps[0]
+    assert {e.name: e for e in merged.environments} == {e.name: e for e in plain.environments}

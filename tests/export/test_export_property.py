@@ -1,5 +1,6 @@
-"""Property: for any live environment the spec allows, the exported YAML loads, validates and
-diffs to nothing against that same live state (settings, variables, policies, domains)."""
+"""Property: for any live environments the spec allows, the exported YAML (with or without
+`defaults`) loads, validates and diffs to nothing against that same live state (settings,
+variables, policies, domains)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler.export import LiveApp, LiveEnvironment, LiveProject, build_export
+from reconciler.export import ExportOptions, LiveApp, LiveEnvironment, LiveProject, build_export
 from reconciler.manifest.validate import load_manifest
 from reconciler.resources.common import EnvironmentRef
 from reconciler.resources.policies import plan_policies
@@ -238,39 +239,65 @@ environment = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(environment)
-def test_exported_environment_loads_and_diffs_to_nothing(live: dict[str, Any]) -> None:
-    resource = {"id": "env_prod0001", "slug": "production", "kind": "production", "description": ""}
+SHARED = ("runtime", "build", "regions", "policies", "variables")
+
+
+@st.composite
+def both_environments(draw: st.DrawFn) -> dict[str, dict[str, Any]]:
+    """Production and preview, with some sections (or variables) alike, as `defaults` needs."""
+    production, preview = draw(environment), draw(environment)
+    for section in SHARED:
+        if draw(st.booleans()):
+            if section in production:
+                preview[section] = production[section]
+            else:
+                preview.pop(section, None)
+    keys = {v["key"] for v in preview["variables"]}
+    preview["variables"] += [
+        v for v in production["variables"] if v["key"] not in keys and draw(st.booleans())
+    ]
+    preview["domains"] = [f"preview-{h}" for h in preview["domains"]]
+    return {"production": production, "preview": preview}
+
+
+def live_environment(name: str, live: dict[str, Any]) -> LiveEnvironment:
+    resource = {"id": f"env_{name}0001", "slug": name, "kind": name, "description": ""}
     resource.update({k: live[k] for k in ("runtime", "build", "regions") if k in live})
-    env = LiveEnvironment(
-        resource,
-        variables=live["variables"],
-        policies=live["policies"],
-        domains=[{"domain": h, "environmentId": "env_prod0001"} for h in live["domains"]],
-    )
+    domains = [{"domain": h, "environmentId": resource["id"]} for h in live["domains"]]
+    return LiveEnvironment(resource, live["variables"], live["policies"], domains)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(both_environments(), st.booleans())
+def test_exported_environments_load_and_diff_to_nothing(
+    live: dict[str, dict[str, Any]], factor: bool
+) -> None:
+    envs = [live_environment(name, live[name]) for name in ("production", "preview")]
     app = LiveApp(
-        {"id": "app_web00001", "slug": "web", "name": "Web", "oci": {"image": "nginx:1"}}, [env]
+        {"id": "app_web00001", "slug": "web", "name": "Web", "oci": {"image": "nginx:1"}}, envs
     )
     project = LiveProject({"id": "proj_shop0001", "slug": "shop", "name": "Shop"}, [app])
-    text_out = build_export([project]).render()
+    text_out = build_export([project], ExportOptions(factor_defaults=factor)).render()
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "exported.yaml"
         path.write_text(text_out, encoding="utf-8")
         manifest = load_manifest([path])
-    (desired,) = manifest.projects[0].apps[0].environments or (None,)
-    if desired is None:  # nothing but defaults: nothing to manage
-        assert not live["variables"] and not live["policies"] and not live["domains"]
-        return
-    ref = EnvironmentRef("shop", "web", "production", "env_prod0001")
-    assert plan_settings("shop", "web", desired, resource, ref) is None
-    if live["policies"]:
-        assert plan_policies("shop", "web", desired, live["policies"], ref) is None
-    if live["variables"]:
-        planned = plan_variables(
-            "shop", "web", desired, live["variables"], ref, prune=True, fingerprint_key=None
-        )
-        assert planned.changes == []
-    hosts_out = [d.host for d in desired.domains] if live["domains"] else []
-    assert hosts_out == sorted(live["domains"])
+    desired_by_name = {e.name: e for e in manifest.projects[0].apps[0].environments}
+    for env in envs:
+        wanted = live[env.slug]
+        desired = desired_by_name.get(env.slug)
+        if desired is None:  # nothing but defaults: nothing to manage
+            assert not wanted["variables"] and not wanted["policies"] and not wanted["domains"]
+            continue
+        ref = EnvironmentRef("shop", "web", env.slug, env.resource["id"])
+        assert plan_settings("shop", "web", desired, env.resource, ref) is None
+        if wanted["policies"] or desired.policies:
+            assert plan_policies("shop", "web", desired, wanted["policies"], ref) is None
+        if wanted["variables"] or desired.variables:
+            planned = plan_variables(
+                "shop", "web", desired, wanted["variables"], ref, prune=True, fingerprint_key=None
+            )
+            assert planned.changes == []
+        hosts_out = [d.host for d in desired.domains] if desired.domains else []
+        assert hosts_out == sorted(wanted["domains"])
