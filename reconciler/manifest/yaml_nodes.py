@@ -10,6 +10,7 @@ recording `path -> Position` for every key and value on the way.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -324,7 +325,18 @@ class Converter:
                 return self._constructor.construct_yaml_bool(node)
             if tag == _YAML + "int":
                 return self._constructor.construct_yaml_int(node)
-            return self._constructor.construct_yaml_float(node)
+            number = self._constructor.construct_yaml_float(node)
+            if not math.isfinite(number):
+                self.problems.append(
+                    Problem.at(
+                        node_position(node, self.display),
+                        path,
+                        f"{node.value!r} is not a finite number; no manifest field takes "
+                        "infinity or NaN (quote it if you mean the text)",
+                    )
+                )
+                return node.value
+            return number
         except (ValueError, yaml.YAMLError):
             self.problems.append(
                 Problem.at(

@@ -24,7 +24,7 @@ ODD_VALUES = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(-5, 70000),
-    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.floats(width=32),
     st.text(max_size=12),
     st.lists(st.integers(0, 3), max_size=3),
     st.dictionaries(st.sampled_from(["name", "x", "in", "path"]), st.integers(), max_size=2),
