@@ -392,10 +392,8 @@ def _deployment_rows(env: EnvironmentStatus, now_ms: int) -> list[tuple[str, ...
             note.append("rolled back")
         if env.environment == "production" and role == "serving" and info.is_current:
             note.insert(0, "current")
-        if info.error_code:
-            note.append(
-                f"error {info.error_code}" + (f" at {info.error_step}" if info.error_step else "")
-            )
+        if info.error_code or info.error_message:
+            note.append(_error_note(info))
         status = info.status if info.is_final else f"{info.status} (in progress)"
         rows.append(
             (
@@ -410,6 +408,21 @@ def _deployment_rows(env: EnvironmentStatus, now_ms: int) -> list[tuple[str, ...
     if env.serving is None and env.environment == "production":
         rows.insert(0, (env.address, "-", "nothing serving yet", "-", "-", ""))
     return rows
+
+
+ERROR_MESSAGE_WIDTH = 100
+
+
+def _error_note(info: DeploymentInfo) -> str:
+    note = f"error {info.error_code or 'unknown'}"
+    if info.error_step:
+        note += f" at {info.error_step}"
+    if info.error_message:
+        message = " ".join(info.error_message.split())  # one line in a table cell
+        if len(message) > ERROR_MESSAGE_WIDTH:
+            message = message[: ERROR_MESSAGE_WIDTH - 1] + "…"
+        note += f": {message}"
+    return note
 
 
 def _domain_detail(domain: DomainInfo) -> str:

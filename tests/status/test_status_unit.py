@@ -144,7 +144,7 @@ def test_first_production_deployment_failed_with_its_error() -> None:
     assert env.serving is None and env.newer.error_code == "build_failed"
     text = render_text(report, NOW)
     assert "nothing serving yet" in text
-    assert "error build_failed at building" in text
+    assert "error build_failed at building: exit 1" in text
     data = json.loads(render_json(report, NOW))["environments"][0]
     assert data["deployment"] is None
     assert data["newerDeployment"]["error"] == {
@@ -354,3 +354,17 @@ def test_live_domains_of_an_environment_whose_domains_are_unmanaged_or_not_prune
     (info,) = report.environments[0].domains
     assert info.in_manifest is False and not info.removed_by_next_apply
     assert "prune.domains is off: left alone" in render_text(report, NOW)
+
+
+def test_long_error_messages_are_one_short_line_in_tables_and_whole_in_json() -> None:
+    message = "line one\nline two " + "x" * 300
+    failed = deployment("d_1", "failed", error={"code": "unknown", "message": message})
+    report = status_of(
+        client_for({"slug": "web"}, {"production": failed}, {}),
+        manifest(web(Environment("production"))),
+    )
+    row = next(line for line in render_text(report, NOW).splitlines() if "d_1" in line)
+    assert "error unknown: line one line two xxx" in row and row.endswith("…")
+    assert len(row) < 250
+    data = json.loads(render_json(report, NOW))["environments"][0]["newerDeployment"]
+    assert data["error"]["message"] == message
