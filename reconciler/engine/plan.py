@@ -314,6 +314,7 @@ class _Planner:
             self.record.read(domains.LOOKUP_OPERATION, (attached or {}).get("environmentId"))
             self.record.lookup(host, attached)
         await self._name_attachments([a for a in lookups.values() if a is not None])
+        managed.extend(self._unread_sources(managed, lookups))
         planned = domains.plan_domains(
             managed, lookups, describe=self.record.describe, going_away=self.going_away
         )
@@ -325,6 +326,42 @@ class _Planner:
             prefix = change.address.rsplit("/", 1)[0] + "/"
             self._add(change, depends_by_prefix.get(prefix, ()))
         self.notes.extend(planned.notes)
+
+    def _unread_sources(
+        self,
+        managed: Sequence[domains.EnvironmentDomains],
+        lookups: Mapping[str, Mapping[str, Any] | None],
+    ) -> list[domains.EnvironmentDomains]:
+        """Environments of the manifest that hold a moving host but were not read (`--target`).
+
+        Their domains are managed, so the host moves (deleted there first) instead of being a
+        conflict. They stand in the domain plan with only the moving hosts as live state and no
+        hosts of their own, so nothing else about them is planned.
+        """
+        read = {(env.project, env.app, env.environment) for env in managed}
+        found: dict[tuple[str, str, str], domains.EnvironmentDomains] = {}
+        for attached in lookups.values():
+            if attached is None or str(attached.get("appId")) in self.going_away:
+                continue
+            where = tuple(self.record.labels.get(str(attached.get("environmentId")), "").split("/"))
+            if len(where) != 3 or where in read or not self._manages_domains(*where):
+                continue
+            p, a, name = where
+            ref = EnvironmentRef(
+                str(attached["projectId"]), str(attached["appId"]), name, attached["environmentId"]
+            )
+            previous = found.get(where)
+            live = (*(previous.live or ()), attached) if previous else (attached,)
+            found[where] = domains.EnvironmentDomains(
+                p, a, name, hosts=(), positions={}, live=live, ref=ref, prune=False
+            )
+        return list(found.values())
+
+    def _manages_domains(self, project_slug: str, app_slug: str, environment: str) -> bool:
+        desired = self.manifest.project(project_slug)
+        app = desired.app(app_slug) if desired else None
+        found = app.environment(environment) if app else None  # type: ignore[arg-type]
+        return found is not None and found.domains is not UNSET
 
     async def _name_attachments(self, attached: Sequence[Mapping[str, Any]]) -> None:
         """Learn the slugs of environments outside the manifest that hold a host it adds.

@@ -437,6 +437,35 @@ def test_a_domain_moving_between_environments_is_delete_then_create(cli, seed, e
     assert "domains.getDomain" not in reads(emulator)
 
 
+def test_a_targeted_move_still_deletes_the_host_where_the_manifest_no_longer_lists_it(
+    cli, seed, tmp_path
+):
+    seed.project("shop")
+    seed.app("shop", "web", git={"repository": "acme/web"})
+    seed.domain("shop", "web", "preview", "shop.example.com")
+    manifest = write_manifest(
+        tmp_path,
+        """
+        version: 1
+        projects:
+          shop:
+            apps:
+              web:
+                environments:
+                  production: {domains: [shop.example.com]}
+                  preview: {domains: []}
+        """,
+    )
+    plan = plan_json(cli, manifest, "--target", "domain.shop/web/production")
+    changes = by_address(plan)
+    delete = changes["domain.shop/web/preview/shop.example.com"]
+    create = changes["domain.shop/web/production/shop.example.com"]
+    assert delete["actions"] == ["delete"] and delete["action_reason"] == "moved"
+    assert create["depends_on"] == [delete["address"]]
+    assert any("outside the targets" in n["message"] for n in plan["notes"])
+    assert not any("409" in n["message"] for n in plan["notes"])
+
+
 def test_a_host_attached_outside_the_manifest_is_reported_with_where(cli, seed, tmp_path):
     seed.project("shop")
     seed.app("shop", "web", git={"repository": "acme/web"})
@@ -459,7 +488,7 @@ def test_a_host_attached_outside_the_manifest_is_reported_with_where(cli, seed, 
     plan = plan_json(cli, manifest)
     (change,) = plan["changes"]
     assert change["action_reason"] == "attached_elsewhere"
-    assert any("409" in n and "blog" in n for n in change["notes"])
+    assert any("409" in n and "blog/site/production" in n for n in change["notes"])
     assert any(
         n["severity"] == "warning" and "shop.example.com" in n["message"] for n in plan["notes"]
     )
