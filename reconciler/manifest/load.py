@@ -14,7 +14,7 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from reconciler.manifest.model import Position
-from reconciler.manifest.problems import ManifestInvalid, Path, Problem, format_path
+from reconciler.manifest.problems import ManifestInvalid, Path, Problem
 from reconciler.manifest.yaml_nodes import (
     Converter,
     Refused,
@@ -191,4 +191,4 @@ def _yaml_kind(value: object) -> str:
     return type(value).__name__
 
 
-__all__ = ["LoadedFile", "format_path", "load_file", "load_files", "read_files"]
+__all__ = ["LoadedFile", "load_file", "load_files", "read_files"]

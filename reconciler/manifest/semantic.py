@@ -12,9 +12,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from reconciler.manifest.document import Document, Layered, environments
-from reconciler.manifest.model import Position
 from reconciler.manifest.policy_rules import PolicyRules
-from reconciler.manifest.problems import Path, Problem
+from reconciler.manifest.problems import Path, Problem, format_path
 
 MAX_VALUE_CHARS = 16384
 MAX_FILE_VALUE_BYTES = 16384
@@ -222,7 +221,7 @@ class _Rules:
         if found is None or not isinstance(found[0], list):
             return
         domains, path = found
-        owner = f"{'.'.join(map(str, app_path))}.environments.{env_name}"
+        owner = format_path((*app_path, "environments", env_name))
         for index, host in enumerate(domains):
             if not isinstance(host, str) or _host_problem(host):
                 continue
@@ -320,4 +319,4 @@ def _host_problem(host: str) -> str | None:
     return None
 
 
-__all__ = ["Position", "normalise_host", "semantic_problems"]
+__all__ = ["normalise_host", "semantic_problems"]
