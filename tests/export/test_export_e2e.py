@@ -175,3 +175,12 @@ def test_empty_workspace(emulator, cli) -> None:
     assert result.exit_code == 0
     assert yaml.safe_load(result.stdout) == {"version": 1, "projects": {}}
     assert "no projects found" in result.stderr
+
+
+def test_verbose_export_logs_calls_but_never_the_key_or_a_secret(emulator, cli) -> None:
+    seed_every_field_kind(emulator)
+    result = cli("export", "-v")
+    assert result.exit_code == 0, result.output
+    assert "environments.listEnvironmentVariables" in result.stderr  # one line per call
+    assert emulator.api_key not in result.output
+    assert "sentinel" not in result.output

@@ -174,3 +174,11 @@ def test_errors_are_messages(platform, manifest, tmp_path: Path) -> None:
     bad.write_text("version: 1\nprojects: {Shop!: {}}\n")
     invalid = run_cli(["status", "-f", str(bad)], env=env)
     assert invalid.exit_code == 1 and "bad.yaml:2:" in invalid.output
+
+
+def test_verbose_status_never_logs_the_key(platform, manifest) -> None:
+    env = {"RECONCILER_BASE_URL": platform.base_url, "RECONCILER_API_KEY": KEY}
+    result = run_cli(["status", "-f", str(manifest), "-v"], env=env)
+    assert result.exit_code == 0, result.output
+    assert "apps.listApps" in result.stderr
+    assert KEY not in result.output
