@@ -159,7 +159,10 @@ def _plan_one(
     live_description, live_fp = secrets.split_fingerprint(
         current.get("description") if current else None
     )
-    description = variable.description if variable.description is not UNSET else live_description
+    # an empty description is no description (the platform shows none either way)
+    managed_description = variable.description is not UNSET
+    wanted_description = (variable.description or None) if managed_description else UNSET
+    description = wanted_description if managed_description else live_description
     item: dict[str, Any] = {"key": variable.key, "value": desired.sent, "kind": variable.kind}
     sent_description = description
     if variable.kind == "writeonly" and desired.fingerprint is not None:
@@ -195,8 +198,8 @@ def _plan_one(
         diffs.append(value_diff)
     if current.get("kind") != variable.kind:
         diffs.append(FieldDiff("kind", current.get("kind", ABSENT), variable.kind))
-    if variable.description is not UNSET and variable.description != live_description:
-        diffs.append(FieldDiff("description", live_description, variable.description))
+    if managed_description and wanted_description != live_description:
+        diffs.append(FieldDiff("description", live_description, wanted_description))
     if not diffs:
         return None
     before = _display(

@@ -141,3 +141,12 @@ def test_variables_of_a_new_app_are_creates_without_reads():
     (change,) = result.changes
     assert change.action is Action.CREATE
     assert change.calls[0].permission == "environment.*.set_environment_variables"
+
+
+def test_an_empty_description_is_no_description():
+    live = [{"key": "A", "kind": "recoverable", "value": "1"}]
+    assert plan([literal("A", "1", description="")], live).changes == []
+    (change,) = plan(
+        [literal("A", "1", description="")], [{**live[0], "description": "old"}]
+    ).changes
+    assert [(d.path, d.before, d.after) for d in change.diffs] == [("description", "old", None)]
