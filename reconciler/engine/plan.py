@@ -490,15 +490,6 @@ class _Planner:
                     "refuses this unless run with --allow-replace",
                 )
             )
-        blocked = [c.address for c in changes if c.action is Action.BLOCKED]
-        if blocked:
-            notes.append(
-                Note(
-                    "warning",
-                    f"{len(blocked)} deletion(s) blocked by delete protection: "
-                    + ", ".join(blocked),
-                )
-            )
         if self.missing_sources:
             notes.append(
                 Note(
