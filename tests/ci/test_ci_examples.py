@@ -177,7 +177,11 @@ def test_github_keys_come_from_secrets_read_only_for_plans() -> None:
     assert plan_env["RECONCILER_API_KEY"] == "${{ secrets.RECONCILER_PLAN_API_KEY }}"
     assert apply_env["RECONCILER_API_KEY"] == "${{ secrets.RECONCILER_APPLY_API_KEY }}"
     assert "inputs.deploy" in apply_env["DEPLOY_FLAG"]
-    assert "RECONCILER_APPLY_API_KEY" not in yaml.safe_dump(workflow["jobs"]["plan"])
+    # pull-request code sees the read-only key and nothing else secret
+    assert re.findall(r"secrets\.\w+", yaml.safe_dump(workflow["jobs"]["plan"])) == [
+        "secrets.RECONCILER_PLAN_API_KEY"
+    ]
+    assert "secrets.RECONCILER_FINGERPRINT_KEY" in apply_env["RECONCILER_FINGERPRINT_KEY"]
 
 
 def test_github_comment_is_found_by_marker_and_updated_in_place() -> None:
@@ -207,6 +211,7 @@ def test_gitlab_jobs_rules_and_commands() -> None:
     assert apply["rules"][0]["if"] == "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH"
     assert plan["variables"]["RECONCILER_API_KEY"] == "$RECONCILER_PLAN_API_KEY"
     assert apply["variables"]["RECONCILER_API_KEY"] == "$RECONCILER_APPLY_API_KEY"
+    assert plan["variables"]["RECONCILER_FINGERPRINT_KEY"] == ""  # presence only in MRs
     assert apply["resource_group"]
     commands = [argv for line in gitlab_scripts() for argv in reconciler_invocations(line)]
     assert [argv[0] for argv in commands] == ["validate", "plan", "validate", "apply"]
