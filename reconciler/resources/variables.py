@@ -83,8 +83,8 @@ def plan_variables(
     for variable in environment.variables:
         where = address("variable", project_slug, app_slug, environment.name, variable.key)
         desired = _resolve(where, variable, fingerprint_key)
-        if desired.value is None:
-            result.missing_sources.append(secrets.source_name(variable.source))  # type: ignore[arg-type]
+        if desired.value is None and not isinstance(variable.source, LiteralValue):
+            result.missing_sources.append(secrets.source_name(variable.source))
         current = live_by_key.get(variable.key)
         if (
             current is not None
@@ -93,7 +93,7 @@ def plan_variables(
             and fingerprint_key is None
         ):
             result.compared_by_presence.append(where)
-        planned = _plan_one(where, desired, current, fingerprint_key, fresh=live is None)
+        planned = _plan_one(where, desired, current, fingerprint_key)
         if planned is not None:
             sets.append(planned)
     deletes = []
@@ -151,8 +151,6 @@ def _plan_one(
     desired: _Desired,
     current: Mapping[str, Any] | None,
     key: bytes | None,
-    *,
-    fresh: bool,
 ) -> tuple[Change, dict[str, Any]] | None:
     """The change for one listed variable with the item its set call sends, or None."""
     variable = desired.variable
