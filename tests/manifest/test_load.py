@@ -149,7 +149,10 @@ def test_deep_nesting_is_refused_without_crashing(tmp_path: Path) -> None:
     path = tmp_path / "deep.yaml"
     path.write_text("[" * 100_000 + "]" * 100_000)
     problem = only_problem([path])
-    assert (problem.line, problem.message) == (1, f"nested more than {yaml_nodes.MAX_DEPTH} levels deep")
+    assert (problem.line, problem.message) == (
+        1,
+        f"nested more than {yaml_nodes.MAX_DEPTH} levels deep",
+    )
 
 
 def test_all_files_problems_are_reported_together(tmp_path: Path) -> None:
