@@ -312,8 +312,8 @@ def app_entry(
     return entry
 
 
-FACTORED_SECTIONS = ("build", "runtime")
-FACTORED_WHOLE = ("regions", "policies")
+FACTORED_MEMBERWISE = ("build", "runtime", "variables")  # field by field, variable by variable
+FACTORED_WHOLE = ("regions", "policies")  # lists: the loader replaces them, never merges
 
 
 def factor_defaults(
@@ -331,12 +331,11 @@ def factor_defaults(
         return {}, envs
     production, preview = envs["production"], envs["preview"]
     defaults: dict[str, Any] = {}
-    for section in (*FACTORED_SECTIONS, *FACTORED_WHOLE, "variables"):
-        if section in FACTORED_WHOLE:
-            if section in production and production.get(section) == preview.get(section):
-                defaults[section] = production.pop(section)
-                del preview[section]
-            continue
+    for section in FACTORED_WHOLE:
+        if section in production and production.get(section) == preview.get(section):
+            defaults[section] = production.pop(section)
+            del preview[section]
+    for section in FACTORED_MEMBERWISE:
         left, right = production.get(section, {}), preview.get(section, {})
         common = {k: v for k, v in left.items() if k in right and right[k] == v}
         if not common:
@@ -393,7 +392,10 @@ def environment_entry(
     return entry
 
 
-def _pick(settings: Any, fields: Sequence[str], neutral: Mapping[str, Any] = {}) -> dict[str, Any]:
+def _pick(
+    settings: Any, fields: Sequence[str], neutral: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    neutral = neutral or {}
     if not isinstance(settings, Mapping):
         return {}
     picked = {}
@@ -523,7 +525,18 @@ def build_export(
     projects: Sequence[LiveProject], options: ExportOptions = ExportOptions()
 ) -> Export:
     names = SecretNames()
-    entries = {project.slug: project_entry(project, names, options) for project in projects}
+    entries = {}
+    for project in projects:
+        try:
+            entries[project.slug] = project_entry(project, names, options)
+        except (KeyError, TypeError, AttributeError, ValueError) as error:
+            # The client checks envelopes, not every member: a response missing one is
+            # reported with the project it belongs to, never as a traceback.
+            raise ExportError(
+                f'project "{project.slug}": the platform returned an object this export cannot '
+                f"read ({type(error).__name__}: {error})",
+                hint="is the base URL the platform API? rerun with -v to see the calls",
+            ) from None
     return Export(entries, names.inputs, options)
 
 

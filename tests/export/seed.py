@@ -119,8 +119,8 @@ def seed_every_field_kind(emulator: Any) -> None:
             "upstreamProtocol": "h2c",
             "openapiSpecPath": "/openapi.json",
             "regions": [
-                {"name": "fra1", "replicas": {"min": 2, "max": 6}},
-                {"name": "iad1", "replicas": {"min": 1, "max": 1}},
+                {"name": "fra", "replicas": {"min": 2, "max": 6}},
+                {"name": "iad", "replicas": {"min": 1, "max": 1}},
             ],
         },
     )

@@ -488,3 +488,9 @@ def test_defaults_rebuild_each_environment_through_the_loader(tmp_path) -> None:
     merged = load_manifest([merged_path]).projects[0].apps[0]
     plain = load_manifest([plain_path]).projects[0].apps[0]
     assert {e.name: e for e in merged.environments} == {e.name: e for e in plain.environments}
+
+
+def test_a_response_missing_a_member_is_an_error_naming_the_project() -> None:
+    broken = environment(regions=[{"name": "fra"}])  # no replicas
+    with pytest.raises(ExportError, match='project "shop": the platform returned an object'):
+        build_export([project(app(broken))])
