@@ -14,8 +14,8 @@ from reconciler.emulator.validation import Obj as ObjSpec
 
 # regions a deployment can be scheduled in; others fail with no_schedulable_regions
 REGIONS: tuple[str, ...] = (
-    "iad1", "sfo1", "pdx1", "cle1", "gru1", "lhr1", "cdg1", "fra1", "arn1", "dub1",
-    "hnd1", "icn1", "sin1", "syd1", "bom1", "cpt1", "hkg1", "kix1",
+    "iad", "sfo", "pdx", "cle", "gru", "lhr", "cdg", "fra", "arn", "dub",
+    "hnd", "icn", "sin", "syd", "bom", "cpt", "hkg", "kix",
 )  # fmt: skip
 
 REF = Str(min=3, max=255)

@@ -83,7 +83,7 @@ def test_git_deployment_shape_and_becoming_current(web: EmulatorServer) -> None:
     assert (ready["project"], ready["app"], ready["environment"]) == ("shop", "web", "production")
     assert ready["git"]["branch"] == "main" and len(ready["git"]["commitSha"]) == 40
     assert "docker" not in ready and "error" not in ready
-    assert ready["regions"] == ["iad1"] and ready["runtime"]["vCpus"] == 0.25
+    assert ready["regions"] == ["iad"] and ready["runtime"]["vCpus"] == 0.25
     assert ready["availableActions"] == [] and ready["updatedAt"] > ready["createdAt"]
     assert get_app(web)["currentDeploymentId"] == deployment_id
 
@@ -142,13 +142,13 @@ def test_rerun_reuses_source_with_current_settings(web: EmulatorServer) -> None:
             {
                 **target(),
                 "vCpus": 2,
-                "regions": [{"name": "fra1", "replicas": {"min": 1, "max": 2}}],
+                "regions": [{"name": "fra", "replicas": {"min": 1, "max": 2}}],
             },
         )
     )
     rerun = get_deployment(web, deploy(web, deployment={"deploymentId": first["id"]}))
     assert rerun["git"] == first["git"] and rerun["id"] != first["id"]
-    assert rerun["runtime"]["vCpus"] == 2 and rerun["regions"] == ["fra1"]
+    assert rerun["runtime"]["vCpus"] == 2 and rerun["regions"] == ["fra"]
     assert get_deployment(web, first["id"])["runtime"]["vCpus"] == 0.25  # the snapshot stays
     make_app(web, "shop", "img", oci={"image": "nginx:1"})
     body = {**target(app="img"), "image": {"dockerImage": "nginx:1.25"}}
@@ -287,7 +287,7 @@ def test_build_failures_on_purpose(web: EmulatorServer) -> None:
 
 def test_unknown_region_is_not_schedulable(web: EmulatorServer) -> None:
     regions = [
-        {"name": "iad1", "replicas": {"min": 1, "max": 1}},
+        {"name": "iad", "replicas": {"min": 1, "max": 1}},
         {"name": "mars1", "replicas": {"min": 1, "max": 1}},
     ]
     ok(web.call("environments.updateSettings", {**target(), "regions": regions}))
@@ -298,7 +298,7 @@ def test_unknown_region_is_not_schedulable(web: EmulatorServer) -> None:
 @pytest.mark.parametrize(
     "settings",
     [
-        {"regions": [{"name": "iad1", "replicas": {"min": 3, "max": 2}}]},
+        {"regions": [{"name": "iad", "replicas": {"min": 3, "max": 2}}]},
         {"healthcheck": {"method": "GET", "path": "/", "intervalSeconds": 5, "timeoutSeconds": 6}},
     ],
 )

@@ -26,7 +26,7 @@ def _settings(emulator: EmulatorServer, **fields):
 def test_get_by_slug_or_id_and_404s(web: EmulatorServer) -> None:
     env = _env(web)
     assert ok(web.call("environments.getEnvironment", target(env["id"])))["data"] == env
-    assert env["regions"] == [{"name": "iad1", "replicas": {"min": 1, "max": 1}}]
+    assert env["regions"] == [{"name": "iad", "replicas": {"min": 1, "max": 1}}]
     assert env["deleteProtection"] is False
     problem(web.call("environments.getEnvironment", target("staging")), 404)
     problem(web.call("environments.getEnvironment", target(app="nope")), 404)
@@ -69,7 +69,7 @@ def test_every_setting_round_trips_and_null_clears(web: EmulatorServer) -> None:
         "shutdownSignal": "SIGINT",
         "upstreamProtocol": "h2c",
         "openapiSpecPath": "/openapi.json",
-        "regions": [{"name": "fra1", "replicas": {"min": 1, "max": 3}}],
+        "regions": [{"name": "fra", "replicas": {"min": 1, "max": 3}}],
     }
     ok(_settings(web, **settings))
     env = _env(web)
@@ -150,10 +150,10 @@ def test_integral_vcpus_keep_their_json_form(web: EmulatorServer) -> None:
             {"regions": [{"name": f"r{i}", "replicas": {"min": 1, "max": 1}} for i in range(6)]},
             "regions",
         ),
-        ({"regions": [{"name": "iad1"}]}, "regions[0].replicas"),
-        ({"regions": [{"name": "iad1", "replicas": {"min": 1}}]}, "regions[0].replicas.max"),
+        ({"regions": [{"name": "iad"}]}, "regions[0].replicas"),
+        ({"regions": [{"name": "iad", "replicas": {"min": 1}}]}, "regions[0].replicas.max"),
         ({"regions": [{"name": "", "replicas": {"min": 1, "max": 1}}]}, "regions[0].name"),
-        ({"regions": [{"name": "iad1", "replicas": {"min": 1, "max": 1}}] * 2}, "regions[1].name"),
+        ({"regions": [{"name": "iad", "replicas": {"min": 1, "max": 1}}] * 2}, "regions[1].name"),
         ({"description": "x"}, "description"),
     ],
 )
