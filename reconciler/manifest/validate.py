@@ -7,7 +7,9 @@ place, and only builds the model when there is none.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from reconciler.manifest.build import build_manifest
@@ -23,8 +25,23 @@ __all__ = ["ManifestInvalid", "Problem", "check_manifest", "load_manifest"]
 
 def load_manifest(paths: Sequence[str | Path]) -> Manifest:
     """Load and validate manifests; raise `ManifestInvalid` listing every problem."""
-    document = check_manifest(paths)
-    return build_manifest(document, base_dir=_base_dir(paths))
+    with _without_gc_pauses():
+        document = check_manifest(paths)
+        return build_manifest(document, base_dir=_base_dir(paths))
+
+
+@contextmanager
+def _without_gc_pauses() -> Iterator[None]:
+    """Loading creates a few hundred thousand long-lived, acyclic objects for a large
+    workspace; the cyclic collector would rescan them over and over (measured: more than
+    half of the load time for 2,000 apps). Nothing here needs it, so it waits."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def check_manifest(paths: Sequence[str | Path]) -> Document:
