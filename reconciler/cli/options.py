@@ -54,17 +54,24 @@ def report_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def manifest_option(func: F) -> F:
-    """`-f PATH`, repeatable: manifest files or directories."""
-    return click.option(
-        "-f",
-        "--file",
-        "files",
-        multiple=True,
-        required=True,
-        type=click.Path(path_type=str),
-        help="Manifest file or directory (every *.yaml/*.yml below it). Repeatable.",
-    )(func)
+def manifest_option(func: F | None = None, *, required: bool = True) -> Any:
+    """`-f PATH`, repeatable: manifest files or directories.
+
+    `required=False` is for commands that also take paths as arguments.
+    """
+
+    def decorate(f: F) -> F:
+        return click.option(
+            "-f",
+            "--file",
+            "files",
+            multiple=True,
+            required=required,
+            type=click.Path(path_type=str),
+            help="Manifest file or directory (every *.yaml/*.yml below it). Repeatable.",
+        )(f)
+
+    return decorate if func is None else decorate(func)
 
 
 def connection_options(func: F) -> F:

@@ -10,7 +10,8 @@ from reconciler.cli.options import manifest_option, report_errors
 
 
 @click.command()
-@manifest_option
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@manifest_option(required=False)
 @click.option(
     "--format",
     "output_format",
@@ -20,16 +21,20 @@ from reconciler.cli.options import manifest_option, report_errors
     help="text: one problem a line (file:line:column: path: message); json: a list of objects.",
 )
 @report_errors
-def validate(files: tuple[str, ...], output_format: str) -> None:
+def validate(paths: tuple[str, ...], files: tuple[str, ...], output_format: str) -> None:
     """Check manifests offline: YAML, the JSON Schema and every rule of the platform.
 
+    Manifests are given with -f or as arguments (`reconciler validate a.yaml b.yaml`, as
+    pre-commit passes them); all are validated together, so projects merge across them.
     Exit 0 when valid, 1 listing every problem with its file, line and column.
     Makes no network call and needs no API key.
     """
     from reconciler.manifest.validate import ManifestInvalid, load_manifest
 
+    if not paths and not files:
+        raise click.UsageError("give the manifests to check: -f PATH (repeatable) or PATH...")
     try:
-        manifest = load_manifest(files)
+        manifest = load_manifest(files + paths)
     except ManifestInvalid as invalid:
         if output_format == "json":
             click.echo(json.dumps([p.to_json() for p in invalid.problems], indent=2))

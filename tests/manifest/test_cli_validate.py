@@ -166,3 +166,11 @@ def test_negative_step_value_is_reported_not_crashed_on(tmp_path: Path) -> None:
     assert code == 1
     assert "-0.125 is not a multiple of 0.25\n" in out
     assert "-0.125 is too small: the minimum is 0.25" in out
+
+
+def test_paths_as_arguments_are_validated_together_with_f(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("version: 1\nprojects:\n  shop:\n    name: Shop\n")
+    (tmp_path / "b.yaml").write_text("version: 1\nprojects:\n  shop:\n    name: Again\n")
+    code, out, _ = run("validate", str(tmp_path / "a.yaml"), "-f", str(tmp_path / "b.yaml"))
+    assert code == 1
+    assert "shop" in out and "a.yaml" in out and "b.yaml" in out
