@@ -14,5 +14,5 @@ def test_help_lists_only_commands_that_exist() -> None:
 
 def test_unknown_command_is_a_usage_error() -> None:
     result = CliRunner().invoke(main, ["frobnicate"])
-    assert result.exit_code == 2
+    assert result.exit_code == 1
     assert "No such command" in result.output

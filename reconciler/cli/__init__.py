@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
+from typing import Any
 
 import click
 
@@ -27,6 +29,23 @@ COMMANDS: dict[str, str] = {
 
 
 class LazyGroup(click.Group):
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Run a command; a usage error exits 1 like every other error.
+
+        click's own convention is 2 for usage errors, but `plan --detailed-exitcode`
+        gives 2 the meaning "changes present" (Terraform's convention), so a mistyped
+        flag in CI must not read as a plan with changes.
+        """
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.ClickException as error:
+            error.show()
+            sys.exit(1)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [name for name, target in COMMANDS.items() if _module_exists(target)]
 

@@ -59,9 +59,22 @@ def validate(paths: tuple[str, ...], files: tuple[str, ...], output_format: str)
 
 
 @click.command()
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["json", "markdown"]),
+    default="json",
+    show_default=True,
+    help="json: the schema itself; markdown: a field reference generated from it.",
+)
 @report_errors
-def schema() -> None:
+def schema(output_format: str) -> None:
     """Print the manifest JSON Schema (Draft 2020-12), for editors and other tools."""
-    from reconciler.manifest.schema import schema_text
+    from reconciler.manifest.schema import manifest_schema, schema_text
 
+    if output_format == "markdown":
+        from reconciler.manifest.reference import reference_markdown
+
+        click.echo(reference_markdown(manifest_schema()), nl=False)
+        return
     click.echo(schema_text(), nl=False)

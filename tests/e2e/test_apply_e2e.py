@@ -349,7 +349,7 @@ def test_usage_errors_are_clear(emulator: Any, shop: str, tmp_path: Path) -> Non
     both = apply(emulator, str(tmp_path / "plan.json"), "-f", shop)
     assert "give either PLANFILE or -f, not both" in both.output
     bad = apply(emulator, "-f", shop, "--wait-timeout", "soon")
-    assert bad.exit_code == 2
+    assert bad.exit_code == 1
     assert "'soon' is not a duration" in bad.output
     missing = apply(emulator, str(tmp_path / "nope.json"))
     assert missing.exit_code == 1

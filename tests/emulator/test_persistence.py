@@ -142,7 +142,7 @@ def test_bad_keys_file_and_flags_are_clear_errors(tmp_path: Path) -> None:
     )
     for bad in flags:
         result = _run(*bad)
-        assert result.exit_code == 2 and "Invalid value" in result.output, bad
+        assert result.exit_code == 1 and "Invalid value" in result.output, bad
         assert result.exception is None or isinstance(result.exception, SystemExit)
 
 

@@ -150,7 +150,7 @@ def test_directory_with_no_yaml_and_missing_file(tmp_path: Path) -> None:
 
 def test_validate_requires_a_file() -> None:
     code, _, err = run("validate")
-    assert code == 2 and "-f" in err
+    assert code == 1 and "-f" in err
 
 
 def test_schema_prints_the_schema() -> None:
