@@ -1,0 +1,176 @@
+"""Proof: a key with only read permissions can plan but never apply, and says what is missing.
+
+Keys come from the emulator's key list (`EmulatorConfig(keys=...)`, the same as `--keys FILE`):
+one with every `*.read_*` grant, and narrower ones with ID-specific grants. Plan must succeed
+(exit 0 or 2); apply must stop with exit 1 before any write takes effect, and its error must
+name the exact permission string the refused call needs, which `plan` also lists.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reconciler.emulator.app import EmulatorConfig
+from reconciler.emulator.auth import ACTIONS, ApiKey
+from tests.fixtures.cli import CliResult, Seed, run_cli
+from tests.fixtures.emulator import STEP_MS, EmulatorServer
+
+ADMIN_KEY = "access-admin-key"
+READ_KEY = "access-read-only-key"
+READ_PERMISSIONS = [
+    f"{scope}.*.{action}"
+    for scope, actions in ACTIONS.items()
+    for action in actions
+    if action.startswith("read_")
+]
+
+MANIFEST = """\
+version: 1
+projects:
+  shop:
+    name: Shop
+    apps:
+      web:
+        name: Web
+        oci: {image: ghcr.io/acme/web:1.0}
+        environments:
+          production:
+            runtime: {port: 8080}
+            variables: {NODE_ENV: production}
+            domains: [shop.example.com]
+"""
+
+
+@pytest.fixture
+def server(start_emulator: Callable[[EmulatorConfig], EmulatorServer]) -> EmulatorServer:
+    return start_emulator(
+        EmulatorConfig(
+            keys=[ApiKey(READ_KEY, READ_PERMISSIONS)], dev_key=ADMIN_KEY, step_ms=STEP_MS
+        )
+    )
+
+
+def _run(server: EmulatorServer, key: str, *args: str) -> CliResult:
+    env = {
+        "RECONCILER_BASE_URL": server.base_url,
+        "RECONCILER_API_KEY": key,
+        "RECONCILER_FINGERPRINT_KEY": None,
+        "RECONCILER_DEBUG": None,
+        "NO_COLOR": "1",
+    }
+    return run_cli(args, env=env)
+
+
+def _writes(server: EmulatorServer, since: int = 0) -> list[dict[str, Any]]:
+    """Write calls in the request log after its first `since` entries (the seeding)."""
+    return [
+        r
+        for r in server.requests()[since:]
+        if not r["operation"].split(".")[-1].startswith(("get", "list"))
+    ]
+
+
+def _needed(plan_output: str) -> set[str]:
+    """The permission strings `plan` lists as needed by apply."""
+    return set(re.findall(r"\b(?:project|app|environment)\.[\w*]+\.[a-z_]+\b", plan_output))
+
+
+def _assert_refused(
+    server: EmulatorServer, result: CliResult, permission: str, *, since: int = 0
+) -> None:
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    assert f'"{permission}"' in result.output, result.output
+    assert "403" in result.output
+    assert READ_KEY not in result.output
+    # Nothing was written: every write the platform saw was refused.
+    assert _writes(server, since), "apply should have reached the first write"
+    assert {r["status"] for r in _writes(server, since)} == {403}
+
+
+def test_read_only_key_plans_a_new_workspace_but_cannot_create_it(
+    server: EmulatorServer, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "platform.yaml"
+    manifest.write_text(MANIFEST, encoding="utf-8")
+    plan = _run(server, READ_KEY, "plan", "-f", str(manifest), "--detailed-exitcode")
+    assert plan.exit_code == 2, plan.output
+    assert "project.*.create_project" in _needed(plan.output)
+
+    before = server.state()
+    result = _run(server, READ_KEY, "apply", "-f", str(manifest), "--auto-approve")
+    _assert_refused(server, result, "project.*.create_project")
+    assert server.state()["projects"] == before["projects"]
+
+
+def test_read_only_key_names_the_id_specific_permission_of_an_existing_object(
+    server: EmulatorServer, tmp_path: Path
+) -> None:
+    seed = Seed(server)
+    project_id = seed.project("shop", "Shop")
+    manifest = tmp_path / "platform.yaml"
+    manifest.write_text(MANIFEST, encoding="utf-8")
+    plan = _run(server, READ_KEY, "plan", "-f", str(manifest), "--detailed-exitcode")
+    assert plan.exit_code == 2, plan.output
+    needed = f"project.{project_id}.create_app"
+    assert needed in _needed(plan.output) or "project.*.create_app" in _needed(plan.output)
+
+    seeded = len(server.requests())
+    result = _run(server, READ_KEY, "apply", "-f", str(manifest), "--auto-approve")
+    _assert_refused(server, result, needed, since=seeded)
+    assert "project.*.create_app" in result.output  # the hint offers the wildcard too
+    assert [a["slug"] for a in server.state()["apps"].values()] == []
+
+
+def test_read_only_key_cannot_change_settings_of_an_existing_environment(
+    server: EmulatorServer, tmp_path: Path
+) -> None:
+    seed = Seed(server)
+    seed.project("shop", "Shop")
+    seed.app("shop", "web", name="Web", oci={"image": "ghcr.io/acme/web:1.0"})
+    seed.variables("shop", "web", "production", [{"key": "NODE_ENV", "value": "production",
+                                                 "kind": "recoverable"}])  # fmt: skip
+    seed.domain("shop", "web", "production", "shop.example.com")
+    manifest = tmp_path / "platform.yaml"
+    manifest.write_text(MANIFEST, encoding="utf-8")
+    plan = _run(server, READ_KEY, "plan", "-f", str(manifest), "--detailed-exitcode")
+    assert plan.exit_code == 2, plan.output  # only the port differs
+    environment = server.call(
+        "environments.getEnvironment",
+        {"project": "shop", "app": "web", "environment": "production"},
+    ).json()["data"]
+    seeded = len(server.requests())
+    result = _run(server, READ_KEY, "apply", "-f", str(manifest), "--auto-approve")
+    ids = {
+        f"environment.{environment['id']}.update_environment",
+        "environment.*.update_environment",
+    }
+    assert result.exit_code == 1, result.output
+    assert any(f'"{p}"' in result.output for p in ids), result.output
+    assert {r["status"] for r in _writes(server, seeded)} == {403}
+
+
+def test_a_key_scoped_to_another_project_is_refused_with_this_projects_permission(
+    server: EmulatorServer, tmp_path: Path
+) -> None:
+    seed = Seed(server)
+    shop = seed.project("shop", "Shop")
+    other = seed.project("other", "Other")
+    scoped_key = "access-scoped-key"
+    # Keys are fixed at start (`--keys FILE`); this one needs an ID known only after seeding.
+    server.emulator.keys[scoped_key] = ApiKey(
+        scoped_key, [*READ_PERMISSIONS, f"project.{other}.create_app"]
+    )
+    manifest = tmp_path / "platform.yaml"
+    manifest.write_text(MANIFEST, encoding="utf-8")
+    plan = _run(server, scoped_key, "plan", "-f", str(manifest), "--detailed-exitcode")
+    assert plan.exit_code == 2, plan.output
+    seeded = len(server.requests())
+    result = _run(server, scoped_key, "apply", "-f", str(manifest), "--auto-approve")
+    _assert_refused(server, result, f"project.{shop}.create_app", since=seeded)
+    assert scoped_key not in result.output
