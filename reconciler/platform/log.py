@@ -7,21 +7,63 @@ every line passes through `redact` so a key can never reach the terminal.
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TextIO
 
 REDACTED = "[REDACTED]"
 _BEARER = re.compile(r"(?i)\b(bearer)(\s+)[^\s\"',;]+")
+ELLIPSIS = "…"
+MIN_CUT_PREFIX = 4
+"""A shortened text ending in this many characters of a secret (or more) loses them."""
 
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """`text` with every `Bearer <token>` and every given secret replaced by a marker."""
+    """`text` with every `Bearer <token>` and every given secret replaced by a marker.
+
+    Error details are quoted from a response body after their whitespace is collapsed, JSON
+    escapes may survive in a raw body preview, and long texts are cut with `…`: a secret is
+    therefore also found with its whitespace runs collapsed or changed, JSON-escaped, and as
+    the beginning of a secret cut off at the end of a shortened text (a multi-line key file,
+    a value longer than the cut).
+    """
     for secret in secrets:
         if secret:
-            text = text.replace(secret, REDACTED)
+            for form in _forms(secret):
+                text = text.replace(form, REDACTED)
+            text = _spaced(secret).sub(REDACTED, text)
+            text = _cut_prefix(text, secret)
     return _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+
+
+def _forms(secret: str) -> Iterator[str]:
+    yield secret
+    for ascii_only in (True, False):
+        escaped = json.dumps(secret, ensure_ascii=ascii_only)[1:-1]
+        if escaped != secret:
+            yield escaped
+
+
+@functools.lru_cache(maxsize=256)
+def _spaced(secret: str) -> re.Pattern[str]:
+    """The secret with any whitespace run matching any other (collapsed, re-wrapped)."""
+    words = secret.split()
+    return re.compile(r"\s+".join(re.escape(word) for word in words) if words else r"(?!)")
+
+
+def _cut_prefix(text: str, secret: str) -> str:
+    """`text` without a trailing beginning of `secret` left where a shortened text was cut."""
+    if not text.endswith(ELLIPSIS):
+        return text
+    body = text[: -len(ELLIPSIS)]
+    for candidate in dict.fromkeys((secret, " ".join(secret.split()))):
+        for length in range(min(len(candidate), len(body)), MIN_CUT_PREFIX - 1, -1):
+            if body.endswith(candidate[:length]):
+                return body[:-length] + REDACTED + ELLIPSIS
+    return text
 
 
 class CallLog:

@@ -351,6 +351,60 @@ def test_a_missing_secret_is_refused_before_any_write(ws: Workspace) -> None:
     (ws.root / "secrets" / "tls.key").write_text(FILE_SECRET, encoding="utf-8")
 
 
+# ---- a platform that quotes the value back in its error ----------------------------------
+
+ECHOED_SECRETS = {
+    "multi-line key file": "-----BEGIN KEY-----\nSNTL-pem-line-one\n\tSNTL-pem-line-two\n-----END KEY-----\n",
+    "longer than the quoted detail": "SNTL-long-" + "q" * 700,
+    "quotes and backslashes": 'SNTL-quote"in\\side',
+    "non-ASCII": "SNTL-unicodé-😀",
+}
+
+
+@pytest.mark.parametrize("secret", ECHOED_SECRETS.values(), ids=ECHOED_SECRETS.keys())
+@pytest.mark.parametrize(
+    ("status", "shape"),
+    [(400, "json"), (409, "json"), (500, "json"), (418, "json"), (418, "text"), (502, "text")],
+)
+def test_an_error_that_quotes_the_sent_value_is_redacted(
+    secret: str, status: int, shape: str
+) -> None:
+    """Found by this suite: the client collapsed whitespace and cut long details *before*
+    redacting, so a PEM file or a value over 500 characters echoed by the platform leaked."""
+    import asyncio
+
+    import httpx
+
+    from reconciler.platform.client import PlatformClient
+    from reconciler.platform.retry import RetryPolicy
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        value = json.loads(request.content)["variables"][0]["value"]
+        if shape == "json":
+            return httpx.Response(status, json={"detail": f"value {value!s} is not allowed"})
+        escaped = json.dumps(value)
+        return httpx.Response(status, text=f"bad value {value} (sent as {escaped})")
+
+    async def send() -> Exception:
+        policy = RetryPolicy(max_attempts=1)
+        transport = httpx.MockTransport(answer)
+        async with PlatformClient("http://x", API_KEY, transport=transport, retry=policy) as c:
+            with pytest.raises(Exception) as caught:
+                await c.call(
+                    "environments.setEnvironmentVariables",
+                    {"project": "p", "app": "a", "environment": "production",
+                     "variables": [{"key": "K", "value": secret, "kind": "writeonly"}]},
+                )  # fmt: skip
+            return caught.value
+
+    error = asyncio.run(send())
+    shown = f"{error}\n{error!r}\n{getattr(error, 'hint', '')}\n{getattr(error, 'detail', '')}"
+    assert "SNTL" not in shown, shown
+    if shape == "json" or status < 500:  # a 5xx text body is not quoted at all
+        assert "[REDACTED]" in shown
+    assert "setEnvironmentVariables" in shown
+
+
 # ---- the crash path -----------------------------------------------------------------------
 
 
