@@ -53,7 +53,17 @@ def connect(
 
 def validate_base_url(base_url: str) -> str:
     """`base_url` without a trailing slash; a UsageError saying how to fix anything else."""
-    parts = urlsplit(base_url)
+    try:
+        parts = urlsplit(base_url)
+        port = parts.port  # parsed lazily: an out-of-range or non-numeric port raises here
+    except ValueError as error:
+        raise UsageError(
+            f"invalid base URL: {error}",  # not echoed: it may hold credentials
+            hint=f"for example --base-url https://api.example.com, or --base-url {LOCAL} "
+            "for the built-in emulator",
+        ) from None
+    if port == 0 or (not parts.hostname and parts.netloc):
+        raise UsageError("invalid base URL: it has no usable host and port")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise UsageError(
             f"invalid base URL {base_url!r}: expected http:// or https:// and a host",
@@ -99,8 +109,16 @@ def _connect_local(
         raise UsageError(
             f"the built-in emulator is not available in this installation ({exc})"
         ) from None
+    from reconciler.emulator.store import StateFileError
+
     key = api_key or LOCAL_DEV_KEY
-    app = create_app(EmulatorConfig(state_file=state_file, dev_key=key))
+    try:
+        app = create_app(EmulatorConfig(state_file=state_file, dev_key=key))
+    except StateFileError as error:
+        raise UsageError(
+            f"--base-url local:{state_file}: {error}",
+            hint="remove the file (the local platform starts empty) or give another path",
+        ) from None
     return PlatformClient(
         LOCAL_BASE_URL,
         key,
