@@ -101,6 +101,10 @@ def _read_json(path: Path) -> dict[str, Any]:
             f"({error.msg}); it may be truncated",
             hint=_REPLAN,
         ) from None
+    except (RecursionError, ValueError) as error:
+        # nested too deeply, or an integer longer than Python converts (a mangled file)
+        why = "nested too deeply" if isinstance(error, RecursionError) else "a number is too long"
+        raise PlanFileError(f"{path} is not a plan file: {why}", hint=_REPLAN) from None
     if not isinstance(document, dict):
         raise PlanFileError(f"{path} is not a plan file: its top level is not a JSON object")
     return document
