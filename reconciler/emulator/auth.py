@@ -84,6 +84,15 @@ def load_keys(path: Path) -> list[ApiKey]:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except OSError as error:
         raise KeysFileError(f"{path}: cannot read: {error.strerror or error}") from error
+    except UnicodeDecodeError as error:
+        raise KeysFileError(
+            f"{path}: not valid UTF-8 (byte {error.object[error.start]:#04x} at offset "
+            f"{error.start}); save the file as UTF-8"
+        ) from None
+    except RecursionError:
+        raise KeysFileError(f"{path}: nested too deeply to be a keys file") from None
+    except ValueError as error:  # e.g. an integer longer than Python converts
+        raise KeysFileError(f"{path}: invalid YAML: {error}") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)

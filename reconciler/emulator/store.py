@@ -217,10 +217,38 @@ def atomic_write(path: Path, text: str) -> None:
 def _load(path: Path) -> dict[str, Any]:
     try:
         state = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (OSError, ValueError) as error:  # also bad UTF-8, bad JSON, over-long integers
         raise StateFileError(f"cannot read state file {path}: {error}") from error
+    except RecursionError:
+        raise StateFileError(f"cannot read state file {path}: nested too deeply") from None
     if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
         raise StateFileError(f"{path} is not an emulator state file (version {STATE_VERSION})")
     merged = empty_state()
     merged.update(state)
+    _check_shape(path, merged)
     return merged
+
+
+def _check_shape(path: Path, state: dict[str, Any]) -> None:
+    """Refuse a state file whose tables have the wrong types (edited by hand, or another tool's
+    file): every handler indexes these tables, so a wrong type would crash each request."""
+    problems = []
+    for name, default in empty_state().items():
+        value = state[name]
+        if isinstance(default, int):
+            if isinstance(value, bool) or not isinstance(value, int):
+                problems.append(f"{name} must be an integer")
+        elif not isinstance(value, type(default)):
+            problems.append(f"{name} must be a JSON {'object' if default == {} else 'array'}")
+        elif name in _ROWS and not all(isinstance(row, _ROWS[name]) for row in value.values()):
+            shape = "arrays" if _ROWS[name] is list else "objects"
+            problems.append(f"{name} must map IDs to {shape}")
+    if problems:
+        raise StateFileError(f"{path} is not a usable emulator state file: {'; '.join(problems)}")
+
+
+# table -> type of each row (variables and policies are keyed by environment ID)
+_ROWS: dict[str, type] = {
+    "projects": dict, "apps": dict, "environments": dict, "variables": dict,
+    "policies": list, "domains": dict, "deployments": dict,
+}  # fmt: skip
