@@ -1,0 +1,274 @@
+"""The call graph of one apply: every call of the plan is a node, run once the nodes
+before it have finished.
+
+Two kinds of edge connect nodes:
+
+- *requires*: the node only makes sense once the other succeeded (a variable of
+  an app that is being created; the delete of a host before its creation in
+  another environment). When a required node fails, the node is skipped and
+  the summary names the failed change.
+- *after*: the design's order (design.md §4) without a real dependency: within
+  one environment domain deletions, domain creations, settings, variable sets,
+  variable removals, policies; app and project deletions after everything else.
+  The node waits for the other to finish, whatever its outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from reconciler.engine.apply.outcome import CallResult
+from reconciler.engine.apply.safety import ApplyRefused, executable_changes
+from reconciler.engine.changes import Action, Call, Change, Plan
+from reconciler.engine.targets import parse_address
+
+# phases within one environment, run in this order (design.md §4)
+_DOMAIN_DELETE, _DOMAIN_CREATE, _SETTINGS, _VARIABLE_SET, _VARIABLE_REMOVE, _POLICIES = range(6)
+
+
+@dataclass(eq=False)
+class CallNode:
+    """One call of the plan; `covers` are the changes it decides (a batch call decides many)."""
+
+    index: int
+    owner: Change
+    call: Call
+    covers: list[Change] = field(default_factory=list)
+    requires: set[int] = field(default_factory=set)
+    after: set[int] = field(default_factory=set)
+    result: CallResult | None = None
+    skipped_because: tuple[str, ...] = ()
+
+    @property
+    def succeeded(self) -> bool:
+        return self.result is not None and self.result.ok
+
+
+def _address_parts(change: Change) -> tuple[str, ...]:
+    """`variable.shop/web/production/KEY` -> ("shop", "web", "production", "KEY")."""
+    return parse_address(change.address)[1]
+
+
+def _environment_key(change: Change) -> tuple[str, ...] | None:
+    parts = _address_parts(change)
+    return parts[:3] if len(parts) >= 3 else None
+
+
+def _parent_addresses(change: Change) -> tuple[str, ...]:
+    """Addresses of the objects this one lives in, nearest first."""
+    parts = _address_parts(change)
+    if change.kind == "project":
+        return ()
+    if change.kind == "app":
+        return (f"project.{parts[0]}",)
+    return (f"app.{parts[0]}/{parts[1]}", f"project.{parts[0]}")
+
+
+def _makes_children_depend(parent: Change) -> bool:
+    """Children of a created, replaced or renamed object cannot be touched before it."""
+    if parent.action in (Action.CREATE, Action.REPLACE):
+        return True
+    return parent.reason == "renamed" or any(d.path == "slug" for d in parent.diffs)
+
+
+def _is_last_deletion(change: Change) -> bool:
+    return change.kind in ("app", "project") and change.action is Action.DELETE
+
+
+def _phase(node: CallNode) -> int | None:
+    change = node.owner
+    if change.kind == "domain":
+        return _DOMAIN_DELETE if change.action is Action.DELETE else _DOMAIN_CREATE
+    if change.kind == "settings":
+        return _SETTINGS
+    if change.kind == "variable":
+        if node.call.operation == "environments.removeEnvironmentVariables":
+            return _VARIABLE_REMOVE
+        return _VARIABLE_SET
+    if change.kind == "policies":
+        return _POLICIES
+    return None
+
+
+def _variable_keys(call: Call) -> set[str]:
+    """Variable names a set/remove call carries (a batch call stands for many changes)."""
+    items = call.body.get("variables")
+    if not isinstance(items, (list, tuple)):
+        return set()
+    keys: set[str] = set()
+    for item in items:
+        if isinstance(item, str):
+            keys.add(item)
+        elif isinstance(item, Mapping) and isinstance(item.get("key"), str):
+            keys.add(item["key"])
+    return keys
+
+
+class CallGraph:
+    """The nodes of one apply and their edges; built and checked before anything is sent."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.changes = executable_changes(plan)
+        self.by_address = {c.address: c for c in self.changes}
+        self.deleted_hosts: dict[str, list[str]] = {}
+        for change in self.changes:
+            if change.kind == "domain" and change.action is Action.DELETE:
+                host = _address_parts(change)[-1]
+                self.deleted_hosts.setdefault(host, []).append(change.address)
+        self.blocked = {c.address for c in plan.changes if c.action is Action.BLOCKED}
+        self.nodes: list[CallNode] = []
+        self.nodes_of: dict[str, list[CallNode]] = {c.address: [] for c in self.changes}
+        self._build_nodes()
+        self._cover_batched_variables()
+        self._blocked_deps: dict[str, tuple[str, ...]] = {}
+        self._add_requires()
+        self._add_environment_order()
+        self._add_deletions_last()
+        self._check_acyclic()
+
+    def _build_nodes(self) -> None:
+        for change in self.changes:
+            previous: CallNode | None = None
+            for call in change.calls:
+                node = CallNode(len(self.nodes), change, call, covers=[change])
+                if previous is not None:
+                    node.requires.add(previous.index)
+                self.nodes.append(node)
+                self.nodes_of[change.address].append(node)
+                previous = node
+
+    def _cover_batched_variables(self) -> None:
+        """A variable change without calls is decided by the batch call that carries its key."""
+        batch_nodes: dict[tuple[str, ...] | None, list[CallNode]] = {}
+        for node in self.nodes:
+            if node.owner.kind == "variable":
+                batch_nodes.setdefault(_environment_key(node.owner), []).append(node)
+        for change in self.changes:
+            if change.kind != "variable" or change.calls:
+                continue
+            key = _address_parts(change)[-1]
+            for node in batch_nodes.get(_environment_key(change), []):
+                if key in _variable_keys(node.call):
+                    node.covers.append(change)
+                    self.nodes_of[change.address].append(node)
+
+    def _dependencies(self, change: Change) -> tuple[set[str], set[str]]:
+        """(required, ordered-after) change addresses of one change."""
+        required = set(change.depends_on)
+        after: set[str] = set()
+        for parent in _parent_addresses(change):
+            if parent in self.by_address:
+                parent_change = self.by_address[parent]
+                if parent_change.action is Action.DELETE:
+                    continue
+                (required if _makes_children_depend(parent_change) else after).add(parent)
+                break
+        if change.kind == "domain" and change.action is Action.CREATE:
+            # a host moving between environments: its deletion elsewhere comes first
+            required.update(self.deleted_hosts.get(_address_parts(change)[-1], ()))
+        required.discard(change.address)
+        return required, after - required
+
+    def _add_requires(self) -> None:
+        for node in self.nodes:
+            for change in node.covers:
+                required, after = self._dependencies(change)
+                for address in sorted(required):
+                    if address in self.blocked:
+                        self._blocked_deps.setdefault(change.address, ())
+                        self._blocked_deps[change.address] += (address,)
+                    for other in self.nodes_of.get(address, []):
+                        if other is not node:
+                            node.requires.add(other.index)
+                for address in after:
+                    node.after.update(o.index for o in self.nodes_of.get(address, []))
+
+    def _add_environment_order(self) -> None:
+        by_environment: dict[tuple[str, ...], dict[int, list[CallNode]]] = {}
+        for node in self.nodes:
+            environment, phase = _environment_key(node.owner), _phase(node)
+            if environment is None or phase is None:
+                continue
+            by_environment.setdefault(environment, {}).setdefault(phase, []).append(node)
+        for phases in by_environment.values():
+            earlier: list[CallNode] = []
+            for phase in sorted(phases):
+                for node in phases[phase]:
+                    node.after.update(e.index for e in earlier if e.index not in node.requires)
+                earlier = phases[phase]  # the previous phase already waited for the ones before
+
+    def _add_deletions_last(self) -> None:
+        deletions = [n for n in self.nodes if _is_last_deletion(n.owner)]
+        if not deletions:
+            return
+        downstream = self._reachable_from(deletions)
+        first_of_each = [n for n in deletions if not (n.requires & {d.index for d in deletions})]
+        for node in self.nodes:
+            if node.index in downstream or _is_last_deletion(node.owner):
+                continue
+            for deletion in first_of_each:
+                deletion.after.add(node.index)
+        # the apps of a project go before the project itself
+        for deletion in first_of_each:
+            if deletion.owner.kind != "project":
+                continue
+            project = _address_parts(deletion.owner)[0]
+            for other in deletions:
+                if other.owner.kind == "app" and _address_parts(other.owner)[0] == project:
+                    deletion.after.add(other.index)
+
+    def _successors(self) -> list[list[int]]:
+        successors: list[list[int]] = [[] for _ in self.nodes]
+        for node in self.nodes:
+            for before in node.requires | node.after:
+                successors[before].append(node.index)
+        return successors
+
+    def _reachable_from(self, start: Sequence[CallNode]) -> set[int]:
+        successors = self._successors()
+        seen = {n.index for n in start}
+        stack = list(seen)
+        while stack:
+            for nxt in successors[stack.pop()]:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        return seen
+
+    def _topological_order(self) -> list[int]:
+        """Node indices, each after all it waits for; nodes on a cycle are left out."""
+        successors = self._successors()
+        waiting = [len(n.requires | n.after) for n in self.nodes]
+        ready = [i for i, count in enumerate(waiting) if count == 0]
+        order: list[int] = []
+        while ready:
+            index = ready.pop()
+            order.append(index)
+            for nxt in successors[index]:
+                waiting[nxt] -= 1
+                if waiting[nxt] == 0:
+                    ready.append(nxt)
+        return order
+
+    def _check_acyclic(self) -> None:
+        ordered = set(self._topological_order())
+        if len(ordered) != len(self.nodes):
+            stuck = sorted({n.owner.address for n in self.nodes if n.index not in ordered})
+            raise ApplyRefused(
+                "the plan's dependencies form a cycle, nothing was applied: " + ", ".join(stuck),
+                hint="this is a bug in reconciler's plan; please report it with the plan JSON",
+            )
+
+    def depth(self) -> int:
+        """Calls on the longest chain of the graph (the least number of round trips)."""
+        longest = [1] * len(self.nodes)
+        successors = self._successors()
+        for index in self._topological_order():
+            for nxt in successors[index]:
+                longest[nxt] = max(longest[nxt], longest[index] + 1)
+        return max(longest, default=0)
+
+    def blocked_dependencies(self, address: str) -> tuple[str, ...]:
+        return self._blocked_deps.get(address, ())

@@ -1,0 +1,99 @@
+"""Running a plan's call graph: each node once everything before it has finished, a node
+whose required nodes failed skipped, and every change's outcome reported as it settles."""
+
+from __future__ import annotations
+
+import asyncio
+
+from reconciler.engine.apply.call_graph import CallGraph, CallNode
+from reconciler.engine.apply.create_once import PlatformCaller, Sleep
+from reconciler.engine.apply.outcome import (
+    ApplyObserver,
+    ApplyResult,
+    ChangeResult,
+    Outcome,
+    SilentObserver,
+)
+from reconciler.engine.apply.safety import SecretResolver
+from reconciler.engine.apply.send import ApplyOptions, CallSender
+from reconciler.engine.changes import Action, Change, Plan
+
+
+async def execute(
+    plan: Plan,
+    client: PlatformCaller,
+    *,
+    resolve: SecretResolver,
+    options: ApplyOptions | None = None,
+    observer: ApplyObserver | None = None,
+    sleep: Sleep = asyncio.sleep,
+) -> ApplyResult:
+    """Apply `plan` (already checked by `check_safety`) and return what happened to each change."""
+    sender = CallSender(client, resolve, options or ApplyOptions(), sleep)
+    return await _GraphRun(CallGraph(plan), sender, observer or SilentObserver()).run()
+
+
+class _GraphRun:
+    """One walk of a call graph; a node starts once every node before it has finished."""
+
+    def __init__(self, graph: CallGraph, sender: CallSender, observer: ApplyObserver) -> None:
+        self.graph = graph
+        self.sender = sender
+        self.observer = observer
+        self._finished = [asyncio.Event() for _ in graph.nodes]
+        self._pending_of = {a: len(nodes) for a, nodes in graph.nodes_of.items()}
+
+    async def run(self) -> ApplyResult:
+        graph = self.graph
+        self.observer.started(len(graph.nodes))
+        for change in graph.changes:  # changes with nothing to send finish at once
+            if not graph.nodes_of[change.address]:
+                self.observer.change_finished(self._change_result(change))
+        await asyncio.gather(*(self._run_node(node) for node in graph.nodes))
+        return ApplyResult(tuple(self._change_result(c) for c in graph.plan.changes))
+
+    async def _run_node(self, node: CallNode) -> None:
+        for before in node.requires | node.after:
+            await self._finished[before].wait()
+        failed = self._failed_requirements(node)
+        if failed:
+            node.skipped_because = failed
+            self.observer.call_finished(None)
+        else:
+            node.result = await self.sender.send(node.owner, node.call)
+            self.observer.call_finished(node.result)
+        self._finished[node.index].set()
+        for change in node.covers:
+            self._pending_of[change.address] -= 1
+            if self._pending_of[change.address] == 0:
+                self.observer.change_finished(self._change_result(change))
+
+    def _failed_requirements(self, node: CallNode) -> tuple[str, ...]:
+        """Addresses of the failed or blocked changes `node` needed."""
+        nodes = self.graph.nodes
+        failed = {
+            c.address for i in node.requires if not nodes[i].succeeded for c in nodes[i].covers
+        }
+        blocked = {b for c in node.covers for b in self.graph.blocked_dependencies(c.address)}
+        return tuple(sorted(failed | blocked))
+
+    def _change_result(self, change: Change) -> ChangeResult:
+        if change.action is Action.BLOCKED:
+            return ChangeResult(change, Outcome.BLOCKED, error=_blocked_reason(change))
+        nodes = self.graph.nodes_of.get(change.address, [])
+        calls = tuple(n.result for n in nodes if n.result is not None)
+        failures = [c for c in calls if not c.ok]
+        if failures:
+            return ChangeResult(change, Outcome.FAILED, calls, error=failures[0].error)
+        skipped = sorted({a for n in nodes for a in n.skipped_because})
+        if not nodes:
+            skipped = list(self.graph.blocked_dependencies(change.address))
+        if skipped:
+            return ChangeResult(change, Outcome.SKIPPED, calls, blocked_by=tuple(skipped))
+        return ChangeResult(change, Outcome.DONE, calls)
+
+
+def _blocked_reason(change: Change) -> str:
+    if change.notes:
+        return " ".join(change.notes)
+    return "delete protection is on; set deleteProtection: false, apply, then remove it"

@@ -1,0 +1,160 @@
+"""Everything that must hold before apply's first write: the safety rules of the CLI,
+every secret the plan sends, and (for a saved plan) that the world has not moved since."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from reconciler.engine.changes import Action, Call, Change, Plan, SecretRef
+from reconciler.errors import ReconcilerError
+from reconciler.secrets import ref_matches
+
+SecretResolver = Callable[[SecretRef], str]
+
+
+class ApplyRefused(ReconcilerError):
+    """Apply stopped before its first write: a safety rule, a stale plan or a missing secret."""
+
+
+def executable_changes(plan: Plan) -> tuple[Change, ...]:
+    """The changes apply sends calls for: everything but blocked deletions."""
+    return tuple(c for c in plan.changes if c.action is not Action.BLOCKED)
+
+
+def check_safety(
+    plan: Plan, *, max_deletes: int, allow_replace: bool, resolve: SecretResolver
+) -> None:
+    """Refuse, before any write, a plan that breaks a safety rule or needs a missing secret."""
+    deletions = [c.address for c in plan.deletions]
+    if len(deletions) > max_deletes:
+        raise ApplyRefused(
+            f"the plan deletes {len(deletions)} objects, more than --max-deletes {max_deletes}: "
+            + ", ".join(deletions),
+            hint=f"review the deletions, then rerun with --max-deletes {len(deletions)}",
+        )
+    replaced = [c.address for c in plan.changes if c.action is Action.REPLACE]
+    if replaced and not allow_replace:
+        raise ApplyRefused(
+            "the plan replaces "
+            + ", ".join(replaced)
+            + " (delete and create again: its deployments, domains and variables are destroyed)",
+            hint="rerun with --allow-replace if that is intended",
+        )
+    check_secrets(plan, resolve)
+
+
+def secret_refs(plan: Plan) -> tuple[tuple[str, SecretRef], ...]:
+    """(address, ref) for every secret that an executable change sends.
+
+    A variable's address is its own even when another variable's change carries the batch call.
+    """
+    found: list[tuple[str, SecretRef]] = []
+    for change in executable_changes(plan):
+        for call in change.calls:
+            owners = {id(ref): address for address, _, ref in _variable_secrets(change, call)}
+            found.extend(
+                (owners.get(id(ref), change.address), ref) for ref in _walk_refs(call.body)
+            )
+    return tuple(found)
+
+
+def _variable_secrets(change: Change, call: Call) -> Iterable[tuple[str, str, SecretRef]]:
+    """(the variable's address, its key, ref) for each secret value a variables call sends."""
+    items = call.body.get("variables")
+    for item in items if isinstance(items, (list, tuple)) else ():
+        if isinstance(item, Mapping) and isinstance(item.get("value"), SecretRef):
+            key = str(item.get("key"))
+            address = change.address
+            if change.kind == "variable":  # the batch may be carried by another variable's change
+                address = f"{address.rsplit('/', 1)[0]}/{key}"
+            yield address, key, item["value"]
+
+
+def _walk_refs(value: Any) -> Iterable[SecretRef]:
+    if isinstance(value, SecretRef):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _walk_refs(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _walk_refs(item)
+
+
+def check_secrets(plan: Plan, resolve: SecretResolver) -> None:
+    """Every secret the plan sends must resolve now; the value is dropped at once."""
+    problems: list[str] = []
+    seen: set[str] = set()
+    for address, ref in secret_refs(plan):
+        if ref.source in seen:
+            continue
+        seen.add(ref.source)
+        try:
+            resolve(ref)
+        except ReconcilerError as error:
+            problems.append(f"{address}: {error.message}")
+    if problems:
+        raise ApplyRefused(
+            "secrets the plan must send are missing, nothing was applied:\n  "
+            + "\n  ".join(problems),
+            hint="set them (fromEnv: the environment variable; fromFile: the file), then rerun",
+        )
+
+
+_REPLAN = "run `reconciler plan --out PLANFILE` again, review it, and apply the new plan"
+
+
+def check_saved_plan(
+    saved: Plan, current: Plan, *, resolve: SecretResolver, fingerprint_key: bytes | None
+) -> None:
+    """Refuse a saved plan that no longer describes the world, before any write.
+
+    `current` is the plan rebuilt now from the same manifest files against live
+    state: a different manifest digest means the files changed, a different
+    live digest that someone changed the platform since (a stale plan). Then each
+    secret the plan sends must still resolve to the value fingerprinted at plan
+    time.
+    """
+    if current.manifest_digest != saved.manifest_digest:
+        raise ApplyRefused(
+            "the manifest files changed since this plan was saved, nothing was applied",
+            hint=_REPLAN,
+        )
+    if current.live_digest != saved.live_digest:
+        raise ApplyRefused(
+            "the plan is stale: live state changed since it was saved, nothing was applied",
+            hint=_REPLAN,
+        )
+    check_secrets(saved, resolve)
+    changed = _changed_secrets(saved, resolve, fingerprint_key)
+    if changed:
+        raise ApplyRefused(
+            "secrets changed since the plan was saved, nothing was applied: " + ", ".join(changed),
+            hint=_REPLAN,
+        )
+
+
+def _changed_secrets(
+    saved: Plan, resolve: SecretResolver, fingerprint_key: bytes | None
+) -> list[str]:
+    """`address (source)` of each secret whose value no longer matches its plan-time fingerprint."""
+    changed = []
+    sent = (
+        secret
+        for change in executable_changes(saved)
+        for call in change.calls
+        for secret in _variable_secrets(change, call)
+    )
+    for address, variable_key, ref in sent:
+        if ref.fingerprint is None:
+            continue
+        if fingerprint_key is None:
+            raise ApplyRefused(
+                "the plan fingerprinted its secrets but RECONCILER_FINGERPRINT_KEY is not set, "
+                "so they cannot be checked against it; nothing was applied",
+                hint="set the same RECONCILER_FINGERPRINT_KEY as when the plan was made",
+            )
+        if not ref_matches(ref, resolve(ref), key=fingerprint_key, variable_key=variable_key):
+            changed.append(f"{address} ({ref.source})")
+    return changed
