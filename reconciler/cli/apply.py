@@ -191,17 +191,7 @@ def apply(
     Exit status: 0 when everything applied (and, with --deploy, every
     deployment went live); 1 otherwise.
     """
-    if planfile and files:
-        raise UsageError("give either PLANFILE or -f, not both")
-    if not planfile and not files:
-        raise UsageError(
-            "nothing to apply", hint="pass -f MANIFEST (file or directory) or a saved PLANFILE"
-        )
-    if planfile and targets:
-        raise UsageError(
-            "--target cannot be used with PLANFILE",
-            hint="a saved plan keeps the targets it was planned with",
-        )
+    _check_inputs(planfile, files, targets)
     request = ApplyRequest(
         planfile=planfile,
         files=files,
@@ -225,6 +215,21 @@ def apply(
         )
     succeeded = asyncio.run(_apply(request))
     sys.exit(0 if succeeded else 1)
+
+
+def _check_inputs(planfile: str | None, files: tuple[str, ...], targets: tuple[str, ...]) -> None:
+    """Exactly one of PLANFILE and -f; --target only with -f."""
+    if planfile and files:
+        raise UsageError("give either PLANFILE or -f, not both")
+    if not planfile and not files:
+        raise UsageError(
+            "nothing to apply", hint="pass -f MANIFEST (file or directory) or a saved PLANFILE"
+        )
+    if planfile and targets:
+        raise UsageError(
+            "--target cannot be used with PLANFILE",
+            hint="a saved plan keeps the targets it was planned with",
+        )
 
 
 async def _apply(request: ApplyRequest) -> bool:

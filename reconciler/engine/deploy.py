@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from reconciler.engine.apply import (
     ApplyResult,
+    ChangeResult,
     Outcome,
     PlatformCaller,
     Reread,
@@ -30,6 +31,7 @@ from reconciler.engine.apply import (
     create_once,
 )
 from reconciler.engine.changes import Action, Change
+from reconciler.engine.targets import parse_address
 from reconciler.manifest.model import Manifest
 from reconciler.platform.errors import ApiError
 
@@ -112,9 +114,8 @@ class _SilentDeployObserver:
 
 # --- what to deploy ------------------------------------------------------------------
 
-
-def _parts(change: Change) -> list[str]:
-    return change.address.split(".", 1)[1].split("/")
+EnvironmentKey = tuple[str, str, str]
+"""(project, app, environment) slugs."""
 
 
 def _image_changed(change: Change) -> bool:
@@ -138,45 +139,103 @@ def deploy_targets(
     project, is left out: deploying half of a configuration change is worse than
     deploying none of it.
     """
-    reasons: dict[tuple[str, str, str], list[str]] = {}
-    app_level: set[tuple[str, str, str]] = set()
-    incomplete: set[tuple[str, ...]] = set()
+    wanted = _WantedRollouts(manifest)
     for item in result.results:
-        change, parts = item.change, _parts(item.change)
+        wanted.add(item)
+    return wanted.targets()
+
+
+class _WantedRollouts:
+    """The environments whose effective configuration changed, and why."""
+
+    def __init__(self, manifest: Manifest | None) -> None:
+        self.manifest = manifest
+        self.reasons: dict[EnvironmentKey, list[str]] = {}
+        self.app_level: set[EnvironmentKey] = set()
+        """Asked for only by an app-level change (image, project slug)."""
+        self.incomplete: set[tuple[str, ...]] = set()
+        """Projects, apps and environments with a change that did not apply."""
+
+    def add(self, item: ChangeResult) -> None:
+        change, parts = item.change, parse_address(item.change.address)[1]
         if change.kind in ("project", "app") and item.outcome in _NOT_APPLIED:
-            incomplete.add(tuple(parts))
+            self.incomplete.add(parts)
         if change.kind in _ENVIRONMENT_KINDS:
             key = (parts[0], parts[1], parts[2])
             if item.outcome is not Outcome.DONE:
-                incomplete.add(key)
-                continue
+                self.incomplete.add(key)
+                return
             reason = "variables" if change.kind == "variable" else change.kind
-            reasons.setdefault(key, [])
-            if reason not in reasons[key]:
-                reasons[key].append(reason)
+            reasons = self.reasons.setdefault(key, [])
+            if reason not in reasons:
+                reasons.append(reason)
         elif item.outcome is Outcome.DONE and change.kind == "app" and _image_changed(change):
-            for key in ((parts[0], parts[1], "production"), (parts[0], parts[1], "preview")):
-                app_level.add(key)
-                reasons.setdefault(key, []).append("image")
+            self._app_level(parts[0], [parts[1]], "image")
         elif item.outcome is Outcome.DONE and change.kind == "project" and _slug_changed(change):
-            project = manifest.project(parts[0]) if manifest else None
-            for app in project.apps if project else ():
-                for environment in ("production", "preview"):
-                    key = (parts[0], app.slug, environment)
-                    app_level.add(key)
-                    reasons.setdefault(key, []).append("project slug")
-    targets, left_out = [], []
-    for key, why in reasons.items():
-        if {key, key[:2], key[:1]} & incomplete:
-            left_out.append(f"{'/'.join(key)}: some of its changes did not apply")
-            continue
-        env_level = any(r not in ("image", "project slug") for r in why)
-        only_if_deployed = key[2] != "production" and not env_level and key in app_level
-        targets.append(DeployTarget(*key, reasons=tuple(why), only_if_deployed=only_if_deployed))
-    return tuple(targets), tuple(left_out)
+            project = self.manifest.project(parts[0]) if self.manifest else None
+            self._app_level(
+                parts[0], [a.slug for a in project.apps] if project else [], "project slug"
+            )
+
+    def _app_level(self, project: str, apps: Sequence[str], reason: str) -> None:
+        for app in apps:
+            for environment in ("production", "preview"):
+                key = (project, app, environment)
+                self.app_level.add(key)
+                self.reasons.setdefault(key, []).append(reason)
+
+    def targets(self) -> tuple[tuple[DeployTarget, ...], tuple[str, ...]]:
+        targets, left_out = [], []
+        for key, why in self.reasons.items():
+            if {key, key[:2], key[:1]} & self.incomplete:
+                left_out.append(f"{'/'.join(key)}: some of its changes did not apply")
+                continue
+            env_level = any(r not in ("image", "project slug") for r in why)
+            only_if_deployed = key[2] != "production" and not env_level and key in self.app_level
+            targets.append(
+                DeployTarget(*key, reasons=tuple(why), only_if_deployed=only_if_deployed)
+            )
+        return tuple(targets), tuple(left_out)
 
 
 # --- rolling out -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeployOptions:
+    wait_timeout: float = 15 * 60.0
+    poll_interval: float = 2.0
+    create_attempts: int = 3
+    create_retry_delay: float = 1.0
+
+
+async def roll_out(
+    targets: Sequence[DeployTarget],
+    client: PlatformCaller,
+    manifest: Manifest | None,
+    *,
+    options: DeployOptions | None = None,
+    observer: DeployObserver | None = None,
+    sleep: Sleep = asyncio.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> DeployReport:
+    """Deploy every target and wait until each is final or `wait_timeout` has passed.
+
+    What every deployment needs is read first, so a read error is reported before
+    any deployment is created."""
+    options = options or DeployOptions()
+    observer = observer or _SilentDeployObserver()
+    requests = _DeploymentRequests(client, manifest)
+    prepared = await asyncio.gather(*(requests.prepare(t) for t in targets))
+    errors = [p for p in prepared if isinstance(p, DeploymentOutcome)]
+    rollouts = [p for p in prepared if isinstance(p, _Rollout)]
+    observer.started(len(errors) + len(rollouts))
+    for outcome in errors:
+        observer.finished(outcome)
+    deployer = _Deployer(client, options, observer, sleep, clock)
+    deadline = clock() + options.wait_timeout
+    waited = await asyncio.gather(*(deployer.deploy(r, deadline) for r in rollouts))
+    return DeployReport((*errors, *waited), warnings=tuple(requests.warnings))
 
 
 @dataclass(frozen=True)
@@ -190,52 +249,37 @@ class _Rollout:
     previous_id: str | None
 
 
-@dataclass(frozen=True)
-class DeployOptions:
-    wait_timeout: float = 15 * 60.0
-    poll_interval: float = 2.0
-    create_attempts: int = 3
-    create_retry_delay: float = 1.0
+async def _latest_deployment(
+    client: PlatformCaller, target: DeployTarget
+) -> Mapping[str, Any] | None:
+    found = await client.call(
+        "deployments.listDeployments",
+        {
+            "project": target.project,
+            "app": target.app,
+            "environment": target.environment,
+            "limit": 1,
+        },
+    )
+    return found[0] if found else None
 
 
-class RollOut:
-    """Creates the deployments of `targets` and waits for each to reach a final status."""
+class _DeploymentRequests:
+    """Builds the createDeployment request of each target from the app and its latest
+    deployment; each app is read once however many of its environments deploy."""
 
-    def __init__(
-        self,
-        client: PlatformCaller,
-        manifest: Manifest | None,
-        *,
-        options: DeployOptions | None = None,
-        observer: DeployObserver | None = None,
-        sleep: Sleep = asyncio.sleep,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, client: PlatformCaller, manifest: Manifest | None) -> None:
         self.client = client
         self.manifest = manifest
-        self.options = options or DeployOptions()
-        self.observer = observer or _SilentDeployObserver()
-        self.sleep = sleep
-        self.clock = clock
         self._apps: dict[tuple[str, str], Awaitable[Mapping[str, Any]]] = {}
         self.warnings: list[str] = []
 
-    async def run(self, targets: Sequence[DeployTarget]) -> DeployReport:
-        """Read what every deployment needs first, then create them all and wait."""
-        prepared = await asyncio.gather(*(self._prepare(t) for t in targets))
-        errors = [p for p in prepared if isinstance(p, DeploymentOutcome)]
-        rollouts = [p for p in prepared if isinstance(p, _Rollout)]
-        self.observer.started(len(errors) + len(rollouts))
-        for outcome in errors:
-            self.observer.finished(outcome)
-        deadline = self.clock() + self.options.wait_timeout
-        waited = await asyncio.gather(*(self._deploy(r, deadline) for r in rollouts))
-        return DeployReport((*errors, *waited), warnings=tuple(self.warnings))
-
-    async def _prepare(self, target: DeployTarget) -> _Rollout | DeploymentOutcome | None:
+    async def prepare(self, target: DeployTarget) -> _Rollout | DeploymentOutcome | None:
         """The deployment to create for `target`; None when there is nothing to roll out."""
         try:
-            app, latest = await asyncio.gather(self._app(target), self._latest(target))
+            app, latest = await asyncio.gather(
+                self._app(target), _latest_deployment(self.client, target)
+            )
         except ApiError as error:
             return DeploymentOutcome(target, None, "error", error_message=error.message)
         if latest is None and target.only_if_deployed:
@@ -249,48 +293,12 @@ class RollOut:
         body, source = self._body(target, app, latest)
         return _Rollout(target, body, source, latest.get("id") if latest else None)
 
-    async def _deploy(self, rollout: _Rollout, deadline: float) -> DeploymentOutcome:
-        target = rollout.target
-        try:
-            data, _ = await create_once(
-                self.client,
-                "deployments.createDeployment",
-                rollout.body,
-                self._reread(target, rollout.previous_id),
-                attempts=self.options.create_attempts,
-                delay=self.options.create_retry_delay,
-                sleep=self.sleep,
-            )
-        except ApiError as error:
-            outcome = DeploymentOutcome(target, None, "error", error_message=error.message)
-        else:
-            deployment_id = str(data.get("deploymentId") or data.get("id"))
-            self.observer.created(target, deployment_id, rollout.source)
-            outcome = await self._wait(target, deployment_id, deadline)
-        self.observer.finished(outcome)
-        return outcome
-
     async def _app(self, target: DeployTarget) -> Mapping[str, Any]:
-        """The app, read once however many of its environments deploy."""
         key = (target.project, target.app)
         if key not in self._apps:
-            self._apps[key] = asyncio.ensure_future(self._read_app(*key))
+            request = {"project": target.project, "app": target.app}
+            self._apps[key] = asyncio.ensure_future(self.client.call("apps.getApp", request))
         return await self._apps[key]
-
-    async def _read_app(self, project: str, app_slug: str) -> Mapping[str, Any]:
-        return await self.client.call("apps.getApp", {"project": project, "app": app_slug})
-
-    async def _latest(self, target: DeployTarget) -> Mapping[str, Any] | None:
-        found = await self.client.call(
-            "deployments.listDeployments",
-            {
-                "project": target.project,
-                "app": target.app,
-                "environment": target.environment,
-                "limit": 1,
-            },
-        )
-        return found[0] if found else None
 
     def _body(
         self, target: DeployTarget, app: Mapping[str, Any], latest: Mapping[str, Any] | None
@@ -322,11 +330,50 @@ class RollOut:
             return str(image) if image else None
         return None
 
+
+class _Deployer:
+    """Creates one deployment (exactly once) and polls it until a final status."""
+
+    def __init__(
+        self,
+        client: PlatformCaller,
+        options: DeployOptions,
+        observer: DeployObserver,
+        sleep: Sleep,
+        clock: Callable[[], float],
+    ) -> None:
+        self.client = client
+        self.options = options
+        self.observer = observer
+        self.sleep = sleep
+        self.clock = clock
+
+    async def deploy(self, rollout: _Rollout, deadline: float) -> DeploymentOutcome:
+        target = rollout.target
+        try:
+            data, _ = await create_once(
+                self.client,
+                "deployments.createDeployment",
+                rollout.body,
+                self._reread(target, rollout.previous_id),
+                attempts=self.options.create_attempts,
+                delay=self.options.create_retry_delay,
+                sleep=self.sleep,
+            )
+        except ApiError as error:
+            outcome = DeploymentOutcome(target, None, "error", error_message=error.message)
+        else:
+            deployment_id = str(data.get("deploymentId") or data.get("id"))
+            self.observer.created(target, deployment_id, rollout.source)
+            outcome = await self._wait(target, deployment_id, deadline)
+        self.observer.finished(outcome)
+        return outcome
+
     def _reread(self, target: DeployTarget, before: str | None) -> Reread:
         """After an ambiguous create: a deployment newer than the one seen before is ours."""
 
         async def reread() -> Any:
-            newest = await self._latest(target)
+            newest = await _latest_deployment(self.client, target)
             if newest is not None and newest.get("id") != before:
                 return {"deploymentId": newest["id"]}
             return None
@@ -400,20 +447,3 @@ def describe_outcome(outcome: DeploymentOutcome) -> str:
     if outcome.domains:
         line += f"; domains: {', '.join(outcome.domains)}"
     return line
-
-
-async def roll_out(
-    targets: Sequence[DeployTarget],
-    client: PlatformCaller,
-    manifest: Manifest | None,
-    *,
-    options: DeployOptions | None = None,
-    observer: DeployObserver | None = None,
-    sleep: Sleep = asyncio.sleep,
-    clock: Callable[[], float] = time.monotonic,
-) -> DeployReport:
-    """Deploy every target and wait until each is final or `wait_timeout` has passed."""
-    rollout = RollOut(
-        client, manifest, options=options, observer=observer, sleep=sleep, clock=clock
-    )
-    return await rollout.run(targets)

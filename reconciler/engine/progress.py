@@ -75,21 +75,26 @@ class PlainApplyProgress:
         pass
 
 
+def _progress_bar(console: Console, unit: str) -> Progress:
+    """`Applying ━━━━━━━━ 3/10 calls 0:00:02`, gone from the terminal once stopped."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(unit),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+
+
 class RichApplyProgress:
     """A bar of calls done of total, with each finished change printed above it."""
 
     def __init__(self, console: Console, *, unit: str = "calls") -> None:
         self.console = console
         self.unit = unit
-        self._bar = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn(unit),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-        )
+        self._bar = _progress_bar(console, unit)
         self._task: Any = None
         self._running = False
 
@@ -222,15 +227,7 @@ class RichDeployProgress(PlainDeployProgress):
 
     def __init__(self, console: Console) -> None:
         super().__init__(lambda line: self._bar.console.print(line, markup=False, highlight=False))
-        self._bar = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("deployments"),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-        )
+        self._bar = _progress_bar(console, "deployments")
         self._task: Any = None
         self._running = False
 
