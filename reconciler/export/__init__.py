@@ -1,0 +1,128 @@
+"""Live state -> manifest: `reconciler export`.
+
+Three steps, each usable alone and each in its own module:
+
+1. `live.read_workspace` reads the live objects with the fewest calls, concurrently.
+2. `convert.project_entry` turns one live project into the manifest's plain-data form,
+   writing only what differs from the spec's defaults, keys in the order a person writes
+   them; write-only variables become `fromEnv` references (`secret_names`).
+3. `yaml_out.dump_manifest` renders YAML that `reconciler validate` accepts.
+
+This module puts them together (`export_workspace`, `Export`). The result round-trips:
+planning the exported manifest against the same live state reports no changes (write-only
+values are compared by presence).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from reconciler.export.convert import (
+    ExportOptions,
+    app_entry,
+    environment_entry,
+    factor_defaults,
+    policy_entry,
+    project_entry,
+    user_description,
+)
+from reconciler.export.live import (
+    Client,
+    ExportError,
+    LiveApp,
+    LiveEnvironment,
+    LiveProject,
+    read_workspace,
+)
+from reconciler.export.secret_names import SecretInput, SecretNames
+from reconciler.export.yaml_out import dump_manifest, header_lines
+
+__all__ = [
+    "Client",
+    "Export",
+    "ExportError",
+    "ExportOptions",
+    "LiveApp",
+    "LiveEnvironment",
+    "LiveProject",
+    "SecretInput",
+    "SecretNames",
+    "app_entry",
+    "build_export",
+    "dump_manifest",
+    "environment_entry",
+    "export_workspace",
+    "factor_defaults",
+    "header_lines",
+    "manifest_document",
+    "policy_entry",
+    "project_entry",
+    "read_workspace",
+    "user_description",
+]
+
+
+_DEFAULT_OPTIONS = ExportOptions()
+
+
+def manifest_document(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """A whole manifest file holding the given `projects` entries (prune left at its defaults)."""
+    return {"version": 1, "projects": dict(entries)}
+
+
+@dataclass
+class Export:
+    """The manifest data per project slug, and the secrets a user must provide."""
+
+    projects: dict[str, dict[str, Any]]
+    secrets: list[SecretInput]
+    options: ExportOptions = field(default_factory=ExportOptions)
+
+    def single_document(self) -> dict[str, Any]:
+        return manifest_document(self.projects)
+
+    def documents_by_project(self) -> dict[str, dict[str, Any]]:
+        return {slug: manifest_document({slug: entry}) for slug, entry in self.projects.items()}
+
+    def render(self) -> str:
+        """One manifest holding every project."""
+        return dump_manifest(self.single_document(), header=self._header(self.secrets))
+
+    def render_by_project(self) -> dict[str, str]:
+        """One manifest per project slug, each naming the secrets it needs."""
+        return {
+            slug: dump_manifest(
+                document, header=self._header([s for s in self.secrets if s.project == slug])
+            )
+            for slug, document in self.documents_by_project().items()
+        }
+
+    def _header(self, secrets: Sequence[SecretInput]) -> list[str]:
+        return header_lines(pinned_ids=self.options.pin_ids, secrets=secrets)
+
+
+def build_export(
+    projects: Sequence[LiveProject], options: ExportOptions = _DEFAULT_OPTIONS
+) -> Export:
+    names = SecretNames()
+    entries = {}
+    for project in projects:
+        try:
+            entries[project.slug] = project_entry(project, names, options)
+        except (KeyError, TypeError, AttributeError, ValueError) as error:
+            # The client checks envelopes, not every member: a response missing one is
+            # reported with the project it belongs to, never as a traceback.
+            raise ExportError(
+                f'project "{project.slug}": the platform returned an object this export cannot '
+                f"read ({type(error).__name__}: {error})",
+                hint="is the base URL the platform API? rerun with -v to see the calls",
+            ) from None
+    return Export(entries, names.inputs, options)
+
+
+async def export_workspace(
+    client: Client, project_slugs: Sequence[str] = (), options: ExportOptions = _DEFAULT_OPTIONS
+) -> Export:
+    return build_export(await read_workspace(client, project_slugs), options)

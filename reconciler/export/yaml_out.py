@@ -1,0 +1,138 @@
+"""Writing a manifest document as YAML that reads the way people write it and that
+`reconciler validate` accepts."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+
+from reconciler.export.secret_names import SecretInput
+
+
+def header_lines(*, pinned_ids: bool, secrets: Sequence[SecretInput]) -> list[str]:
+    """The comment an exported file starts with: what was left out, and what to provide."""
+    lines = ["Exported by `reconciler export`: fields at the platform's defaults are left out."]
+    if pinned_ids:
+        lines.append("`id:` pins each project and app: a changed slug key renames it in place.")
+    if secrets:
+        lines.append("Write-only values cannot be read back; set these before plan/apply:")
+        lines += [f"  {s.env_name}" for s in secrets]
+    return lines
+
+
+FLOW_WIDTH = 64  # JSON length; the YAML form is shorter, so lines stay under 100
+
+
+class _FlowMap(dict):
+    pass
+
+
+class _FlowList(list):
+    pass
+
+
+class _ManifestDumper(yaml.SafeDumper):
+    """Block style for structure, flow style for short leaf maps and lists,
+    literal blocks for multi-line strings; no tags, keys in insertion order."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        # Indent list items under their key, as people (and the docs) write them.
+        return super().increase_indent(flow, False)
+
+
+# Line breaks YAML normalises or folds (and PyYAML mis-quotes) and control characters: only
+# a double-quoted scalar, with escapes, keeps them exactly.
+_NEEDS_ESCAPES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\r]")
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    if _NEEDS_ESCAPES.search(value):
+        style: str | None = '"'
+    elif "\n" in value:
+        style = "|" if _reads_well_as_block(value) else '"'
+    else:
+        style = None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+def _reads_well_as_block(value: str) -> bool:
+    """A plain `|` block: no indentation or chomping indicators, nothing invisible at line ends
+    (a PEM file or a script reads well; leading spaces or blank tails are clearer quoted)."""
+    lines = value.removesuffix("\n").split("\n")
+    return (
+        bool(value.strip())
+        and not value[0].isspace()
+        and not value.endswith("\n\n")
+        and not any(line != line.rstrip() for line in lines)
+    )
+
+
+def _represent_flow_map(dumper: yaml.SafeDumper, value: dict) -> yaml.Node:
+    return dumper.represent_mapping("tag:yaml.org,2002:map", value.items(), flow_style=True)
+
+
+def _represent_flow_list(dumper: yaml.SafeDumper, value: list) -> yaml.Node:
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True)
+
+
+_ManifestDumper.add_representer(str, _represent_str)
+_ManifestDumper.add_representer(_FlowMap, _represent_flow_map)
+_ManifestDumper.add_representer(_FlowList, _represent_flow_list)
+
+
+# The structural levels a person writes in block style; everything below them
+# (settings, regions, match items, small lists) is written in flow style when short.
+_BLOCK_LEVELS: Mapping[str, Mapping[str, str]] = {
+    "root": {"projects": "projects"},
+    "projects": {"*": "project"},
+    "project": {"apps": "apps"},
+    "apps": {"*": "app"},
+    "app": {"environments": "environments", "defaults": "environment"},
+    "environments": {"*": "environment"},
+    "environment": {"variables": "variables", "policies": "policies"},
+    "variables": {},
+    "policies": {"*": "policy"},
+    "policy": {},
+}
+
+
+def _styled(value: Any, level: str | None = "root") -> Any:
+    """Mark short collections below the structural levels for flow style."""
+    children = _BLOCK_LEVELS.get(level or "", {})
+    if isinstance(value, dict):
+        inner = {k: _styled(v, children.get(k, children.get("*"))) for k, v in value.items()}
+        return inner if level or not _fits_one_line(inner) else _FlowMap(inner)
+    if isinstance(value, list):
+        items = [_styled(v, children.get("*")) for v in value]
+        return items if level or not _fits_one_line(items) else _FlowList(items)
+    return value
+
+
+def _fits_one_line(collection: dict[str, Any] | list[Any]) -> bool:
+    values = list(collection.values()) if isinstance(collection, dict) else collection
+    if any(isinstance(v, str) and "\n" in v for v in values):
+        return False
+    if not all(_is_scalar(v) or isinstance(v, _FlowMap | _FlowList) for v in values):
+        return False
+    return len(json.dumps(collection)) <= FLOW_WIDTH
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def dump_manifest(document: Mapping[str, Any], *, header: Sequence[str] = ()) -> str:
+    """YAML for a manifest document, after `header` as `#` comment lines."""
+    text = yaml.dump(
+        _styled(dict(document)),
+        Dumper=_ManifestDumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=100,
+    )
+    return "".join(f"# {line}\n" for line in header) + text
