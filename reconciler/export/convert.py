@@ -21,30 +21,21 @@ from reconciler.export.live import (
 from reconciler.export.secret_names import SecretNames
 from reconciler.resources.common import display_number
 from reconciler.resources.policies import normalise_policy
-from reconciler.resources.settings import HEALTHCHECK_DEFAULTS
+from reconciler.resources.settings import FIELDS, HEALTHCHECK_DEFAULTS
 from reconciler.secrets import split_fingerprint
 
 ENVIRONMENT_KEY_ORDER = ("build", "runtime", "regions", "variables", "domains", "policies")
 
-# Values the spec itself defines as the default or as "nothing set"; a field
-# holding one of them is left out of the export (omitted means unmanaged, so
-# leaving it out can never cause a diff). Healthcheck defaults and the policy
-# normalisation are the plan engine's own, so both sides agree on "default".
-NEUTRAL_BUILD: Mapping[str, Any] = {"rootDirectory": ".", "watchPaths": []}
-NEUTRAL_RUNTIME: Mapping[str, Any] = {"storageMib": 0, "command": []}
-
-BUILD_FIELDS = ("dockerfile", "rootDirectory", "buildCommand", "watchPaths", "autoDeploy")
-RUNTIME_FIELDS = (
-    "port",
-    "vCpus",
-    "memoryMib",
-    "storageMib",
-    "command",
-    "healthcheck",
-    "shutdownSignal",
-    "upstreamProtocol",
-    "openapiSpecPath",
-)
+# The settings fields, in the plan engine's (the spec's) order, so export and plan agree on
+# what a setting is.
+BUILD_FIELDS = tuple(f.api for f in FIELDS if f.section == "build")
+RUNTIME_FIELDS = tuple(f.api for f in FIELDS if f.section == "runtime")
+# Values the spec itself states as the default or as "nothing set" (storage: "0 means
+# none"; healthcheck 10/5/3/0, the plan engine's own table): a field holding one is left
+# out (omitted means unmanaged, so leaving it out can never cause a diff). What the platform
+# fills in when settings are first written (a root directory of `.`, no watch paths, no
+# command) is not stated by the spec, so it is written as read.
+NEUTRAL_RUNTIME: Mapping[str, Any] = {"storageMib": 0}
 HEALTHCHECK_FIELDS = ("method", "path", *HEALTHCHECK_DEFAULTS)
 MATCH_MEMBER_ORDER = ("path", "method", "header", "queryParam", "remoteIp")
 MEMBER_KEY_ORDER = (
@@ -169,7 +160,7 @@ def environment_entry(
 ) -> dict[str, Any]:
     resource = env.resource
     entry: dict[str, Any] = {}
-    build = _pick(resource.get("build"), BUILD_FIELDS, NEUTRAL_BUILD)
+    build = _pick(resource.get("build"), BUILD_FIELDS)
     if build:
         entry["build"] = build
     runtime = _runtime(resource.get("runtime"))

@@ -83,7 +83,9 @@ def test_app_without_a_connected_repository_has_no_source() -> None:
     assert web == {"name": "Web"}
 
 
-def test_settings_at_spec_defaults_are_left_out() -> None:
+def test_settings_at_spec_stated_defaults_are_left_out_and_the_rest_written_as_read() -> None:
+    """storageMib 0 ("0 means none") and the healthcheck defaults are the spec's; a root
+    directory of `.`, no watch paths and no command are only what a platform may fill in."""
     env = environment(
         build={"rootDirectory": ".", "watchPaths": [], "autoDeploy": True},
         runtime={
@@ -105,11 +107,12 @@ def test_settings_at_spec_defaults_are_left_out() -> None:
         },
     )
     production = web_production(project(app(env)))
-    assert production["build"] == {"autoDeploy": True}
+    assert production["build"] == {"rootDirectory": ".", "watchPaths": [], "autoDeploy": True}
     assert production["runtime"] == {
         "port": 3000,
         "vCpus": 1,
         "memoryMib": 512,
+        "command": [],
         "healthcheck": {"method": "GET", "path": "/healthz"},
         "shutdownSignal": "SIGTERM",
         "upstreamProtocol": "http1",
