@@ -9,29 +9,26 @@ from pathlib import Path
 
 from reconciler.emulator.app import EmulatorConfig
 from reconciler.emulator.auth import ApiKey
-from tests.fixtures.cli import run_cli
+from tests.fixtures.cli import platform_env, run_cli, shop_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 READ_ONLY = "plan-key"
-MANIFEST = """\
-version: 1
-projects:
-  shop:
-    name: Shop
-    apps:
-      web:
-        name: Web
-        oci: {image: "nginx:1.27"}
-        environments:
-          production:
-            runtime: {vCpus: 0.5}
-            variables: {NODE_ENV: production}
-            domains: [shop.example.com]
-            policies:
-              - name: deny-admin
-                enabled: true
-                firewall: {action: ACTION_DENY}
-"""
+MANIFEST = shop_manifest(
+    """\
+    web:
+      name: Web
+      oci: {image: "nginx:1.27"}
+      environments:
+        production:
+          runtime: {vCpus: 0.5}
+          variables: {NODE_ENV: production}
+          domains: [shop.example.com]
+          policies:
+            - name: deny-admin
+              enabled: true
+              firewall: {action: ACTION_DENY}
+    """
+)
 
 
 def read_set() -> list[str]:
@@ -43,7 +40,7 @@ def test_read_only_key_plans_exports_and_reports_but_cannot_apply(start_emulator
     server = start_emulator(EmulatorConfig(keys=[ApiKey(READ_ONLY, read_set())], step_ms=20))
     manifest = tmp_path / "platform.yaml"
     manifest.write_text(MANIFEST)
-    env = {"RECONCILER_BASE_URL": server.base_url, "RECONCILER_API_KEY": READ_ONLY}
+    env = platform_env(server, READ_ONLY)
 
     assert run_cli(["validate", "-f", str(manifest)], env=env).exit_code == 0
     plan = run_cli(["plan", "-f", str(manifest), "--format", "json"], env=env)
@@ -59,6 +56,6 @@ def test_read_only_key_plans_exports_and_reports_but_cannot_apply(start_emulator
     listed = json.loads(plan.stdout)["permissions"]
     assert "project.*.create_project" in listed
     writer = start_emulator(EmulatorConfig(keys=[ApiKey("w", listed)], step_ms=20))
-    env = {"RECONCILER_BASE_URL": writer.base_url, "RECONCILER_API_KEY": "w"}
+    env = platform_env(writer, "w")
     applied = run_cli(["apply", "-f", str(manifest), "--auto-approve"], env=env)
     assert applied.exit_code == 0, applied.output

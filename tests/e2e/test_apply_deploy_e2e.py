@@ -6,26 +6,24 @@ from pathlib import Path
 from typing import Any
 
 from tests.e2e.test_apply_e2e import apply, write_manifest
+from tests.fixtures.cli import shop_manifest
 
 FAST = ("--auto-approve", "--deploy", "--poll-interval", "0.02s", "--wait-timeout", "30s")
 
 
 def image_app(image: str, *, level: str = "info", git: bool = False) -> str:
     source = "git: {repository: acme/web}" if git else f"oci: {{image: {image}}}"
-    return f"""\
-version: 1
-projects:
-  shop:
-    name: Shop
-    apps:
-      web:
-        name: Web
-        {source}
-        environments:
-          production:
-            runtime: {{port: 8080, vCpus: 0.5, memoryMib: 512}}
-            variables: {{LOG_LEVEL: {level}}}
-"""
+    return shop_manifest(
+        f"""\
+        web:
+          name: Web
+          {source}
+          environments:
+            production:
+              runtime: {{port: 8080, vCpus: 0.5, memoryMib: 512}}
+              variables: {{LOG_LEVEL: {level}}}
+        """
+    )
 
 
 def deployments(emulator: Any) -> list[dict[str, Any]]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,8 @@ from click.testing import CliRunner, Result
 
 import reconciler.cli.apply as apply_cli
 from reconciler.cli import main
+from tests.fixtures.cli import platform_env, shop_manifest
+from tests.fixtures.cli import write_manifest as write_manifest_file
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SENTINEL = "sk_live_SENTINEL_e2e_value_42"
@@ -27,13 +28,7 @@ SENTINEL = "sk_live_SENTINEL_e2e_value_42"
 def run_cli(
     emulator: Any, *args: str, env: Mapping[str, str | None] | None = None, input: str | None = None
 ) -> Result:
-    environment = {
-        "RECONCILER_BASE_URL": emulator.base_url,
-        "RECONCILER_API_KEY": emulator.api_key,
-        "RECONCILER_FINGERPRINT_KEY": None,
-        "NO_COLOR": "1",
-        **(env or {}),
-    }
+    environment = {**platform_env(emulator), "NO_COLOR": "1", **(env or {})}
     return CliRunner().invoke(main, list(args), env=environment, input=input)
 
 
@@ -54,9 +49,8 @@ def writes(emulator: Any) -> list[str]:
 
 
 def write_manifest(directory: Path, text: str, name: str = "platform.yaml") -> str:
-    path = directory / name
-    path.write_text(textwrap.dedent(text))
-    return str(path)
+    """The shared `write_manifest`, as the str path these tests pass to `-f`."""
+    return str(write_manifest_file(directory, text, name))
 
 
 def assert_converged(
@@ -75,52 +69,49 @@ def assert_converged(
     assert [r["operation"] for r in after if is_write(r["operation"])] == []
 
 
-SHOP = """\
-    version: 1
-    projects:
-      shop:
-        name: Shop
-        apps:
-          web:
-            name: Web
-            git: {repository: acme/shop-web, defaultBranch: main}
-            defaults:
-              runtime: {port: 3000, vCpus: 0.5, memoryMib: 512}
-            environments:
-              production:
-                runtime:
-                  vCpus: 1
-                  healthcheck: {method: GET, path: /healthz}
-                regions:
-                  - {name: fra, replicas: {min: 2, max: 6}}
-                variables:
-                  NODE_ENV: production
-                  API_URL: {value: "https://api.example.com", description: backend}
-                  STRIPE_KEY: {fromEnv: SHOP_STRIPE_KEY}
-                domains: [shop.example.com, www.shop.example.com]
-                policies:
-                  - name: admin-only-from-office
-                    enabled: true
-                    match:
-                      - path: {path: {prefix: /admin}}
-                      - remoteIp: {notIn: ["203.0.113.0/24"]}
-                    firewall: {action: ACTION_DENY}
-                  - name: log-api-writes
-                    enabled: true
-                    match: [{path: {path: {prefix: /api}}}, {method: {methods: [POST]}}]
-                    logging: {requestHeaders: true}
-                  - name: log-all
-                    enabled: false
-                    logging: {requestHeaders: true}
-              preview:
-                runtime: {vCpus: 0.25}
-          api:
-            name: API
-            oci: {image: ghcr.io/acme/api:1.0}
-            environments:
-              production:
-                variables: {LOG_LEVEL: info}
+SHOP = shop_manifest(
+    """\
+    web:
+      name: Web
+      git: {repository: acme/shop-web, defaultBranch: main}
+      defaults:
+        runtime: {port: 3000, vCpus: 0.5, memoryMib: 512}
+      environments:
+        production:
+          runtime:
+            vCpus: 1
+            healthcheck: {method: GET, path: /healthz}
+          regions:
+            - {name: fra, replicas: {min: 2, max: 6}}
+          variables:
+            NODE_ENV: production
+            API_URL: {value: "https://api.example.com", description: backend}
+            STRIPE_KEY: {fromEnv: SHOP_STRIPE_KEY}
+          domains: [shop.example.com, www.shop.example.com]
+          policies:
+            - name: admin-only-from-office
+              enabled: true
+              match:
+                - path: {path: {prefix: /admin}}
+                - remoteIp: {notIn: ["203.0.113.0/24"]}
+              firewall: {action: ACTION_DENY}
+            - name: log-api-writes
+              enabled: true
+              match: [{path: {path: {prefix: /api}}}, {method: {methods: [POST]}}]
+              logging: {requestHeaders: true}
+            - name: log-all
+              enabled: false
+              logging: {requestHeaders: true}
+        preview:
+          runtime: {vCpus: 0.25}
+    api:
+      name: API
+      oci: {image: ghcr.io/acme/api:1.0}
+      environments:
+        production:
+          variables: {LOG_LEVEL: info}
     """
+)
 SHOP_ENV = {"SHOP_STRIPE_KEY": SENTINEL}
 
 

@@ -11,27 +11,24 @@ import pytest
 
 from reconciler.emulator.app import EmulatorConfig
 from tests.export.seed import ok
-from tests.fixtures.cli import run_cli
+from tests.fixtures.cli import platform_env, run_cli, shop_manifest
 
 KEY = "status-test-key"
 STEP_MS = 60_000  # one minute per deployment step and before a domain check begins
-MANIFEST = """\
-version: 1
-projects:
-  shop:
-    name: Shop
-    apps:
-      web:
-        name: Web
-        oci: {image: "nginx:1.27"}
-        environments:
-          production:
-            domains: [a.example.com, b.example.com, c.example.com, d.example.com, e.example.com]
-          preview: {}
-      ghost:
-        name: Ghost
-        oci: {image: "ghost:5"}
-"""
+MANIFEST = shop_manifest(
+    """\
+    web:
+      name: Web
+      oci: {image: "nginx:1.27"}
+      environments:
+        production:
+          domains: [a.example.com, b.example.com, c.example.com, d.example.com, e.example.com]
+        preview: {}
+    ghost:
+      name: Ghost
+      oci: {image: "ghost:5"}
+    """
+)
 PRODUCTION = {"project": "shop", "app": "web", "environment": "production"}
 PREVIEW = {**PRODUCTION, "environment": "preview"}
 
@@ -56,7 +53,7 @@ def manifest(tmp_path: Path) -> Path:
 
 
 def status(server: Any, manifest: Path, *args: str) -> Any:
-    env = {"RECONCILER_BASE_URL": server.base_url, "RECONCILER_API_KEY": KEY}
+    env = platform_env(server, KEY)
     result = run_cli(["status", "-f", str(manifest), *args], env=env)
     assert result.exit_code == 0, result.output
     return result
@@ -166,7 +163,7 @@ def test_every_domain_status_with_records_not_seen(platform, manifest) -> None:
 
 
 def test_errors_are_messages(platform, manifest, tmp_path: Path) -> None:
-    env = {"RECONCILER_BASE_URL": platform.base_url, "RECONCILER_API_KEY": "wrong"}
+    env = platform_env(platform, "wrong")
     result = run_cli(["status", "-f", str(manifest)], env=env)
     assert result.exit_code == 1 and "RECONCILER_API_KEY" in result.stderr
     assert "Traceback" not in result.output
@@ -177,7 +174,7 @@ def test_errors_are_messages(platform, manifest, tmp_path: Path) -> None:
 
 
 def test_verbose_status_never_logs_the_key(platform, manifest) -> None:
-    env = {"RECONCILER_BASE_URL": platform.base_url, "RECONCILER_API_KEY": KEY}
+    env = platform_env(platform, KEY)
     result = run_cli(["status", "-f", str(manifest), "-v"], env=env)
     assert result.exit_code == 0, result.output
     assert "apps.listApps" in result.stderr
