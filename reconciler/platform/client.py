@@ -31,6 +31,7 @@ from reconciler.platform.messages import (
 )
 from reconciler.platform.operations import Operation, get_operation
 from reconciler.platform.retry import RETRIED_SERVER_STATUSES, RetryPolicy
+from reconciler.platform.shapes import DATA_SHAPES, shape_problem
 
 PAGE_SIZE = 100
 MAX_PAGES = 10_000  # a million items: past this a platform handing out fresh cursors is broken
@@ -273,9 +274,15 @@ class PlatformClient:
                 raise self._unexpected(op, response.status_code, "an empty body")
             return None
         try:
-            return json.loads(content)
+            parsed = json.loads(content)
         except (ValueError, UnicodeDecodeError):
             raise self._unexpected(op, response.status_code, "a body that is not JSON") from None
+        except RecursionError:
+            raise self._unexpected(op, response.status_code, "JSON nested too deeply") from None
+        if parsed is None and op.returns_data:
+            # `null` is JSON, but no envelope; None below means "no body" (a field-less success)
+            raise self._unexpected(op, response.status_code, "a JSON null body")
+        return parsed
 
     def _data(self, op: Operation, payload: Any, status: int) -> Any:
         if payload is None:
@@ -292,6 +299,14 @@ class PlatformClient:
                 raise self._unexpected(op, status, "`data` that is not a list of objects")
         elif not isinstance(data, dict):
             raise self._unexpected(op, status, "`data` that is not an object")
+        shape = DATA_SHAPES.get(op.name)
+        if shape is not None:
+            items = enumerate(data) if op.lists else [(None, data)]
+            for index, item in items:
+                where = "data" if index is None else f"data[{index}]"
+                problem = shape_problem(item, shape, where)
+                if problem is not None:
+                    raise self._unexpected(op, status, f"{_code(problem)} (see platform-api.md)")
         return data
 
     def _next_cursor(self, op: Operation, payload: Any, status: int) -> str | None:
@@ -331,6 +346,12 @@ class PlatformClient:
             ]
         # Very short values would garble the text they are cut from; the key is always cut.
         return [s for s in found if s and (s == self._api_key or len(s) >= 4)]
+
+
+def _code(problem: str) -> str:
+    """`data[0].git is not an object` -> `` `data[0].git` is not an object ``."""
+    path, _, rest = problem.partition(" ")
+    return f"`{path}` {rest}"
 
 
 _HEADER_SAFE = frozenset(chr(c) for c in range(0x21, 0x7F))

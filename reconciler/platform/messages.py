@@ -69,7 +69,7 @@ def error_detail(content: bytes) -> str | None:
         return None
     try:
         parsed = json.loads(content)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     if not isinstance(parsed, dict):
         return None
