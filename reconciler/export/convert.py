@@ -66,12 +66,7 @@ class ExportOptions:
 def project_entry(
     project: LiveProject, names: SecretNames, options: ExportOptions = ExportOptions()
 ) -> dict[str, Any]:
-    resource = project.resource
-    entry: dict[str, Any] = {"name": resource.get("name", project.slug)}
-    if options.pin_ids:
-        entry["id"] = resource["id"]
-    if resource.get("deleteProtection"):
-        entry["deleteProtection"] = True
+    entry = _named_entry(project.resource, project.slug, options)
     apps = {app.slug: app_entry(project.slug, app, names, options) for app in project.apps}
     if apps:
         entry["apps"] = apps
@@ -81,13 +76,8 @@ def project_entry(
 def app_entry(
     project: str, app: LiveApp, names: SecretNames, options: ExportOptions = ExportOptions()
 ) -> dict[str, Any]:
-    resource = app.resource
-    entry: dict[str, Any] = {"name": resource.get("name", app.slug)}
-    if options.pin_ids:
-        entry["id"] = resource["id"]
-    if resource.get("deleteProtection"):
-        entry["deleteProtection"] = True
-    entry.update(_source(resource))
+    entry = _named_entry(app.resource, app.slug, options)
+    entry.update(_source(app.resource))
     environments: dict[str, Any] = {}
     for env in app.environments:
         env_entry = environment_entry(project, app.slug, env, names)
@@ -99,6 +89,16 @@ def app_entry(
             entry["defaults"] = defaults
     if environments:
         entry["environments"] = environments
+    return entry
+
+
+def _named_entry(resource: Mapping[str, Any], slug: str, options: ExportOptions) -> dict[str, Any]:
+    """What a project and an app write first: name, the pinned ID, delete protection."""
+    entry: dict[str, Any] = {"name": resource.get("name", slug)}
+    if options.pin_ids:
+        entry["id"] = resource["id"]
+    if resource.get("deleteProtection"):
+        entry["deleteProtection"] = True
     return entry
 
 

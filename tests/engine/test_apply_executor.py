@@ -421,11 +421,9 @@ def test_a_replace_needs_allow_replace() -> None:
     check_safety(plan_of(replace), max_deletes=10, allow_replace=True, resolve=resolve)
 
 
-# --- summary ----------------------------------------------------------------------
-
-
-def test_counts_follow_terraform() -> None:
-    replace = Change(
+def app_replace() -> Change:
+    """app.s/r replaced: deleted, then created again."""
+    return Change(
         "app.s/r",
         "app",
         Action.REPLACE,
@@ -436,6 +434,13 @@ def test_counts_follow_terraform() -> None:
             call("apps.createApp", {"project": "s", "slug": "r"}, creates=True),
         ),
     )
+
+
+# --- summary ----------------------------------------------------------------------
+
+
+def test_counts_follow_terraform() -> None:
+    replace = app_replace()
     plan = plan_of(
         project_create("s"),
         settings("s", "a", "production"),
@@ -493,17 +498,7 @@ def test_a_replace_waits_out_the_background_cleanup_of_the_deleted_app() -> None
             )
         return None
 
-    replace = Change(
-        "app.s/r",
-        "app",
-        Action.REPLACE,
-        {},
-        {},
-        calls=(
-            call("apps.deleteApp", {"project": "s", "app": "r"}),
-            call("apps.createApp", {"project": "s", "slug": "r"}, creates=True),
-        ),
-    )
+    replace = app_replace()
     platform = FakePlatform(fail=fail)
     result = run(plan_of(replace), platform)
     assert result.complete
