@@ -168,6 +168,11 @@ def test_every_command_and_format_on_the_happy_path(ws: Workspace) -> None:
         "LITERAL": "writeonly",
     }
 
+    # ...and with their values (the platform's own store, read through the admin API): the
+    # sentinels did flow through plan and apply, so their absence everywhere else means something.
+    stored = json.dumps(ws.emu.state())
+    assert all(secret in stored for secret in (ENV_SECRET, FILE_SECRET, LITERAL_SECRET))
+
     again = ws.run("plan", "-f", m, "--detailed-exitcode", "-v")
     assert again.exit_code == 0, again.output
     assert ws.run("apply", "-f", m, "--auto-approve", "-v").exit_code == 0
