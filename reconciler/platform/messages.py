@@ -206,6 +206,12 @@ def _forbidden(f: Failure) -> errors.ApiError:
     grants = dict.fromkeys((needed, wildcard_permission(f.operation)))
     hint = "grant the key " + " or ".join(f'"{p}"' for p in grants)
     text = f'permission denied for {f.target()} (403): the API key lacks "{needed}"'
+    if f.detail is not None and any(grant in f.detail for grant in grants):
+        # The platform only restated the permission (perhaps as the wildcard while an
+        # ID-specific one is named above): saying it twice, differently, confuses.
+        return errors.PermissionDenied(
+            f"{f.operation}: {text}", hint=hint, **{**f.fields, "detail": f.detail}
+        )
     return errors.PermissionDenied(f.say(text), hint=hint, **f.fields)
 
 
