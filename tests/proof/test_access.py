@@ -178,3 +178,33 @@ def test_a_key_scoped_to_another_project_is_refused_with_this_projects_permissio
     result = _run(server, scoped_key, "apply", "-f", str(manifest), "--auto-approve")
     _assert_refused(server, result, f"project.{shop}.create_app", since=seeded)
     assert scoped_key not in result.output
+
+
+def test_read_only_key_exports_and_reports_status(server: EmulatorServer, tmp_path: Path) -> None:
+    seed = Seed(server)
+    seed.project("shop", "Shop")
+    seed.app("shop", "web", name="Web", oci={"image": "ghcr.io/acme/web:1.0"})
+    manifest = tmp_path / "platform.yaml"
+    manifest.write_text(MANIFEST, encoding="utf-8")
+    seeded = len(server.requests())
+    exported = _run(server, READ_KEY, "export", "--project", "shop")
+    assert exported.exit_code == 0, exported.output
+    assert "web:" in exported.stdout
+    status = _run(server, READ_KEY, "status", "-f", str(manifest))
+    assert status.exit_code == 0, status.output
+    assert _writes(server, seeded) == []
+
+
+def test_a_key_without_read_grants_cannot_plan_and_is_told_which(
+    server: EmulatorServer, tmp_path: Path
+) -> None:
+    Seed(server).project("shop", "Shop")
+    no_reads = "access-no-reads-key"
+    server.emulator.keys[no_reads] = ApiKey(no_reads, ["project.*.create_project"])
+    manifest = tmp_path / "platform.yaml"
+    manifest.write_text(MANIFEST, encoding="utf-8")
+    result = _run(server, no_reads, "plan", "-f", str(manifest))
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    assert re.search(r'lacks "project\.(\*|proj_\w+)\.read_project"', result.output), result.output
+    assert no_reads not in result.output
