@@ -1,7 +1,7 @@
 """Plan value classes: what will change, why, and the API calls that do it.
 
 A `Plan` is computed by `engine/plan.py`, rendered by `engine/render.py`,
-saved to a file and executed by `engine/apply.py`. It never holds a secret
+saved to a file and executed by the `engine/apply` package. It never holds a secret
 value: a write-only variable's value travels as a `SecretRef`, resolved only
 at the moment apply sends the call.
 """
