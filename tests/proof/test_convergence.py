@@ -281,8 +281,13 @@ def check_environment(
         assert got == [normalised_policy(p) for p in block["policies"]], where
 
 
-def check_out_of_scope_untouched(manifest: Mapping[str, Any], before: View, after: View) -> None:
-    """Nothing the manifest does not manage changed (write-only values included)."""
+def check_out_of_scope_untouched(
+    manifest: Mapping[str, Any], before: View, after: View, *, partial: bool = False
+) -> None:
+    """Nothing the manifest does not manage changed (write-only values included).
+
+    `partial`: after an apply that stopped early, an app `prune.apps` removes may still be there.
+    """
     prune = manifest.get("prune", {})
     managed = manifest["projects"]
     claimed = claimed_hosts(manifest)
@@ -298,10 +303,10 @@ def check_out_of_scope_untouched(manifest: Mapping[str, Any], before: View, afte
         for a_slug, app in project["apps"].items():
             where = f"{p_slug}/{a_slug}"
             if a_slug not in listed_apps:
-                if prune.get("apps", False):
+                if prune.get("apps", False) and not (partial and a_slug in after[p_slug]["apps"]):
                     assert a_slug not in after[p_slug]["apps"], f"{where} not pruned"
-                else:
-                    assert after[p_slug]["apps"].get(a_slug) == app, f"unlisted {where} changed"
+                if a_slug in after[p_slug]["apps"]:
+                    assert after[p_slug]["apps"][a_slug] == app, f"unlisted {where} changed"
                 continue
             live_app = after[p_slug]["apps"][a_slug]
             for field in ("name", "deleteProtection"):
