@@ -87,7 +87,9 @@ ENVIRONMENT = obj(
     build=obj(
         dockerfile=STR, rootDirectory=STR, buildCommand=STR, watchPaths=STRS, autoDeploy=BOOL
     ),
-    regions=arr(obj(name=STR, replicas=obj(min=INT, max=INT))),
+    regions=arr(
+        obj(("name", "replicas"), name=STR, replicas=obj(("min", "max"), min=INT, max=INT))
+    ),
     **TIMESTAMPS,
 )
 
