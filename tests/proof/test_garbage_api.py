@@ -342,15 +342,18 @@ def _field_paths(item: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any,
         yield from _field_paths(item[0], (*prefix, 0))
 
 
-def _retype(path: tuple[Any, ...]) -> Callable[[Any], Any]:
-    """Rewrite `data` (every item of a list) so the value at `path` has the wrong type."""
+def _retype(path: tuple[Any, ...], *, remove: bool = False) -> Callable[[Any], Any]:
+    """Rewrite `data` (every item of a list) so the value at `path` has the wrong type (or, with
+    `remove`, is missing)."""
 
     def one(item: Any) -> None:
         node = item
         for part in path[:-1]:
             node = node[part]
-        value = node[path[-1]]
-        node[path[-1]] = WRONG[type(value)]
+        if remove:
+            del node[path[-1]]
+        else:
+            node[path[-1]] = WRONG[type(node[path[-1]])]
 
     def rewrite(payload: Any) -> Any:
         data = payload["data"]
@@ -387,9 +390,13 @@ def _sample_answers(server: GarbageServer) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-def test_wrong_field_types_in_real_answers(garbage: GarbageServer, tmp_path: Path) -> None:
-    """Every field (and nested member) of every read, one at a time, swapped to a wrong type:
-    the command either copes (the field is one it does not use) or fails precisely."""
+@pytest.mark.parametrize("remove", [False, True], ids=["wrong-type", "missing"])
+def test_wrong_field_types_in_real_answers(
+    remove: bool, garbage: GarbageServer, tmp_path: Path
+) -> None:
+    """Every field (and nested member) of every read, one at a time, swapped to a wrong type or
+    left out: the command either copes (a field it does not use, or an optional one) or fails
+    precisely."""
     samples = _sample_answers(garbage)
     argv = commands(tmp_path)
     users = {op: [c for c, ops in READS.items() if op in ops and c != "apply"] for op in samples}
@@ -401,9 +408,11 @@ def test_wrong_field_types_in_real_answers(garbage: GarbageServer, tmp_path: Pat
             # each path through one of the commands that read it, taking turns
             for command in [users[operation][number % len(users[operation])]]:
                 cases += 1
-                garbage.rule = Rule(operation, rewrite=_retype(path))
+                garbage.rule = Rule(operation, rewrite=_retype(path, remove=remove))
                 result = run(garbage, *argv[command])
                 label = f"{command}/{operation}/{'.'.join(map(str, path))}"
+                if remove and label in EXPORT_IMPRECISE:
+                    continue  # test_export_names_the_operation_when_a_member_is_missing
                 text = result.output
                 if "Traceback" in text or "internal error" in text.lower():
                     crashed.append(f"{label}: {text.strip().splitlines()[-1]}")
@@ -415,6 +424,23 @@ def test_wrong_field_types_in_real_answers(garbage: GarbageServer, tmp_path: Pat
     assert cases > 60
     assert crashed == [], "\n".join(crashed)
     assert failures == [], "\n".join(failures)
+
+
+EXPORT_IMPRECISE = {"export/domains.listDomains/domain"}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="defect (export.py): an answer missing a member export reads is reported as "
+    "'project \"...\": the platform returned an object this export cannot read (KeyError: ...)', "
+    "naming neither the operation nor the member",
+)
+def test_export_names_the_operation_when_a_member_is_missing(
+    garbage: GarbageServer, tmp_path: Path
+) -> None:
+    garbage.rule = Rule("domains.listDomains", rewrite=_retype(("domain",), remove=True))
+    result = run(garbage, *commands(tmp_path)["export"])
+    assert_precise_failure(result, "domains.listDomains", "export/listDomains/no domain")
 
 
 # ---- garbage answers to writes ---------------------------------------------------------------
@@ -514,10 +540,16 @@ async def _call(content: bytes, operation: str, body: dict[str, Any]) -> Any:
             "`data[1].git` is not an object",
         ),
         (
-            b'{"data": [{"slug": "p", "regions": [{"name": "fra", "replicas": {"min": "1"}}]}],'
-            b' "pagination": {"hasMore": false}}',
+            b'{"data": [{"slug": "p", "regions": [{"name": "fra", "replicas": {"min": "1",'
+            b' "max": 2}}]}], "pagination": {"hasMore": false}}',
             "environments.listEnvironments",
             "`data[0].regions[0].replicas.min` is not an integer",
+        ),
+        (
+            b'{"data": [{"slug": "p", "regions": [{"name": "fra"}]}],'
+            b' "pagination": {"hasMore": false}}',
+            "environments.listEnvironments",
+            "`data[0].regions[0].replicas` is missing",
         ),
         (b'{"data": {"name": "web"}}', "apps.createApp", "`data.appId` is missing"),
     ],
