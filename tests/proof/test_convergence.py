@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.fixtures.cli import Seed, run_cli
 from tests.proof.strategies import ENVIRONMENTS, Scenario, SeedCall, scenarios
@@ -434,3 +435,87 @@ def test_apply_converges_without_fingerprints(
 ) -> None:
     """Without a fingerprint key a live write-only value cannot be compared: it is kept."""
     run_scenario(emulator, tmp_path, scenario, fingerprints=False)
+
+
+# ---- targeted applies ---------------------------------------------------------------------------
+
+KIND_PARTS = {
+    "settings": "record",
+    "variable": "variables",
+    "policies": "policies",
+    "domain": "domains",
+}
+
+
+@st.composite
+def targets(draw: Any, manifest: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
+    """(`--target` address, its scope): project, app, or one kind of one or both environments."""
+    project = draw(st.sampled_from(sorted(manifest["projects"])))
+    apps = sorted(manifest["projects"][project].get("apps", {}))
+    kind = draw(st.sampled_from(["project", "app", *KIND_PARTS]))
+    if kind == "project" or not apps:
+        return f"project.{project}", (project,)
+    app = draw(st.sampled_from(apps))
+    if kind == "app":
+        return f"app.{project}/{app}", (project, app)
+    if kind == "variable" and draw(st.booleans()):
+        return f"variable.{project}/{app}", (project, app, "*", kind)
+    environment = draw(st.sampled_from(ENVIRONMENTS))
+    return f"{kind}.{project}/{app}/{environment}", (project, app, environment, kind)
+
+
+def check_outside_target_untouched(
+    scope: tuple[str, ...], claimed: set[str], before: View, after: View
+) -> None:
+    """What the target does not cover is as it was (objects it needs may be created)."""
+    for p_slug, project in before.items():
+        if p_slug != scope[0]:
+            assert after[p_slug] == project, f"project {p_slug} outside the target changed"
+            continue
+        if len(scope) == 1:
+            continue
+        assert after[p_slug]["record"] == project["record"], f"project {p_slug} changed"
+        for a_slug, app in project["apps"].items():
+            if a_slug != scope[1]:
+                assert after[p_slug]["apps"][a_slug] == app, f"app {p_slug}/{a_slug} changed"
+                continue
+            if len(scope) == 2:
+                continue
+            live_app = after[p_slug]["apps"][a_slug]
+            assert live_app["record"] == app["record"], f"app {p_slug}/{a_slug} changed"
+            for e_slug, environment in app["envs"].items():
+                now = without_hosts(live_app["envs"][e_slug], claimed)
+                was = without_hosts(environment, claimed)
+                targeted = scope[2] in ("*", e_slug)
+                for part in ("record", "variables", "policies", "domains"):
+                    if targeted and part == KIND_PARTS[scope[3]]:
+                        continue
+                    assert now[part] == was[part], f"{p_slug}/{a_slug}/{e_slug} {part} changed"
+
+
+@pytest.mark.slow
+@PROPERTY
+@given(data=st.data())
+def test_a_targeted_apply_converges_its_target_and_touches_nothing_else(
+    emulator: Any, tmp_path: Path, data: st.DataObject
+) -> None:
+    scenario = data.draw(scenarios())
+    address, scope = data.draw(targets(scenario.manifest))
+    emulator.reset()
+    build_live_state(Seed(emulator), scenario.seed)
+    before = workspace(emulator.state())
+    manifest_file = tmp_path / "platform.yaml"
+    manifest_file.write_text(yaml.safe_dump(scenario.manifest, sort_keys=False), encoding="utf-8")
+    env = cli_env(emulator, scenario, fingerprints=True)
+    files = ["-f", str(manifest_file), "--target", address]
+
+    applied = run_cli(["apply", *files, "--auto-approve"], env=env)
+    assert applied.exit_code == 0, applied.output
+
+    state = emulator.state()
+    assert_no_duplicates(state)
+    after = workspace(state)
+    check_outside_target_untouched(scope, claimed_hosts(scenario.manifest), before, after)
+    check_out_of_scope_untouched(scenario.manifest, before, after, partial=True)
+    planned = run_cli(["plan", *files, "--detailed-exitcode"], env=env)
+    assert planned.exit_code == 0, planned.output
