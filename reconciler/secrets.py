@@ -109,7 +109,9 @@ def split_fingerprint(description: str | None) -> tuple[str | None, str | None]:
     found = _MARKER.search(description)
     if found is None:
         return description, None
-    user = description[: found.start()].rstrip()
+    # exactly what `with_fingerprint` was given: the match starts at the one separating space,
+    # and stripping more would turn a description ending in a space into a perpetual diff
+    user = description[: found.start()]
     return (user or None), found.group(1)
 
 

@@ -25,6 +25,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from reconciler import secrets
 from tests.fixtures.cli import Seed, run_cli
 from tests.proof.strategies import ENVIRONMENTS, Scenario, SeedCall, scenarios
 
@@ -519,3 +520,48 @@ def test_a_targeted_apply_converges_its_target_and_touches_nothing_else(
     check_out_of_scope_untouched(scenario.manifest, before, after, partial=True)
     planned = run_cli(["plan", *files, "--detailed-exitcode"], env=env)
     assert planned.exit_code == 0, planned.output
+
+
+# ---- regressions found by these suites ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("description", [" ", "token ", "  spaced  ", " leading"])
+def test_a_write_only_description_with_edge_spaces_round_trips_its_fingerprint(
+    description: str,
+) -> None:
+    marked = secrets.with_fingerprint(description, "0123456789abcdef")
+    assert secrets.split_fingerprint(marked) == (description, "0123456789abcdef")
+
+
+@pytest.mark.parametrize("description", [" ", "token ", "  spaced  "])
+def test_a_write_only_description_ending_in_a_space_converges(
+    emulator: Any, tmp_path: Path, description: str
+) -> None:
+    """Found by the fault property: the fingerprint split stripped the user's trailing spaces,
+    so the next plan always wanted `description = null -> " "` back."""
+    scenario = Scenario(
+        manifest={
+            "version": 1,
+            "projects": {
+                "shop": {
+                    "apps": {
+                        "web": {
+                            "git": {"repository": "acme/web"},
+                            "environments": {
+                                "production": {
+                                    "variables": {
+                                        "TOKEN": {
+                                            "fromEnv": "PROOF_TOKEN",
+                                            "description": description,
+                                        }
+                                    }
+                                }
+                            },
+                        }
+                    }
+                }
+            },
+        },
+        env={"PROOF_TOKEN": "secret-value"},
+    )
+    run_scenario(emulator, tmp_path, scenario, fingerprints=True)
