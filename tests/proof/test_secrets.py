@@ -494,3 +494,41 @@ def test_the_banner_never_prints_a_key_given_in_the_environment(
     output = _banner(monkeypatch, {"RECONCILER_API_KEY": API_KEY})
     assert API_KEY not in output
     assert "RECONCILER_API_KEY" in output
+
+
+# ---- a key pasted into the base URL -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        f"https://user:{API_KEY}@api.example.com",
+        f"https://user:{API_KEY}@api.example.com/v1",
+    ],
+)
+def test_a_base_url_with_credentials_is_refused_without_echoing_them(
+    ws: Workspace, base_url: str
+) -> None:
+    result = _fail(ws, "plan", "-f", str(ws.manifest), env={"RECONCILER_BASE_URL": base_url})
+    assert "credentials" in result.stderr
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="reconciler/platform/connect.py validate_base_url echoes the whole URL (user info "
+    "and query included) when the scheme is wrong or a query is present, before or instead of "
+    "its credentials check",
+)
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        f"htps://user:{API_KEY}@api.example.com",  # a typo in the scheme
+        f"https://api.example.com/?api_key={API_KEY}",
+        f"api.example.com:{API_KEY}@x",
+    ],
+)
+def test_a_malformed_base_url_is_refused_without_echoing_a_key_in_it(
+    ws: Workspace, base_url: str
+) -> None:
+    # `ws.run` asserts that no sentinel (here the key inside the URL) is in stdout or stderr.
+    _fail(ws, "plan", "-f", str(ws.manifest), env={"RECONCILER_BASE_URL": base_url})
