@@ -70,6 +70,7 @@ BULK_KEYS = tuple(f"BULK_{i:02d}" for i in range(60))
 
 WORDS = st.text(alphabet="abcdefxyz0123456789-_ ./:", min_size=1, max_size=12)
 NAMES = st.text(alphabet="abcdefghij ABC-", min_size=1, max_size=16)
+DESCRIPTIONS = NAMES | st.sampled_from(["", " ", "note ", " spaced  "])
 LOWER = st.text(alphabet="abcdefxyz0123456789-", min_size=1, max_size=10)
 
 
@@ -209,7 +210,7 @@ def manifest_variables(draw: Any, env: dict[str, str]) -> dict[str, Any]:
                     draw,
                     {
                         "kind": st.sampled_from(["recoverable", "writeonly"]),
-                        "description": NAMES | st.just(""),
+                        "description": DESCRIPTIONS,
                     },
                 )
             )
@@ -219,7 +220,7 @@ def manifest_variables(draw: Any, env: dict[str, str]) -> dict[str, Any]:
             env[name] = draw(WORDS)
             entry = {"fromEnv": name}
             if draw(st.booleans()):
-                entry["description"] = draw(NAMES)
+                entry["description"] = draw(DESCRIPTIONS)
             variables[key] = entry
     return variables
 
@@ -327,7 +328,7 @@ def live_environment(
                 "kind": draw(st.sampled_from(["recoverable", "writeonly"])),
             }
             if draw(st.booleans()):
-                variable["description"] = draw(NAMES | st.just(""))
+                variable["description"] = draw(DESCRIPTIONS)
             variables.append(variable)
         if draw(st.integers(0, 9)) == 0:  # more than one removal call's worth (50)
             variables += [{"key": f"STALE_{i:02d}", "value": "x"} for i in range(55)]

@@ -248,6 +248,8 @@ def check_environment(
     for group in ("runtime", "build"):
         for name, value in block.get(group, {}).items():
             got = record.get(group, {}).get(name)
+            if got is None and value == []:
+                got = []  # documented: an absent list is an empty one (settings never written)
             wanted = expected_runtime_value(name, value)
             assert got == wanted, f"{where} {group}.{name}: live {got!r}, manifest {wanted!r}"
     if "regions" in block:

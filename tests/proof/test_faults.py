@@ -389,6 +389,8 @@ def test_429_without_retry_after_backs_off_and_converges(
     probe = platform.call("projects.getProject", {"project": "shop"})
     assert "retry-after" not in probe.headers
 
+    planned = run_cli(["plan", *files, "--detailed-exitcode"], env=env)
+    assert planned.exit_code == 2, planned.output
     result = run_cli(["apply", *files, "--auto-approve"], env=env)
 
     assert result.exit_code == 0, result.output
@@ -706,4 +708,38 @@ def test_an_idempotent_write_that_failed_after_it_was_done_is_resent_and_succeed
     log = emulator.requests()[seeded:]
     sent = [r["status"] for r in log if r["operation"] == operation]
     assert sent == [500, 200]
+    assert_settled(emulator, scenario, before, files, env)
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        [{"operation": "apps.createApp", "status": 500, "phase": "after", "times": 1}],
+        [{"operation": "domains.createDomain", "status": 503, "phase": "after", "times": 1}],
+        [{"operation": "environments.setEnvironmentVariables", "status": 429, "retryAfter": 1}],
+        [{"operation": "projects.getProject", "status": 500, "times": 2}],
+    ],
+    ids=["app-create-ambiguous", "domain-create-ambiguous", "throttled-for-good", "flaky-read"],
+)
+def test_a_saved_plan_applied_under_faults_is_precise_and_a_rerun_converges(
+    emulator: Any, tmp_path: Path, fast_retries: list[float], rules: list[dict[str, Any]]
+) -> None:
+    scenario = shop_scenario()
+    build_live_state(Seed(emulator), scenario.seed)
+    before = workspace(emulator.state())
+    files = write_manifest(tmp_path, scenario)
+    env = cli_env(emulator.base_url, emulator.api_key, scenario)
+    saved = tmp_path / "plan.json"
+    planned = run_cli(["plan", *files, "--out", str(saved)], env=env)
+    assert planned.exit_code == 0, planned.output
+    emulator.set_faults(rules)
+
+    applied = run_cli(["apply", str(saved)], env=env)
+
+    assert_precise(applied, [r["operation"] for r in rules])
+    assert_no_duplicates(emulator.state())
+    check_out_of_scope_untouched(SHOP, before, workspace(emulator.state()), partial=True)
+    emulator.set_faults([])
+    rerun = run_cli(["apply", *files, "--auto-approve"], env=env)
+    assert rerun.exit_code == 0, applied.output + "\n----\n" + rerun.output
     assert_settled(emulator, scenario, before, files, env)
