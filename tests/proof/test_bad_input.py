@@ -759,3 +759,48 @@ def test_emulator_refuses_bad_flags_and_files(
     result = run_cli(["emulator", *flags[case]], env={"RECONCILER_API_KEY": None})
     assert_clean_failure(result, codes=(1, 2))
     assert no_serving == [], "the emulator started serving despite the bad input"
+
+
+def test_schema_command_refuses_bad_flags() -> None:
+    for flags in (("--bogus",), ("extra-argument",), ("--format", "xml")):
+        result = run_cli(["schema", *flags], env={})
+        assert_clean_failure(result, codes=(1, 2), case=" ".join(flags))
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "out-dir-is-a-file",
+        "output-exists",
+        "output-is-a-dir",
+        "project-bad-slug",
+        "project-missing",
+        "both-outputs",
+        "parallelism-zero",
+    ],
+)
+def test_bad_export_flags(case: str, tmp_path: Path, cli: Cli, emulator: Any, seed: Any) -> None:
+    seed.project("shop")
+    existing = tmp_path / "existing.yaml"
+    existing.write_text("keep me\n")
+    flags = {
+        "out-dir-is-a-file": ["--out-dir", str(existing)],
+        "output-exists": ["-o", str(existing)],
+        "output-is-a-dir": ["-o", str(tmp_path)],
+        "project-bad-slug": ["--project", "Not A Slug!", "-o", str(tmp_path / "o.yaml")],
+        "project-missing": ["--project", "nope", "-o", str(tmp_path / "o.yaml")],
+        "both-outputs": ["-o", str(tmp_path / "o.yaml"), "--out-dir", str(tmp_path / "d")],
+        "parallelism-zero": ["--parallelism", "0", "-o", str(tmp_path / "o.yaml")],
+    }[case]
+    result = cli("export", *flags)
+    assert_clean_failure(result, codes=(1, 2), case=case)
+    assert existing.read_text() == "keep me\n"
+    assert writes(emulator) == ["projects.createProject"]  # the seed's, nothing more
+
+
+@pytest.mark.parametrize("flags", [("--format", "yaml"), ("--parallelism", "0"), ("--bogus",)])
+def test_bad_status_flags(flags: tuple[str, ...], tmp_path: Path, cli: Cli, emulator: Any) -> None:
+    manifest = tmp_path / "quickstart.yaml"
+    manifest.write_text(QUICKSTART)
+    assert_clean_failure(cli("status", "-f", str(manifest), *flags), codes=(1, 2))
+    assert writes(emulator) == []
