@@ -62,21 +62,23 @@ def validate_base_url(base_url: str) -> str:
             hint=f"for example --base-url https://api.example.com, or --base-url {LOCAL} "
             "for the built-in emulator",
         ) from None
-    if port == 0 or (not parts.hostname and parts.netloc):
-        raise UsageError("invalid base URL: it has no usable host and port")
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UsageError(
-            f"invalid base URL {base_url!r}: expected http:// or https:// and a host",
-            hint=f"for example --base-url https://api.example.com, or --base-url {LOCAL} "
-            "for the built-in emulator",
-        )
-    if parts.username or parts.password:
+    # Nothing of the URL is echoed before this check passes: a key pasted into it (as user
+    # info, a query or a mistyped scheme) must not reach a log.
+    if parts.username or parts.password or "@" in base_url:
         raise UsageError(
             "the base URL must not contain credentials",
             hint=f"put the API key in {API_KEY_ENV} instead",
         )
     if parts.query or parts.fragment:
-        raise UsageError(f"invalid base URL {base_url!r}: it must not have a query or fragment")
+        raise UsageError("invalid base URL: it must not have a query or fragment")
+    if port == 0 or (not parts.hostname and parts.netloc):
+        raise UsageError("invalid base URL: it has no usable host and port")
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UsageError(
+            "invalid base URL: expected http:// or https:// followed by a host",
+            hint=f"for example --base-url https://api.example.com, or --base-url {LOCAL} "
+            "for the built-in emulator",
+        )
     path = parts.path.rstrip("/")
     if path.endswith("/v1"):
         fixed = f"{parts.scheme}://{parts.netloc}{path[: -len('/v1')]}"

@@ -513,12 +513,6 @@ def test_a_base_url_with_credentials_is_refused_without_echoing_them(
     assert "credentials" in result.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reconciler/platform/connect.py validate_base_url echoes the whole URL (user info "
-    "and query included) when the scheme is wrong or a query is present, before or instead of "
-    "its credentials check",
-)
 @pytest.mark.parametrize(
     "base_url",
     [
