@@ -99,6 +99,8 @@ def _connect_local(
         )
     try:
         state_file.parent.mkdir(parents=True, exist_ok=True)
+        if state_file == LOCAL_STATE_FILE:
+            _keep_out_of_git(state_file.parent)
     except OSError as exc:
         raise UsageError(
             f"cannot create the directory for the local platform state {state_file}: {exc.strerror}"
@@ -128,3 +130,10 @@ def _connect_local(
         transport=httpx.ASGITransport(app=app),
         call_log=call_log,
     )
+
+
+def _keep_out_of_git(directory: Path) -> None:
+    """The default state directory sits inside the user's repository: never commit it."""
+    ignore = directory / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# created by reconciler: local emulator state, never commit it\n*\n")

@@ -215,3 +215,12 @@ def test_local_errors_map_to_messages_naming_the_object(tmp_path: Path) -> None:
     assert str(missing).startswith('apps.getApp: app "web" in project "shop" not found (404)')
     assert isinstance(invalid, InvalidRequest)
     assert str(invalid).startswith('apps.createApp: invalid request for app "w" in project "shop"')
+
+
+def test_the_default_local_state_directory_keeps_itself_out_of_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    connect("local")
+    ignore = tmp_path / ".reconciler" / ".gitignore"
+    assert ignore.read_text().splitlines()[-1] == "*"
