@@ -82,21 +82,23 @@ def create_app(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         }
     if "oci" in body:
         app["oci"] = {"image": body["oci"]["image"]}
-    store.apps[app_id] = app
+    store.add_app(app)
     for slug in ("production", "preview"):
         env_id = store.new_id("env_")
-        store.environments[env_id] = {
-            "id": env_id,
-            "slug": slug,
-            "description": "",
-            "kind": slug,
-            "deleteProtection": False,
-            "createdAt": call.now,
-            "regions": [dict(r, replicas=dict(r["replicas"])) for r in DEFAULT_REGIONS],
-            "_appId": app_id,
-            "_projectId": project["id"],
-            "_seq": store.next_seq(),
-        }
+        store.add_environment(
+            {
+                "id": env_id,
+                "slug": slug,
+                "description": "",
+                "kind": slug,
+                "deleteProtection": False,
+                "createdAt": call.now,
+                "regions": [dict(r, replicas=dict(r["replicas"])) for r in DEFAULT_REGIONS],
+                "_appId": app_id,
+                "_projectId": project["id"],
+                "_seq": store.next_seq(),
+            }
+        )
         store.variables[env_id] = {}
         store.policies[env_id] = []
     call.touch()
@@ -104,9 +106,9 @@ def create_app(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
 
 
 def _check_unique_slug(call: Call, project: Obj, slug: str, app_id: str | None) -> None:
-    for other in call.store.apps.values():
-        if other["_projectId"] == project["id"] and other["slug"] == slug and other["id"] != app_id:
-            raise conflict("slug", f"an app with slug {slug!r} already exists in the project")
+    other = call.store.app_with_slug(project["id"], slug)
+    if other is not None and other["id"] != app_id:
+        raise conflict("slug", f"an app with slug {slug!r} already exists in the project")
 
 
 def list_apps(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -115,8 +117,8 @@ def list_apps(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     search = body.get("search")
     items = [
         a
-        for a in call.store.apps.values()
-        if a["_projectId"] == project["id"] and contains(search, a["id"], a["name"], a["slug"])
+        for a in call.store.project_apps(project["id"])
+        if contains(search, a["id"], a["name"], a["slug"])
     ]
     filters = {"project": project["id"], "search": search or ""}
     page, pagination = paginate("apps.listApps", body, filters, items, by_seq)
@@ -153,8 +155,10 @@ def update_app(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         updated["oci"] = {"image": body["oci"]["image"]}
     if updated != app:
         updated["updatedAt"] = call.now
+        old_slug = app["slug"]
         app.clear()
         app.update(updated)
+        call.store.app_slug_changed(app, old_slug)
         call.touch()
     return data(public(app))
 

@@ -28,6 +28,7 @@ from reconciler.emulator.validation import Obj as ObjSpec
 from reconciler.emulator.validation import Str, host_name
 
 VERIFICATION_PERIOD_MS = 24 * 60 * 60 * 1000
+NEVER = 2**63  # no deadline: only a DNS change or a new period can move a domain
 CNAME_TARGET = "cname.platform-emulator.test"
 APEX_TARGET = "apex.platform-emulator.test"
 OWNERSHIP_PREFIX = "_platform-verification."
@@ -108,16 +109,26 @@ def _normal(text: str) -> str:
 
 
 def record_seen(store: Store, record: Obj) -> bool:
-    types = ROUTING_TYPES.get(record["type"], {record["type"]})
-    for entry in store.state["dns"]:
-        if entry["type"].upper() not in types or _normal(entry["name"]) != record["name"]:
-            continue
-        if record["type"] == "TXT":
-            if entry["value"].strip().strip('"') == record["value"]:
-                return True
-        elif _normal(entry["value"]) == record["value"]:
+    values = dns_index(store)
+    for entry_type in ROUTING_TYPES.get(record["type"], {record["type"]}):
+        if record["value"] in values.get((entry_type, record["name"]), ()):
             return True
     return False
+
+
+def dns_index(store: Store) -> dict[tuple[str, str], set[str]]:
+    """The DNS table as (upper-case type, normalised name) -> normalised values, rebuilt only when
+    the table is replaced (admin `PUT /_emulator/dns`, reset, load), never edited in place."""
+    table = store.state["dns"]
+    if store.dns_cache is None or store.dns_cache[0] is not table:
+        index: dict[tuple[str, str], set[str]] = {}
+        for entry in table:
+            kind = entry["type"].upper()
+            value = entry["value"].strip().strip('"') if kind == "TXT" else _normal(entry["value"])
+            index.setdefault((kind, _normal(entry["name"])), set()).add(value)
+        store.dns_cache = (table, index)
+        store.domains_due_at = None  # a new table can verify any pending domain
+    return store.dns_cache[1]
 
 
 def render_domain(store: Store, domain: Obj) -> Obj:
@@ -129,24 +140,47 @@ def render_domain(store: Store, domain: Obj) -> Obj:
 
 
 def advance_domains(store: Store, now: int, step_ms: int) -> None:
+    """Move domains along; a full pass runs only when something can have changed: the DNS table
+    was replaced, a domain (re)started its period, or the clock reached the earliest deadline."""
+    dns_index(store)
+    if store.domains_due_at is not None and now < store.domains_due_at:
+        return
+    due_at = None
     for domain in store.domains.values():
-        status = domain["status"]
-        if status not in ("pending", "verifying"):
-            continue
-        start = domain["_periodStart"]
-        if status == "pending":
-            if now - start < step_ms:
-                continue
-            _move(store, domain, "verifying", start + step_ms)
-        missing = [r["name"] for r in domain["dnsRecords"] if not record_seen(store, r)]
-        if not missing:
-            _move(store, domain, "verified", now)
-            domain.pop("verificationError", None)
-        elif now - start >= VERIFICATION_PERIOD_MS:
-            _move(store, domain, "failed", start + VERIFICATION_PERIOD_MS)
-            domain["verificationError"] = (
-                "The DNS records were not found within 24 hours; missing: " + ", ".join(missing)
-            )[:512]
+        deadline = _advance_domain(store, domain, now, step_ms)
+        if deadline is not None and (due_at is None or deadline < due_at):
+            due_at = deadline
+    store.domains_due_at = due_at if due_at is not None else NEVER
+
+
+def _advance_domain(store: Store, domain: Obj, now: int, step_ms: int) -> int | None:
+    """Advance one domain; answer when it must be looked at again (None: only on a DNS change)."""
+    status = domain["status"]
+    if status not in ("pending", "verifying"):
+        return None
+    start = domain["_periodStart"]
+    if status == "pending":
+        if now - start < step_ms:
+            return start + step_ms
+        _move(store, domain, "verifying", start + step_ms)
+    missing = [r["name"] for r in domain["dnsRecords"] if not record_seen(store, r)]
+    if not missing:
+        _move(store, domain, "verified", now)
+        domain.pop("verificationError", None)
+        return None
+    if now - start >= VERIFICATION_PERIOD_MS:
+        _move(store, domain, "failed", start + VERIFICATION_PERIOD_MS)
+        domain["verificationError"] = (
+            "The DNS records were not found within 24 hours; missing: " + ", ".join(missing)
+        )[:512]
+        return None
+    return start + VERIFICATION_PERIOD_MS
+
+
+def _wake_at(store: Store, at: int) -> None:
+    """A domain (re)started its period: nothing can happen to it before its first step ends."""
+    if store.domains_due_at is not None:
+        store.domains_due_at = min(store.domains_due_at, at)
 
 
 def _move(store: Store, domain: Obj, status: str, at: int) -> None:
@@ -158,7 +192,7 @@ def _move(store: Store, domain: Obj, status: str, at: int) -> None:
 def create_domain(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     project, app, env = call.env_target(body, "create_domain")
     host = _normal(body["domain"])
-    existing = next((d for d in call.store.domains.values() if d["domain"] == host), None)
+    existing = call.store.find_domain(host)
     if existing is not None:
         where = (
             "this environment" if existing["environmentId"] == env["id"] else "another environment"
@@ -179,7 +213,8 @@ def create_domain(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]
         "_periodStart": call.now,
         "_seq": call.store.next_seq(),
     }
-    call.store.domains[domain_id] = domain
+    call.store.add_domain(domain)
+    _wake_at(call.store, call.now + call.step_ms)
     call.touch()
     shown = render_domain(call.store, domain)
     return data({"domainId": domain_id, "dnsRecords": shown["dnsRecords"]})
@@ -204,13 +239,14 @@ def verify_domain(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]
     domain["_periodStart"] = call.now
     domain["updatedAt"] = call.now
     domain.pop("verificationError", None)
+    _wake_at(call.store, call.now + call.step_ms)
     call.touch()
     return data({}, 202)
 
 
 def delete_domain(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     domain = _resolve(call, body, "delete_domain")
-    del call.store.domains[domain["id"]]
+    call.store.delete_domain(domain["id"])
     call.touch()
     return data({})
 
@@ -222,21 +258,14 @@ def list_domains(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]]
     if "project" in body:
         projects = {store.project(body["project"])["id"]}
     if "app" in body:
-        apps = {
-            a["id"]
-            for a in store.apps.values()
-            if body["app"] in (a["id"], a["slug"])
-            and (projects is None or a["_projectId"] in projects)
-        }
+        apps = {a["id"] for a in _apps_named(store, body["app"], projects)}
         if not apps:
             raise not_found("app", body["app"])
     if "environment" in body:
         envs = {
             e["id"]
-            for e in store.environments.values()
+            for e in _environments_of(store, projects, apps)
             if body["environment"] in (e["id"], e["slug"])
-            and (projects is None or e["_projectId"] in projects)
-            and (apps is None or e["_appId"] in apps)
         }
         if not envs:
             raise not_found("environment", body["environment"])
@@ -257,6 +286,29 @@ def list_domains(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]]
     }
     page, pagination = paginate("domains.listDomains", body, filters, items, by_seq)
     return listing([render_domain(store, d) for d in page], pagination)
+
+
+def _apps_named(store: Store, ref: str, projects: set[str] | None) -> list[Obj]:
+    """Apps with this ID or slug, in the given projects (None: in every project)."""
+    found = [store.apps[ref]] if ref in store.apps else []
+    for project_id in store.projects if projects is None else projects:
+        app = store.app_with_slug(project_id, ref)
+        if app is not None:
+            found.append(app)
+    return [a for a in found if projects is None or a["_projectId"] in projects]
+
+
+def _environments_of(store: Store, projects: set[str] | None, apps: set[str] | None) -> list[Obj]:
+    if apps is not None:
+        return [e for app_id in apps for e in store.app_environments(app_id)]
+    if projects is not None:
+        return [
+            e
+            for project_id in projects
+            for app in store.project_apps(project_id)
+            for e in store.app_environments(app["id"])
+        ]
+    return list(store.environments.values())
 
 
 _TARGET = {"project": REF, "app": REF, "environment": REF}

@@ -27,17 +27,19 @@ PROJECT_SLUG = Str(min=3, max=255, pattern=SLUG, pattern_hint=SLUG_HINT)
 def create_project(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     call.require("project", "create_project")
     store = call.store
-    if any(p["slug"] == body["slug"] for p in store.projects.values()):
+    if store.find_project(body["slug"]) is not None:
         raise conflict("slug", f"a project with slug {body['slug']!r} already exists")
     project_id = store.new_id("proj_")
-    store.projects[project_id] = {
-        "id": project_id,
-        "name": body["name"],
-        "slug": body["slug"],
-        "createdAt": call.now,
-        "deleteProtection": False,
-        "_seq": store.next_seq(),
-    }
+    store.add_project(
+        {
+            "id": project_id,
+            "name": body["name"],
+            "slug": body["slug"],
+            "createdAt": call.now,
+            "deleteProtection": False,
+            "_seq": store.next_seq(),
+        }
+    )
     call.touch()
     return data({"id": project_id})
 
@@ -67,14 +69,16 @@ def update_project(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any
     project = store.project(body["project"])
     call.require("project", "update_project", project["id"])
     slug = body.get("slug")
-    if slug is not None and any(
-        p["slug"] == slug and p["id"] != project["id"] for p in store.projects.values()
-    ):
+    holder = None if slug is None else store.find_project(slug)
+    if holder is not None and holder["id"] != project["id"]:
         raise conflict("slug", f"a project with slug {slug!r} already exists")
     changed = False
     for name in ("name", "slug", "deleteProtection"):
         if name in body and project[name] != body[name]:
-            project[name] = body[name]
+            if name == "slug":
+                store.set_project_slug(project, body[name])
+            else:
+                project[name] = body[name]
             changed = True
     if changed:
         project["updatedAt"] = call.now

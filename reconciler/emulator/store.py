@@ -53,8 +53,12 @@ class Store:
         self.random = random.Random(seed)
         self.state = empty_state()
         self.dirty = False
+        # derived from the state, never persisted: see domains.dns_index / advance_domains
+        self.dns_cache: tuple[list[Obj], dict[tuple[str, str], set[str]]] | None = None
+        self.domains_due_at: int | None = None  # None: check every domain on the next request
         if path is not None and path.exists():
             self.state = _load(path)
+        self._reindex()
 
     # ---- clock and identifiers -----------------------------------------------------------
 
@@ -102,12 +106,62 @@ class Store:
     def deployments(self) -> dict[str, Obj]:
         return self.state["deployments"]
 
+    # ---- indexes ---------------------------------------------------------------------------
+    # Derived from the tables (never persisted) so that lookups by slug and children of a parent
+    # cost the same whatever the size of the workspace. Every write of a slug or of a project,
+    # app, environment or domain goes through the methods below, which keep them in step.
+
+    def _reindex(self) -> None:
+        self._project_by_slug = {p["slug"]: i for i, p in self.projects.items()}
+        self._app_by_slug = {(a["_projectId"], a["slug"]): i for i, a in self.apps.items()}
+        self._apps_by_project: dict[str, dict[str, None]] = {i: {} for i in self.projects}
+        for app_id, app in self.apps.items():
+            self._apps_by_project.setdefault(app["_projectId"], {})[app_id] = None
+        self._envs_by_app: dict[str, dict[str, None]] = {i: {} for i in self.apps}
+        for env_id, env in sorted(self.environments.items(), key=lambda item: item[1]["_seq"]):
+            self._envs_by_app.setdefault(env["_appId"], {})[env_id] = None
+        self._domain_by_host = {d["domain"]: i for i, d in self.domains.items()}
+
+    def add_project(self, project: Obj) -> None:
+        self.projects[project["id"]] = project
+        self._project_by_slug[project["slug"]] = project["id"]
+        self._apps_by_project[project["id"]] = {}
+
+    def set_project_slug(self, project: Obj, slug: str) -> None:
+        self._project_by_slug.pop(project["slug"], None)
+        project["slug"] = slug
+        self._project_by_slug[slug] = project["id"]
+
+    def add_app(self, app: Obj) -> None:
+        self.apps[app["id"]] = app
+        self._app_by_slug[(app["_projectId"], app["slug"])] = app["id"]
+        self._apps_by_project.setdefault(app["_projectId"], {})[app["id"]] = None
+        self._envs_by_app[app["id"]] = {}
+
+    def app_slug_changed(self, app: Obj, old_slug: str) -> None:
+        if old_slug != app["slug"]:
+            self._app_by_slug.pop((app["_projectId"], old_slug), None)
+            self._app_by_slug[(app["_projectId"], app["slug"])] = app["id"]
+
+    def add_environment(self, env: Obj) -> None:
+        self.environments[env["id"]] = env
+        self._envs_by_app.setdefault(env["_appId"], {})[env["id"]] = None
+
+    def add_domain(self, domain: Obj) -> None:
+        self.domains[domain["id"]] = domain
+        self._domain_by_host[domain["domain"]] = domain["id"]
+
+    def delete_domain(self, domain_id: str) -> None:
+        domain = self.domains.pop(domain_id)
+        self._domain_by_host.pop(domain["domain"], None)
+
     # ---- lookups ("by ID or slug") -------------------------------------------------------
 
     def find_project(self, ref: str) -> Obj | None:
         if ref in self.projects:
             return self.projects[ref]
-        return next((p for p in self.projects.values() if p["slug"] == ref), None)
+        project_id = self._project_by_slug.get(ref)
+        return None if project_id is None else self.projects[project_id]
 
     def project(self, ref: str) -> Obj:
         found = self.find_project(ref)
@@ -119,14 +173,11 @@ class Store:
         app = self.apps.get(ref)
         if app is not None and app["_projectId"] == project["id"]:
             return app
-        return next(
-            (
-                a
-                for a in self.apps.values()
-                if a["_projectId"] == project["id"] and a["slug"] == ref
-            ),
-            None,
-        )
+        return self.app_with_slug(project["id"], ref)
+
+    def app_with_slug(self, project_id: str, slug: str) -> Obj | None:
+        app_id = self._app_by_slug.get((project_id, slug))
+        return None if app_id is None else self.apps[app_id]
 
     def app(self, project: Obj, ref: str) -> Obj:
         found = self.find_app(project, ref)
@@ -134,21 +185,28 @@ class Store:
             raise not_found("app", ref)
         return found
 
+    def project_apps(self, project_id: str) -> list[Obj]:
+        """The project's apps in creation order."""
+        return [self.apps[i] for i in self._apps_by_project.get(project_id, ())]
+
     def environment(self, app: Obj, ref: str) -> Obj:
-        for env in self.environments.values():
-            if env["_appId"] == app["id"] and ref in (env["id"], env["slug"]):
+        for env in self.app_environments(app["id"]):
+            if ref in (env["id"], env["slug"]):
                 return env
         raise not_found("environment", ref)
 
     def app_environments(self, app_id: str) -> list[Obj]:
-        envs = [e for e in self.environments.values() if e["_appId"] == app_id]
-        return sorted(envs, key=lambda e: e["_seq"])
+        """The app's environments in creation order."""
+        return [self.environments[i] for i in self._envs_by_app.get(app_id, ())]
+
+    def find_domain(self, host: str) -> Obj | None:
+        domain_id = self._domain_by_host.get(host)
+        return None if domain_id is None else self.domains[domain_id]
 
     def domain(self, ref: str) -> Obj:
         if ref in self.domains:
             return self.domains[ref]
-        lowered = ref.lower().rstrip(".")
-        found = next((d for d in self.domains.values() if d["domain"] == lowered), None)
+        found = self.find_domain(ref.lower().rstrip("."))
         if found is None:
             raise not_found("domain", ref)
         return found
@@ -166,20 +224,28 @@ class Store:
             self.variables.pop(env["id"], None)
             self.policies.pop(env["id"], None)
             del self.environments[env["id"]]
-        for table in (self.domains, self.deployments):
-            for obj_id in [i for i, o in table.items() if o["_appId"] == app_id]:
-                del table[obj_id]
-        del self.apps[app_id]
+        for domain_id in [i for i, d in self.domains.items() if d["_appId"] == app_id]:
+            self.delete_domain(domain_id)
+        for deployment_id in [i for i, d in self.deployments.items() if d["_appId"] == app_id]:
+            del self.deployments[deployment_id]
+        app = self.apps.pop(app_id)
+        self._envs_by_app.pop(app_id, None)
+        self._app_by_slug.pop((app["_projectId"], app["slug"]), None)
+        self._apps_by_project.get(app["_projectId"], {}).pop(app_id, None)
 
     def delete_project(self, project_id: str) -> None:
-        for app_id in [i for i, a in self.apps.items() if a["_projectId"] == project_id]:
-            self.delete_app(app_id)
-        del self.projects[project_id]
+        for app in self.project_apps(project_id):
+            self.delete_app(app["id"])
+        project = self.projects.pop(project_id)
+        self._apps_by_project.pop(project_id, None)
+        self._project_by_slug.pop(project["slug"], None)
 
     # ---- persistence ------------------------------------------------------------------------
 
     def reset(self) -> None:
         self.state = empty_state()
+        self.domains_due_at = None
+        self._reindex()
         self.dirty = True
 
     def save_if_dirty(self) -> None:
