@@ -91,7 +91,7 @@ def emulator(
     """Run the local platform emulator (the whole API of platform-api.md) until Ctrl-C."""
     import uvicorn
 
-    from reconciler.emulator.app import EmulatorConfig, create_app
+    from reconciler.emulator.app import ENV_API_KEY, EmulatorConfig, create_app
     from reconciler.emulator.auth import KeysFileError, load_keys
     from reconciler.emulator.store import StateFileError
 
@@ -116,9 +116,11 @@ def emulator(
     bound_host, bound_port = sock.getsockname()[:2]
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
     click.echo(f"Emulator listening on http://{shown_host}:{bound_port}")
-    dev_key = app.state.emulator.dev_key
-    if keys is None:
-        click.echo(f"API key: {dev_key}")
+    emulator_state = app.state.emulator
+    if keys is None and emulator_state.dev_key_generated:
+        click.echo(f"API key: {emulator_state.dev_key}")
+    elif keys is None:  # the user's own key (maybe a real one) is never printed
+        click.echo(f"API key: the value of {ENV_API_KEY}")
     else:
         click.echo(f"API keys: {len(keys)} from {keys_file}")
     if state_file is not None:

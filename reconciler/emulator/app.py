@@ -72,10 +72,14 @@ class Emulator:
         self.config = config
         self.store = Store(Path(config.state_file) if config.state_file else None, config.seed)
         self.dev_key: str | None = None
+        # True when the emulator made the dev key up: only then may it be shown (a key given by
+        # the caller or in RECONCILER_API_KEY may be a real one)
+        self.dev_key_generated = False
         if config.keys is None:
-            self.dev_key = (
-                config.dev_key or os.environ.get(ENV_API_KEY) or "dev_" + secrets.token_urlsafe(18)
-            )
+            self.dev_key = config.dev_key or os.environ.get(ENV_API_KEY)
+            if not self.dev_key:
+                self.dev_key = "dev_" + secrets.token_urlsafe(18)
+                self.dev_key_generated = True
             keys = [ApiKey(self.dev_key, list(ALL_PERMISSIONS))]
         else:
             keys = list(config.keys)

@@ -58,7 +58,8 @@ def test_in_process_state_file_round_trip(tmp_path: Path, monkeypatch) -> None:
 
 def test_dev_key_comes_from_the_environment_or_is_generated(monkeypatch) -> None:
     monkeypatch.setenv("RECONCILER_API_KEY", "from-env")
-    assert create_app().state.emulator.dev_key == "from-env"
+    from_env = create_app().state.emulator
+    assert (from_env.dev_key, from_env.dev_key_generated) == ("from-env", False)
     monkeypatch.delenv("RECONCILER_API_KEY")
     generated = create_app().state.emulator.dev_key
     assert generated and generated != create_app().state.emulator.dev_key

@@ -483,11 +483,6 @@ def test_the_banner_prints_a_generated_dev_key_on_purpose(monkeypatch: pytest.Mo
     assert "API key: dev_" in output
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reconciler/cli/emulator.py prints the dev key even when it came from "
-    "RECONCILER_API_KEY (a key the user supplied, possibly a real one)",
-)
 def test_the_banner_never_prints_a_key_given_in_the_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

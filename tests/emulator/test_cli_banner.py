@@ -1,0 +1,46 @@
+"""What `reconciler emulator` prints at start: the key only when it made the key up."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from reconciler.cli import emulator as emulator_cli
+from reconciler.cli import main
+
+
+@pytest.fixture
+def no_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Print the banner, then return at once instead of serving."""
+
+    class NoServer:
+        def __init__(self, _config: Any) -> None:
+            pass
+
+        def run(self, sockets: Any) -> None:
+            return None
+
+    monkeypatch.setattr(emulator_cli, "_server_class", lambda: NoServer)
+
+
+def _banner(env: dict[str, str | None]) -> str:
+    result = CliRunner().invoke(main, ["emulator", "--port", "0"], env=env)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.mark.usefixtures("no_server")
+def test_a_generated_key_is_printed_so_it_can_be_used() -> None:
+    output = _banner({"RECONCILER_API_KEY": None})
+    key_line = next(line for line in output.splitlines() if line.startswith("API key: "))
+    assert key_line.removeprefix("API key: ").startswith("dev_")
+
+
+@pytest.mark.usefixtures("no_server")
+def test_a_key_from_the_environment_is_named_not_printed() -> None:
+    output = _banner({"RECONCILER_API_KEY": "my-real-platform-key"})
+    assert "my-real-platform-key" not in output
+    assert "API key: the value of RECONCILER_API_KEY" in output.splitlines()
+    assert output.splitlines()[-1] == "Emulator stopped."
