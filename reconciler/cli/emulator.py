@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import click
 
 from reconciler.cli.options import report_errors
-from reconciler.errors import UsageError
+from reconciler.errors import ReconcilerError, UsageError
 
 
 class _Rate(click.ParamType):
@@ -115,17 +117,27 @@ def emulator(
     sock = _bind(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
-    click.echo(f"Emulator listening on http://{shown_host}:{bound_port}")
+    banner = [f"Emulator listening on http://{shown_host}:{bound_port}"]
     emulator_state = app.state.emulator
     if keys is None and emulator_state.dev_key_generated:
-        click.echo(f"API key: {emulator_state.dev_key}")
+        banner.append(f"API key: {emulator_state.dev_key}")
     elif keys is None:  # the user's own key (maybe a real one) is never printed
-        click.echo(f"API key: the value of {ENV_API_KEY}")
+        banner.append(f"API key: the value of {ENV_API_KEY}")
     else:
-        click.echo(f"API keys: {len(keys)} from {keys_file}")
+        banner.append(f"API keys: {len(keys)} from {keys_file}")
     if state_file is not None:
-        click.echo(f"State file: {state_file}")
-    click.echo("Press Ctrl-C to stop.", nl=True)
+        banner.append(f"State file: {state_file}")
+    banner.append("Press Ctrl-C to stop.")
+    try:
+        click.echo("\n".join(banner))
+    except BrokenPipeError:
+        sock.close()
+        _discard_stdout()
+        raise ReconcilerError(
+            "the standard output was closed, so the emulator could not tell its address; "
+            "it did not start",
+            hint="keep reading its output, or redirect it to a file",
+        ) from None
     server = _server_class()(
         uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     )
@@ -135,7 +147,23 @@ def emulator(
         pass
     finally:
         sock.close()
-    click.echo("Emulator stopped.")
+    try:
+        click.echo("Emulator stopped.")
+    except BrokenPipeError:  # the reader left while the emulator ran: nothing left to tell it
+        _discard_stdout()
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null so that the flush at exit does not fail on the broken pipe."""
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (e.g. captured in tests)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, descriptor)
+    finally:
+        os.close(devnull)
 
 
 def _server_class() -> type:

@@ -1,7 +1,11 @@
-"""What `reconciler emulator` prints at start: the key only when it made the key up."""
+"""What `reconciler emulator` prints at start: the key only when it made the key up, and a clear
+message (no "internal error") when nobody reads its output."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -44,3 +48,23 @@ def test_a_key_from_the_environment_is_named_not_printed() -> None:
     assert "my-real-platform-key" not in output
     assert "API key: the value of RECONCILER_API_KEY" in output.splitlines()
     assert output.splitlines()[-1] == "Emulator stopped."
+
+
+def test_a_closed_stdout_stops_with_a_clear_message() -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will ever read the banner
+    try:
+        finished = subprocess.run(
+            [sys.executable, "-m", "reconciler", "emulator", "--port", "0"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=30,
+            env={**os.environ, "RECONCILER_API_KEY": "k"},
+        )
+    finally:
+        os.close(write_end)
+    assert finished.returncode == 1
+    assert "internal error" not in finished.stderr and "Traceback" not in finished.stderr
+    assert "Exception ignored" not in finished.stderr
+    assert finished.stderr.startswith("Error: the standard output was closed"), finished.stderr
