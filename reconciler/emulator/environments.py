@@ -16,7 +16,7 @@ from reconciler.emulator.context import (
 )
 from reconciler.emulator.errors import invalid
 from reconciler.emulator.pagination import paginate
-from reconciler.emulator.store import Obj, public
+from reconciler.emulator.store import VALUE_DIGEST, Obj, public, value_digest
 from reconciler.emulator.validation import (
     VARIABLE_KEY,
     Arr,
@@ -178,6 +178,7 @@ def _copy(value: Any) -> Any:
 
 def render_variable(variable: Obj) -> Obj:
     shown = public(variable)
+    shown.pop(VALUE_DIGEST, None)  # the emulator's own record, not a platform field
     if shown["kind"] == "writeonly":
         shown.pop("value", None)
     return shown
@@ -207,6 +208,7 @@ def set_variables(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]
             "key": item["key"],
             "kind": item.get("kind", "writeonly"),
             "value": item["value"],
+            VALUE_DIGEST: value_digest(item["value"]),
             "createdAt": call.now,
             "_seq": call.store.next_seq(),
         }

@@ -7,6 +7,7 @@ Objects are stored as they are returned, plus internal members whose names start
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import random
@@ -19,6 +20,10 @@ from reconciler.emulator.errors import not_found
 
 STATE_VERSION = 1
 Obj = dict[str, Any]
+# Every variable also holds the SHA-256 of its value: the state file keeps only that digest for a
+# write-only variable (the file often sits in the user's repository, and the platform never
+# returns those values), so tests compare values across a restart by digest.
+VALUE_DIGEST = "valueSha256"
 
 
 def empty_state() -> dict[str, Any]:
@@ -36,6 +41,10 @@ def empty_state() -> dict[str, Any]:
         "dns": [],
         "quotas": {},
     }
+
+
+def value_digest(value: str) -> str:
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()
 
 
 def public(obj: Obj) -> Obj:
@@ -255,7 +264,22 @@ class Store:
     def save(self) -> None:
         self.dirty = False
         if self.path is not None:
-            atomic_write(self.path, json.dumps(self.state, separators=(",", ":")))
+            atomic_write(self.path, json.dumps(_persisted(self.state), separators=(",", ":")))
+
+
+def _persisted(state: dict[str, Any]) -> dict[str, Any]:
+    """The state as written to the file: write-only variable values left out (digest kept)."""
+    variables = {
+        env_id: {key: _without_writeonly_value(v) for key, v in table.items()}
+        for env_id, table in state["variables"].items()
+    }
+    return {**state, "variables": variables}
+
+
+def _without_writeonly_value(variable: Any) -> Any:
+    if isinstance(variable, dict) and variable.get("kind") == "writeonly" and "value" in variable:
+        return {name: value for name, value in variable.items() if name != "value"}
+    return variable
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -263,6 +287,7 @@ def atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.fchmod(handle, 0o600)  # owner only, whatever the umask (mkstemp's mode, made explicit)
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
             stream.flush()

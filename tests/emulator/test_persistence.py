@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
 import os
 import re
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -19,6 +22,7 @@ from click.testing import CliRunner
 
 from reconciler.cli import main
 from reconciler.emulator import store as store_module
+from reconciler.emulator.app import EmulatorConfig, create_app
 from reconciler.emulator.store import Store, atomic_write
 
 KEY = "persist-key"
@@ -69,6 +73,11 @@ def processes() -> Iterator[list[Process]]:
             process.kill()
 
 
+def _env_id(state: dict) -> str:
+    (env_id,) = [i for i, e in state["environments"].items() if e["slug"] == "production"]
+    return env_id
+
+
 def _start(processes: list[Process], *args: str, **kwargs) -> Process:
     process = Process(*args, **kwargs)
     processes.append(process)
@@ -97,7 +106,15 @@ def test_state_survives_a_kill_and_restart(processes: list[Process], tmp_path: P
     first.kill()  # no clean shutdown: every write must already be on disk
 
     assert not [p for p in tmp_path.iterdir() if p.name != "platform.json"]  # no temp files
+    # the file (often inside the user's repository) is private and holds only the digest of a
+    # write-only value: the platform never returns it, so nothing is lost
+    assert stat.S_IMODE(state_file.stat().st_mode) == 0o600
+    assert "hunter2" not in state_file.read_text()
+    (secret,) = before["variables"][_env_id(before)].values()
+    assert secret["value"] == "hunter2"  # in memory, a value set in this process is shown
+    assert secret["valueSha256"] == hashlib.sha256(b"hunter2").hexdigest()
     second = _start(processes, "--state", str(state_file), "--step-ms", "50")
+    del secret["value"]
     assert second.state() == before
     deployment = second.call("deployments.getDeployment", {"deploymentId": deployment_id}).json()
     assert deployment["data"]["status"] == "ready" and deployment["data"]["isCurrent"] is True
@@ -194,3 +211,41 @@ def test_store_rejects_a_foreign_json_file(tmp_path: Path) -> None:
     path.write_text('{"version": 99}')
     with pytest.raises(store_module.StateFileError, match="not an emulator state file"):
         Store(path)
+
+
+def test_state_file_keeps_only_the_digest_of_a_writeonly_value(tmp_path: Path) -> None:
+    path = tmp_path / "local.json"
+
+    async def scenario(app) -> None:
+        transport = httpx.ASGITransport(app=app)
+        headers = {"Authorization": "Bearer k"}
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://e", headers=headers
+        ) as c:
+            await c.post("/v1/projects.createProject", json={"name": "S", "slug": "shop"})
+            body = {"project": "shop", "name": "W", "slug": "web", "oci": {"image": "nginx:1"}}
+            await c.post("/v1/apps.createApp", json=body)
+            variables = [
+                {"key": "TOKEN", "value": "s3cr3t-token"},
+                {"key": "MODE", "value": "fast", "kind": "recoverable"},
+            ]
+            target = {"project": "shop", "app": "web", "environment": "production"}
+            answer = await c.post(
+                "/v1/environments.setEnvironmentVariables", json={**target, "variables": variables}
+            )
+            assert answer.status_code == 200, answer.text
+            listed = await c.post("/v1/environments.listEnvironmentVariables", json=target)
+            # the digest is the emulator's own record, never part of an API answer
+            assert all("valueSha256" not in v for v in listed.json()["data"])
+
+    previous = os.umask(0)  # a permissive umask must not make the file world-readable
+    try:
+        asyncio.run(scenario(create_app(EmulatorConfig(state_file=path, dev_key="k"))))
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert "s3cr3t-token" not in path.read_text()
+    (table,) = [t for t in Store(path).variables.values() if t]  # production's, preview's is empty
+    assert table["TOKEN"]["valueSha256"] == hashlib.sha256(b"s3cr3t-token").hexdigest()
+    assert "value" not in table["TOKEN"]
+    assert table["MODE"]["value"] == "fast"  # a recoverable value is returned by the API: kept

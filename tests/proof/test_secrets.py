@@ -212,11 +212,6 @@ def test_local_platform_files_hold_no_secret(ws: Workspace) -> None:
     ws.inputs.add(ws.root / ".reconciler" / "local-platform.json")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the emulator persists write-only values in plain text in its state file, which for "
-    "--base-url local is .reconciler/local-platform.json inside the user's repository",
-)
 def test_the_local_platform_state_file_holds_no_writeonly_value(ws: Workspace) -> None:
     env = {"RECONCILER_BASE_URL": "local"}
     assert ws.run("apply", "-f", str(ws.manifest), "--auto-approve", env=env).exit_code == 0
