@@ -44,7 +44,7 @@ def empty_state() -> dict[str, Any]:
 
 
 def value_digest(value: str) -> str:
-    return hashlib.sha256(value.encode("utf-8")).hexdigest()
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def public(obj: Obj) -> Obj:
@@ -130,6 +130,7 @@ class Store:
         for env_id, env in sorted(self.environments.items(), key=lambda item: item[1]["_seq"]):
             self._envs_by_app.setdefault(env["_appId"], {})[env_id] = None
         self._domain_by_host = {d["domain"]: i for i, d in self.domains.items()}
+        self.running_ids: set[str] | None = None  # lifecycle.running_deployments fills it
 
     def add_project(self, project: Obj) -> None:
         self.projects[project["id"]] = project
