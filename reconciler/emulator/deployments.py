@@ -6,6 +6,7 @@ import copy
 import hashlib
 from typing import Any
 
+from reconciler.emulator import lifecycle
 from reconciler.emulator.context import LIST_FIELDS, REF, Call, Operation, data, listing
 from reconciler.emulator.environments import DEFAULT_BUILD, DEFAULT_RUNTIME
 from reconciler.emulator.errors import invalid, precondition
@@ -83,7 +84,7 @@ def create_deployment(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, 
         }
     )
     # a newer deployment replaces ones of the same environment that have not started yet
-    for other in store.deployments.values():
+    for other in lifecycle.running_deployments(store):
         if other["_envId"] == env["id"] and other["status"] == "pending":
             other["status"] = "superseded"
             other["updatedAt"] = call.now
@@ -106,6 +107,7 @@ def create_deployment(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, 
         "_snapshot": snapshot,
         "_seq": store.next_seq(),
     }
+    lifecycle.started(store, store.deployments[deployment_id])
     call.touch()
     return data({"deploymentId": deployment_id}, 201)
 
@@ -256,6 +258,7 @@ def start_deployment(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, A
         _plan=["starting"],
         _outcome={"status": "ready"},
     )
+    lifecycle.started(call.store, deployment)
     call.touch()
     return data({}, 202)
 

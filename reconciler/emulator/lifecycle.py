@@ -45,8 +45,28 @@ def newer(a: Obj, b: Obj) -> bool:
     return (a["createdAt"], a["_seq"]) > (b["createdAt"], b["_seq"])
 
 
+def running_deployments(store: Store) -> list[Obj]:
+    """Deployments still moving through their plan (from the store's set of candidates, so a
+    request does not scan every deployment ever made)."""
+    if store.running_ids is None:
+        store.running_ids = set(store.deployments)
+    running = [
+        store.deployments[i]
+        for i in store.running_ids
+        if i in store.deployments and store.deployments[i]["status"] not in FINAL
+    ]
+    store.running_ids = {d["id"] for d in running}
+    return running
+
+
+def started(store: Store, deployment: Obj) -> None:
+    """A deployment (re)started its plan: watch it until it reaches a final status."""
+    if store.running_ids is not None:
+        store.running_ids.add(deployment["id"])
+
+
 def advance_deployments(store: Store, now: int, step_ms: int) -> None:
-    running = [d for d in store.deployments.values() if d["status"] not in FINAL]
+    running = running_deployments(store)
     running.sort(key=lambda d: (d["_startedAt"] + len(d["_plan"]) * step_ms, d["_seq"]))
     for deployment in running:
         finish = deployment["_startedAt"] + len(deployment["_plan"]) * step_ms
