@@ -335,10 +335,35 @@ def _check_shape(path: Path, state: dict[str, Any]) -> None:
         elif name in _ROWS and not all(isinstance(row, _ROWS[name]) for row in value.values()):
             shape = "arrays" if _ROWS[name] is list else "objects"
             problems.append(f"{name} must map IDs to {shape}")
+        elif name in _INDEXED:
+            problems += _unindexable(name, value)
     if problems:
         raise StateFileError(f"{path} is not a usable emulator state file: {'; '.join(problems)}")
 
 
+def _unindexable(table: str, rows: dict[str, Obj]) -> list[str]:
+    """Rows lacking a member the store's indexes are built from (named once per member)."""
+    problems = []
+    for member, kind in _INDEXED[table].items():
+        bad = [row_id for row_id, row in rows.items() if not _is(row.get(member), kind)]
+        if bad:
+            shown = ", ".join(bad[:3]) + (", ..." if len(bad) > 3 else "")
+            problems.append(f"{table} {shown}: {member} must be {_KIND_NAMES[kind]}")
+    return problems
+
+
+def _is(value: Any, kind: type) -> bool:
+    return isinstance(value, kind) and not isinstance(value, bool)
+
+
+_KIND_NAMES = {str: "a string", int: "an integer"}
+# table -> members the indexes read, and their types
+_INDEXED: dict[str, dict[str, type]] = {
+    "projects": {"slug": str},
+    "apps": {"slug": str, "_projectId": str},
+    "environments": {"_appId": str, "_seq": int},
+    "domains": {"domain": str},
+}
 # table -> type of each row (variables and policies are keyed by environment ID)
 _ROWS: dict[str, type] = {
     "projects": dict, "apps": dict, "environments": dict, "variables": dict,

@@ -273,3 +273,22 @@ def test_a_value_with_a_lone_surrogate_is_stored_and_digested(tmp_path: Path) ->
     (table,) = [t for t in Store(tmp_path / "state.json").variables.values() if t]
     expected = hashlib.sha256("a\ud800b".encode("utf-8", "surrogatepass")).hexdigest()
     assert table["ODD"]["valueSha256"] == expected
+
+
+@pytest.mark.parametrize(
+    ("tables", "named"),
+    [
+        ('"domains": {"dom_1": {}}', "domains dom_1: domain must be a string"),
+        ('"apps": {"app_1": {"slug": "web"}}', "apps app_1: _projectId must be a string"),
+        ('"projects": {"proj_1": {"slug": ["shop"]}}', "projects proj_1: slug must be a string"),
+        ('"environments": {"env_1": {"_appId": "a", "_seq": true}}', "_seq must be an integer"),
+    ],
+)
+def test_store_rejects_rows_its_indexes_cannot_read(
+    tmp_path: Path, tables: str, named: str
+) -> None:
+    path = tmp_path / "state.json"
+    path.write_text('{"version": 1, ' + tables + "}")
+    with pytest.raises(store_module.StateFileError, match="not a usable emulator state file") as e:
+        Store(path)
+    assert named in str(e.value)
