@@ -71,13 +71,17 @@ def test_statuses_progress_step_by_step(start_emulator) -> None:
     ]
 
 
-def test_git_deployment_shape_and_becoming_current(web: EmulatorServer) -> None:
+def test_git_deployment_shape_and_becoming_current(start_emulator) -> None:
+    # a long step: on a loaded machine 20 ms can pass between the create and the read
+    web = start_emulator(EmulatorConfig(dev_key="k", step_ms=60_000))
+    make_project(web)
+    make_app(web)
     deployment_id = deploy(web)
     assert deployment_id.startswith("d_")
     fresh = get_deployment(web, deployment_id)
     assert fresh["status"] == "pending" and "updatedAt" not in fresh
     assert "currentDeploymentId" not in get_app(web)
-    _settle(web)
+    web.advance_clock(20 * 60_000)
     ready = get_deployment(web, deployment_id)
     assert ready["status"] == "ready" and ready["isCurrent"] is True
     assert (ready["project"], ready["app"], ready["environment"]) == ("shop", "web", "production")
