@@ -338,7 +338,7 @@ def live_environment(
                 SeedCall("environments.setEnvironmentVariables", {**target, "variables": batch})
             )
     pool = [host(p, project, app, environment) for p in ("www", "api", "old", "legacy")]
-    if shared_host(project, app) not in used_hosts:
+    if shared_host(project, app) not in used_hosts:  # at most one environment holds it
         pool.append(shared_host(project, app))
     for name in draw(st.lists(st.sampled_from(pool), max_size=2, unique=True)):
         used_hosts.add(name)
@@ -354,7 +354,9 @@ def live_environment(
 
 
 @st.composite
-def live_app(draw: Any, project: str, slug: str, *, protected_ok: bool) -> list[SeedCall]:
+def live_app(
+    draw: Any, project: str, slug: str, *, protected_ok: bool, preview_domains_managed: bool
+) -> list[SeedCall]:
     body: dict[str, Any] = {"project": project, "name": draw(NAMES), "slug": slug}
     if slug == "api":
         body["oci"] = {"image": f"ghcr.io/acme/{slug}:0.{draw(st.integers(1, 9))}"}
@@ -365,9 +367,16 @@ def live_app(draw: Any, project: str, slug: str, *, protected_ok: bool) -> list[
         calls.append(
             SeedCall("apps.updateApp", {"project": project, "app": slug, "deleteProtection": True})
         )
-    used_hosts: set[str] = set()
+    # the shared host may wait in preview only where the manifest can move it from there (from
+    # an unmanaged environment a move is refused by design: a precise error, not convergence)
+    used: set[str] = set()
     for environment in sorted(draw(st.sets(st.sampled_from(ENVIRONMENTS), max_size=2))):
-        calls += draw(live_environment(project, slug, environment, used_hosts))
+        blocked = set(used)
+        if environment == "preview" and not preview_domains_managed:
+            blocked.add(shared_host(project, slug))
+        made = draw(live_environment(project, slug, environment, blocked))
+        used |= {c.body["domain"] for c in made if c.operation == "domains.createDomain"}
+        calls += made
     return calls
 
 
@@ -392,7 +401,16 @@ def live_states(draw: Any, manifest: Document) -> list[SeedCall]:
             always = app == UNLISTED_APP and project == OUTSIDE_PROJECT
             if always or draw(st.booleans()):
                 protected_ok = not (prune_apps and project in manifest["projects"])
-                calls += draw(live_app(project, app, protected_ok=protected_ok))
+                listed_app = manifest["projects"].get(project, {}).get("apps", {}).get(app, {})
+                preview = listed_app.get("environments", {}).get("preview", {})
+                calls += draw(
+                    live_app(
+                        project,
+                        app,
+                        protected_ok=protected_ok,
+                        preview_domains_managed="domains" in preview,
+                    )
+                )
     return calls
 
 
