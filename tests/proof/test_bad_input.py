@@ -495,11 +495,6 @@ def test_wrong_shapes_anywhere_in_a_checksummed_plan_are_refused(
     assert crashed == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect (engine/apply.py check_saved_plan): a saved plan is checked by its manifest "
-    "and live digests only, so a call body edited under a recomputed checksum is sent as is",
-)
 def test_an_edited_call_body_is_not_applied(
     saved_plan: tuple[Path, dict[str, Any]], cli: Cli, emulator: Any
 ) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from reconciler.engine.changes import Action, Call, Change, Plan, SecretRef
 from reconciler.errors import ReconcilerError
-from reconciler.secrets import ref_matches
+from reconciler.secrets import ref_matches, split_fingerprint
 
 SecretResolver = Callable[[SecretRef], str]
 
@@ -133,6 +133,43 @@ def check_saved_plan(
             "secrets changed since the plan was saved, nothing was applied: " + ", ".join(changed),
             hint=_REPLAN,
         )
+    # Same manifest, same live state, yet other calls: the file was edited after review (its
+    # checksum only proves it is whole; anyone can recompute it). A plan made without some
+    # secrets cannot be held to this: what it will send for them is only known now.
+    if not _has_unknowns(saved) and _sent(saved) != _sent(current):
+        raise ApplyRefused(
+            "the saved plan's calls differ from the plan its manifest and live state give now "
+            "(was the file edited?), nothing was applied",
+            hint=_REPLAN,
+        )
+
+
+def _sent(plan: Plan) -> list[tuple[str, str, list[tuple[str, Any]]]]:
+    """What apply would send, up to what legitimately differs between plan and apply time:
+    secret references compare by source (their fingerprints are checked on their own) and
+    descriptions without the fingerprint marker (a secret missing at plan time gets one at
+    apply time)."""
+    return [
+        (c.address, c.action.value, [(call.operation, _comparable(call.body)) for call in c.calls])
+        for c in executable_changes(plan)
+    ]
+
+
+def _has_unknowns(plan: Plan) -> bool:
+    return any(diff.known_after_apply for change in plan.changes for diff in change.diffs)
+
+
+def _comparable(value: Any) -> Any:
+    if isinstance(value, SecretRef):
+        return ("secret", value.source)
+    if isinstance(value, Mapping):
+        return {
+            key: split_fingerprint(item)[0] if key == "description" else _comparable(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [_comparable(item) for item in value]
+    return value
 
 
 def _changed_secrets(
