@@ -12,6 +12,7 @@ request log.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -279,6 +280,16 @@ def test_a_timeout_names_no_secret(ws: Workspace, monkeypatch: pytest.MonkeyPatc
     ws.emu.set_faults([{"operation": "environments.setEnvironmentVariables", "latencyMs": 1000}])
     result = _fail(ws, "apply", "-f", str(ws.manifest), "--auto-approve", "-v")
     assert "setEnvironmentVariables" in result.output
+    _wait_for_abandoned_calls(ws, "environments.setEnvironmentVariables")
+
+
+def _wait_for_abandoned_calls(ws: Workspace, operation: str) -> None:
+    """The server finishes the calls a timed-out client gave up on; let them land in this
+    test's request log, not in the next test's (the emulator is shared and only reset)."""
+    deadline = time.monotonic() + 10
+    while not any(r["operation"] == operation for r in ws.emu.requests()):
+        assert time.monotonic() < deadline, f"the abandoned {operation} never finished"
+        time.sleep(0.05)
 
 
 def test_the_platform_echoing_a_value_in_its_error_is_redacted(
