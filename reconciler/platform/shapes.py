@@ -120,6 +120,7 @@ DNS_RECORD = obj(type=STR, name=STR, value=STR, ttl=INT, verified=BOOL, note=STR
 DOMAIN_CONNECT = obj(provider=STR, url=STR)
 
 DOMAIN = obj(
+    ("id", "domain"),  # what every reader keys on
     id=STR,
     domain=STR,
     projectId=STR,

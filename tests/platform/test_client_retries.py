@@ -248,7 +248,8 @@ def test_parse_retry_after(header: str | None, expected: float | None) -> None:
 def test_a_503_with_retry_after_on_a_read_waits_as_told() -> None:
     time = FakeTime()
     mock = scripted(httpx.Response(503, headers={"Retry-After": "4"}), json_response(200, OK_APP))
-    run(call_once(make_client(mock, time=time), "domains.getDomain", {"domain": "a.example"}))
+    body = {"project": "shop", "app": "web"}
+    run(call_once(make_client(mock, time=time), "apps.getApp", body))
     assert time.sleeps == [4.0]
 
 

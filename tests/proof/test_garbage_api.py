@@ -426,15 +426,9 @@ def test_wrong_field_types_in_real_answers(
     assert failures == [], "\n".join(failures)
 
 
-EXPORT_IMPRECISE = {"export/domains.listDomains/domain"}
+EXPORT_IMPRECISE: set[str] = set()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect (export.py): an answer missing a member export reads is reported as "
-    "'project \"...\": the platform returned an object this export cannot read (KeyError: ...)', "
-    "naming neither the operation nor the member",
-)
 def test_export_names_the_operation_when_a_member_is_missing(
     garbage: GarbageServer, tmp_path: Path
 ) -> None:
