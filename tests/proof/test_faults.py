@@ -663,12 +663,6 @@ def pruning_scenario() -> Scenario:
     return Scenario(manifest=manifest, seed=seed)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect (engine/apply send or platform client, not the proof engineer's files): a "
-    "delete answered 5xx after the platform did it is resent, the resend gets 404, and apply "
-    "reports the delete as failed (exit 1) although the object is gone as planned",
-)
 @pytest.mark.parametrize("operation", ["apps.deleteApp", "domains.deleteDomain"])
 def test_a_delete_that_failed_after_it_was_done_is_not_reported_failed(
     emulator: Any, tmp_path: Path, fast_retries: list[float], operation: str

@@ -13,7 +13,7 @@ from reconciler.engine.apply.outcome import CallResult
 from reconciler.engine.apply.safety import SecretResolver
 from reconciler.engine.changes import Action, Call, Change, SecretRef
 from reconciler.errors import ReconcilerError
-from reconciler.platform.errors import ApiError
+from reconciler.platform.errors import ApiError, NotFound
 from reconciler.platform.operations import OPERATIONS
 from reconciler.secrets import fingerprint, split_fingerprint, with_fingerprint
 
@@ -30,6 +30,9 @@ class ApplyOptions:
     (409) for a while: with the doubling delay, about half a minute in all."""
     fingerprint_key: bytes | None = None
     """RECONCILER_FINGERPRINT_KEY: fingerprints secrets the plan could not (see `_fingerprint_late_secrets`)."""
+
+
+_DELETES = frozenset({"projects.deleteProject", "apps.deleteApp", "domains.deleteDomain"})
 
 
 def materialize(body: Any, resolve: SecretResolver) -> Any:
@@ -71,6 +74,12 @@ class CallSender:
                 return CallResult(call.operation, True, status, data=data, reread=reread)
             await self.client.call(call.operation, body)
             return CallResult(call.operation, True, status)
+        except NotFound as error:
+            if call.operation in _DELETES:
+                # Gone is what a delete wants: an earlier attempt that answered 5xx after doing
+                # the work (the client resends deletes), or someone else, got there first.
+                return CallResult(call.operation, True, error.status)
+            return CallResult(call.operation, False, error.status, error=_api_error_text(error))
         except ApiError as error:
             return CallResult(call.operation, False, error.status, error=_api_error_text(error))
         except ReconcilerError as error:  # e.g. a secret that vanished since the check
