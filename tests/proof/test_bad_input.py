@@ -801,12 +801,6 @@ def test_bad_status_flags(flags: tuple[str, ...], tmp_path: Path, cli: Cli, emul
     assert writes(emulator) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect (emulator/store.py Store.__init__, not fixed: the file has another engineer's "
-    "uncommitted work): a state file whose rows lack the members the indexes read (a domain "
-    "without `domain`, an app without `_projectId`) crashes with an internal KeyError",
-)
 def test_emulator_state_rows_missing_members(tmp_path: Path, no_serving: list[str]) -> None:
     state = tmp_path / "state.json"
     state.write_text('{"version": 1, "domains": {"dom_1": {}}, "apps": {"app_1": {}}}')
