@@ -15,7 +15,7 @@ from typing import Any
 from reconciler.engine.changes import ABSENT, Action, Change, FieldDiff
 from reconciler.errors import ReconcilerError
 from reconciler.manifest.model import UNSET, App, GitSource, OciSource
-from reconciler.resources.common import address, make_call, require_fields
+from reconciler.resources.common import address, identity_diffs, make_call, require_fields
 
 READ_OPERATION = "apps.listApps"
 
@@ -258,18 +258,8 @@ def _update(
     project_slug: str, project_ref: str, desired: App, live: Mapping[str, Any]
 ) -> Change | None:
     app_id = live["id"]
-    diffs: list[FieldDiff] = []
     body: dict[str, Any] = {"project": project_ref, "app": app_id}
-    if live.get("slug") != desired.slug:
-        diffs.append(FieldDiff("slug", live.get("slug"), desired.slug))
-        body["slug"] = desired.slug
-    if desired.name is not UNSET and live.get("name") != desired.name:
-        diffs.append(FieldDiff("name", live.get("name"), desired.name))
-        body["name"] = desired.name
-    live_protection = bool(live.get("deleteProtection", False))
-    if desired.delete_protection is not UNSET and live_protection != desired.delete_protection:
-        diffs.append(FieldDiff("deleteProtection", live_protection, desired.delete_protection))
-        body["deleteProtection"] = desired.delete_protection
+    diffs = identity_diffs(desired, live, body)
     git_diffs, git_body = _git_update(desired, live)
     diffs.extend(git_diffs)
     if git_body is not UNSET:

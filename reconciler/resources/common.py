@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.engine.changes import ABSENT, Call, FieldDiff
+from reconciler.manifest.model import UNSET, App, Project
 from reconciler.platform.errors import UnexpectedResponse
 from reconciler.platform.operations import get_operation, permission
 
@@ -49,6 +50,25 @@ class EnvironmentRef:
 
     def body(self, **fields: Any) -> dict[str, Any]:
         return {"project": self.project, "app": self.app, "environment": self.environment, **fields}
+
+
+def identity_diffs(
+    desired: Project | App, live: Mapping[str, Any], body: dict[str, Any]
+) -> list[FieldDiff]:
+    """Slug (a rename through a pinned id), name and delete protection: what projects and apps
+    share. Each differing field is also added to the update `body`."""
+    diffs = []
+    if live.get("slug") != desired.slug:
+        diffs.append(FieldDiff("slug", live.get("slug"), desired.slug))
+        body["slug"] = desired.slug
+    if desired.name is not UNSET and live.get("name") != desired.name:
+        diffs.append(FieldDiff("name", live.get("name"), desired.name))
+        body["name"] = desired.name
+    live_protection = bool(live.get("deleteProtection", False))
+    if desired.delete_protection is not UNSET and live_protection != desired.delete_protection:
+        diffs.append(FieldDiff("deleteProtection", live_protection, desired.delete_protection))
+        body["deleteProtection"] = desired.delete_protection
+    return diffs
 
 
 def require_fields(operation: str, items: Any, *fields: str) -> Any:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from reconciler.engine.changes import Action, Change, FieldDiff
+from reconciler.engine.changes import Action, Change
 from reconciler.errors import ReconcilerError
 from reconciler.manifest.model import UNSET, Project
 from reconciler.platform.errors import NotFound
-from reconciler.resources.common import address, make_call, require_fields
+from reconciler.resources.common import address, identity_diffs, make_call, require_fields
 
 READ_OPERATION = "projects.getProject"
 
@@ -75,18 +75,8 @@ def _create(desired: Project) -> Change:
 
 def _update(desired: Project, live: Mapping[str, Any]) -> Change | None:
     live_id = live["id"]
-    diffs: list[FieldDiff] = []
     body: dict[str, Any] = {"project": live_id}
-    if live.get("slug") != desired.slug:
-        diffs.append(FieldDiff("slug", live.get("slug"), desired.slug))
-        body["slug"] = desired.slug
-    if desired.name is not UNSET and live.get("name") != desired.name:
-        diffs.append(FieldDiff("name", live.get("name"), desired.name))
-        body["name"] = desired.name
-    live_protection = bool(live.get("deleteProtection", False))
-    if desired.delete_protection is not UNSET and live_protection != desired.delete_protection:
-        diffs.append(FieldDiff("deleteProtection", live_protection, desired.delete_protection))
-        body["deleteProtection"] = desired.delete_protection
+    diffs = identity_diffs(desired, live, body)
     if not diffs:
         return None
     after = {**display(live), **{d.path: d.after for d in diffs}}
