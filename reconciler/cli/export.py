@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import tempfile
 from pathlib import Path
 
 import click
@@ -12,6 +10,7 @@ import click
 from reconciler.cli.options import connection_options, report_errors
 from reconciler.errors import UsageError
 from reconciler.export import Export, ExportOptions, export_workspace
+from reconciler.files import write_atomically
 
 
 @click.command("export")
@@ -128,10 +127,7 @@ def _write_file(path: Path, text: str, *, force: bool) -> None:
         raise UsageError(f"refusing to overwrite {path}", hint="pass --force to overwrite it")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
+        write_atomically(path, text)
     except OSError as error:
         raise UsageError(f"cannot write {path}: {error.strerror or error}") from None
 

@@ -10,11 +10,8 @@ secret references, never secret values, and is written atomically with mode
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +21,7 @@ from reconciler.engine.changes import FORMAT_VERSION, Plan
 from reconciler.engine.plan_json import PlanShapeError, plan_from_dict, plan_to_dict
 from reconciler.engine.secret_guard import PlainSecretError, check_no_plain_secrets
 from reconciler.errors import ReconcilerError
+from reconciler.files import write_atomically
 
 PLAN_FILE_KIND = "reconciler-plan"
 _REPLAN = "run `reconciler plan --out FILE` again and apply the new file"
@@ -146,19 +144,7 @@ def _dump(document: dict[str, Any]) -> str:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    directory = path.parent if str(path.parent) else Path(".")
     try:
-        fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        write_atomically(path, text, mode=0o600)
     except OSError as error:
-        raise PlanFileError(f"cannot write plan file {path}: {error.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            os.fchmod(handle.fileno(), 0o600)
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp_name, path)
-    except OSError as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temp_name)
         raise PlanFileError(f"cannot write plan file {path}: {error.strerror}") from None
