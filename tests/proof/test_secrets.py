@@ -280,15 +280,19 @@ def test_a_timeout_names_no_secret(ws: Workspace, monkeypatch: pytest.MonkeyPatc
     ws.emu.set_faults([{"operation": "environments.setEnvironmentVariables", "latencyMs": 1000}])
     result = _fail(ws, "apply", "-f", str(ws.manifest), "--auto-approve", "-v")
     assert "setEnvironmentVariables" in result.output
-    _wait_for_abandoned_calls(ws, "environments.setEnvironmentVariables")
+    _wait_for_abandoned_calls(ws, "environments.setEnvironmentVariables", result)
 
 
-def _wait_for_abandoned_calls(ws: Workspace, operation: str) -> None:
+def _wait_for_abandoned_calls(ws: Workspace, operation: str, result: CliResult) -> None:
     """The server finishes the calls a timed-out client gave up on; let them land in this
-    test's request log, not in the next test's (the emulator is shared and only reset)."""
-    deadline = time.monotonic() + 10
-    while not any(r["operation"] == operation for r in ws.emu.requests()):
-        assert time.monotonic() < deadline, f"the abandoned {operation} never finished"
+    test's request log, not in the next test's (the emulator is shared and only reset).
+    Every attempt the `-v` log shows must land: waiting for the first one alone let the later
+    retries write into the next test's log, which then saw writes it never made."""
+    abandoned = result.stderr.count(f"api: {operation} ReadTimeout")
+    assert abandoned, result.stderr
+    deadline = time.monotonic() + 15
+    while sum(r["operation"] == operation for r in ws.emu.requests()) < abandoned:
+        assert time.monotonic() < deadline, f"the abandoned {operation} calls never finished"
         time.sleep(0.05)
 
 
