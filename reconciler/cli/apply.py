@@ -66,7 +66,12 @@ def parse_duration(text: str) -> float:
 
 
 def _duration(ctx: click.Context, param: click.Parameter, value: str) -> float:
-    return parse_duration(value)
+    seconds = parse_duration(value)
+    if seconds <= 0:
+        # A zero poll interval would ask for the deployment's status without pause; a zero
+        # timeout would give up before the first answer.
+        raise click.BadParameter(f"{value!r} must be longer than zero; use e.g. 2s or 15m")
+    return seconds
 
 
 def stdin_is_interactive() -> bool:

@@ -591,6 +591,8 @@ def test_bad_plan_flags(flags: tuple[str, ...], tmp_path: Path, cli: Cli, emulat
         ("--wait-timeout", "-5s", "--deploy"),
         ("--poll-interval", "-1s", "--deploy"),
         ("--poll-interval", "1y", "--deploy"),
+        ("--poll-interval", "0s", "--deploy"),
+        ("--wait-timeout", "0", "--deploy"),
         ("--max-deletes", "x"),
     ],
 )
