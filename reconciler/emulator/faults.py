@@ -17,7 +17,7 @@ RULE = Obj(
         "after": Int(min=0),
         "times": Int(min=0),
         "status": Int(min=400, max=599),
-        "retryAfter": Int(min=0, max=3600),
+        "retryAfter": Int(min=0, max=3600, nullable=True),  # null: a 429 without the header
         "latencyMs": Int(min=0, max=60000),
         "phase": Str(enum=("before", "after")),
     }
@@ -60,7 +60,7 @@ class FaultRule:
     def fault(self) -> Fault:
         status = self.spec.get("status")
         retry_after = self.spec.get("retryAfter")
-        if status == 429 and retry_after is None:
+        if status == 429 and "retryAfter" not in self.spec:
             retry_after = 1
         return Fault(
             status, retry_after, self.spec.get("latencyMs", 0), self.spec.get("phase", "before")

@@ -42,6 +42,7 @@ def test_429_carries_retry_after_and_first_match_wins(emulator: EmulatorServer) 
         [
             {"operation": "projects.listProjects", "status": 429, "retryAfter": 7, "times": 1},
             {"operation": "projects.listProjects", "status": 429, "times": 1},
+            {"operation": "projects.listProjects", "status": 429, "retryAfter": None, "times": 1},
             {"status": 500, "times": 1},
         ]
     )
@@ -50,6 +51,8 @@ def test_429_carries_retry_after_and_first_match_wins(emulator: EmulatorServer) 
     assert first.headers["retry-after"] == "7"
     second = emulator.call("projects.listProjects")
     assert second.status_code == 429 and second.headers["retry-after"] == "1"
+    third = emulator.call("projects.listProjects")  # null: the header is left out
+    assert third.status_code == 429 and "retry-after" not in third.headers
     problem(emulator.call("projects.getProject", {"project": "abc"}), 500)  # any operation
     problem(emulator.call("projects.getProject", {"project": "abc"}), 404)
 

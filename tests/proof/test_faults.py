@@ -33,7 +33,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import reconciler.platform.client as platform_client
-import tests.fixtures.emulator as emulator_fixtures
 from reconciler.emulator.app import EmulatorConfig
 from reconciler.platform.retry import RetryPolicy
 from tests.fixtures.cli import CliResult, Seed, run_cli
@@ -359,29 +358,10 @@ def test_apply_with_a_failing_write_is_precise_and_a_rerun_converges(
 # ---- 429 without Retry-After ----------------------------------------------------------------------
 
 
-class WithoutRetryAfter:
-    """The emulator's ASGI app with every `Retry-After` header removed from its answers."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        self.state = app.state
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        async def send_without(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                headers = [(k, v) for k, v in message["headers"] if k.lower() != b"retry-after"]
-                message = {**message, "headers": headers}
-            await send(message)
-
-        await self.app(scope, receive, send_without)
-
-
 def test_429_without_retry_after_backs_off_and_converges(
-    start_emulator: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fast_retries: list[float]
+    emulator: Any, tmp_path: Path, fast_retries: list[float]
 ) -> None:
-    real = emulator_fixtures.create_app
-    monkeypatch.setattr(emulator_fixtures, "create_app", lambda c: WithoutRetryAfter(real(c)))
-    platform = start_emulator(emulator_fixtures.default_config())
+    platform = emulator
     scenario = shop_scenario()
     build_live_state(Seed(platform), scenario.seed)
     before = workspace(platform.state())
@@ -392,9 +372,9 @@ def test_429_without_retry_after_backs_off_and_converges(
     # Each burst stays below the client's five attempts, so backing off must carry every call.
     platform.set_faults(
         [
-            {"operation": "projects.getProject", "status": 429, "times": 3},
-            {"operation": "apps.updateApp", "status": 429, "times": 4},
-            {"operation": "gateway.setPolicies", "status": 429, "times": 2},
+            {"operation": "projects.getProject", "status": 429, "times": 3, "retryAfter": None},
+            {"operation": "apps.updateApp", "status": 429, "times": 4, "retryAfter": None},
+            {"operation": "gateway.setPolicies", "status": 429, "times": 2, "retryAfter": None},
         ]
     )
     probe = platform.call("projects.getProject", {"project": "shop"})
