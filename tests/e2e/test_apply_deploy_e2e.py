@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from reconciler.emulator.app import EmulatorConfig
 from tests.e2e.test_apply_e2e import apply, write_manifest
 from tests.fixtures.cli import shop_manifest
+from tests.fixtures.emulator import API_KEY
 
 FAST = ("--auto-approve", "--deploy", "--poll-interval", "0.02s", "--wait-timeout", "30s")
 
@@ -117,18 +119,20 @@ def test_a_rolled_back_app_is_warned_about(emulator: Any, tmp_path: Path) -> Non
     assert app["currentDeploymentId"] == first["id"]
 
 
-def test_waiting_is_bounded_by_wait_timeout(emulator: Any, tmp_path: Path) -> None:
+def test_waiting_is_bounded_by_wait_timeout(start_emulator: Any, tmp_path: Path) -> None:
+    # Deployment steps of a minute: the rollout cannot finish however slow the machine is.
+    slow = start_emulator(EmulatorConfig(dev_key=API_KEY, step_ms=60_000))
     manifest = write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.0"))
     result = apply(
-        emulator,
+        slow,
         "-f",
         manifest,
         "--auto-approve",
         "--deploy",
         "--poll-interval",
-        "10ms",
+        "50ms",
         "--wait-timeout",
-        "30ms",
+        "300ms",
     )
     assert result.exit_code == 1
     assert "timed out: still " in result.output
