@@ -128,6 +128,34 @@ def test_a_misspelt_flag_would_be_caught() -> None:
         check_accepted(["validate", "-f", "x", "--formatt", "json"])
 
 
+# --- installing reconciler ----------------------------------------------------
+
+PYPI_NAME_TAKEN = re.compile(r"pip install[^\n]*(?<![@/\w-])reconciler(==[^\s\"']*)?[\"']?(\s|$)")
+
+
+def test_an_unrelated_reconciler_on_pypi_would_be_caught() -> None:
+    assert PYPI_NAME_TAKEN.search('pip install "reconciler==0.1.0"\n')
+    assert PYPI_NAME_TAKEN.search("pip install --quiet reconciler\n")
+    assert not PYPI_NAME_TAKEN.search('pip install "$RECONCILER_PACKAGE"\n')
+
+
+@pytest.mark.parametrize("path", [GITHUB, GITLAB], ids=["github", "gitlab"])
+def test_reconciler_is_installed_from_its_source_never_by_name_from_pypi(path: Path) -> None:
+    """`reconciler` on PyPI is another project (a pandas/Wikidata helper without this CLI):
+    the examples must install this one, by a direct reference to a tagged source archive."""
+    commands = [line for line in path.read_text().splitlines() if not line.lstrip().startswith("#")]
+    assert not PYPI_NAME_TAKEN.search("\n".join(commands))
+    document = load(path)
+    variables = document.get("env") or document.get("variables")
+    package = variables["RECONCILER_PACKAGE"]
+    name, _, url = (part.strip() for part in package.partition("@"))
+    project = re.search(r'^name = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)
+    assert project and name == project.group(1)
+    assert re.fullmatch(r"https://\S+/v\d+\.\d+\.\d+[\w./-]*\.tar\.gz", url), url
+    installs = [line for line in commands if "pip install" in line]
+    assert installs and all('"$RECONCILER_PACKAGE"' in line for line in installs)
+
+
 # --- GitHub Actions -----------------------------------------------------------
 
 
