@@ -70,10 +70,18 @@ class DeploymentOutcome:
     error_code: str | None = None
     error_step: str | None = None
     error_message: str | None = None
+    serving: bool | None = None
+    """The deployment's `isCurrent` when it ended (None: not reported)."""
 
     @property
     def succeeded(self) -> bool:
         return self.status in FINAL_STATUSES and self.status not in FAILED_STATUSES
+
+    @property
+    def held_back(self) -> bool:
+        """Ready, yet not serving production: the app is rolled back, so a new production
+        deployment waits for a promotion instead of taking over."""
+        return self.succeeded and self.target.environment == "production" and self.serving is False
 
 
 @dataclass(frozen=True)
@@ -186,6 +194,10 @@ class _WantedRollouts:
 
     def targets(self) -> tuple[tuple[DeployTarget, ...], tuple[str, ...]]:
         targets, left_out = [], []
+        # An environment whose every change failed has no reason to deploy, yet it must be
+        # named: otherwise the summary says "nothing to deploy" while its changes are pending.
+        failed_only = [k for k in sorted(self.incomplete) if len(k) == 3 and k not in self.reasons]
+        left_out.extend(f"{'/'.join(key)}: its changes did not apply" for key in failed_only)
         for key, why in self.reasons.items():
             if {key, key[:2], key[:1]} & self.incomplete:
                 left_out.append(f"{'/'.join(key)}: some of its changes did not apply")
@@ -422,6 +434,7 @@ def _outcome(
         error_code=_text(error.get("code")),
         error_step=_text(error.get("step")),
         error_message=_text(error.get("message")),
+        serving=current if isinstance(current := deployment.get("isCurrent"), bool) else None,
     )
 
 
@@ -439,6 +452,8 @@ def describe_outcome(outcome: DeploymentOutcome) -> str:
     if outcome.status == "timed out":
         return f"{head}: timed out: {outcome.error_message}"
     line = f"{head}: {outcome.status}"
+    if outcome.held_back:
+        line += ", not serving production: the app is rolled back (promote it to serve)"
     if outcome.error_code or outcome.error_message:
         step = f" at step {outcome.error_step}" if outcome.error_step else ""
         line += f": {outcome.error_code or 'unknown'}{step}: {outcome.error_message or ''}".rstrip(

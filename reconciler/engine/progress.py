@@ -258,21 +258,27 @@ def render_deploy_report(report: DeployReport) -> str:
         sections.append(_section("Not deployed", list(report.not_deployed)))
     if report.outcomes:
         sections.append(_section("Deployments", [describe_outcome(o) for o in report.outcomes]))
-    live = sum(o.succeeded for o in report.outcomes)
+    ready = sum(o.succeeded for o in report.outcomes)
+    held = sum(o.held_back for o in report.outcomes)
     total = len(report.outcomes)
     left_out = len(report.not_deployed)
+    # "went live" only counts deployments that serve: a ready one held back by a rollback
+    # does not, and saying so would contradict the warning above.
+    live = f"{ready - held} of {total} deployment(s) went live" + (
+        f", {held} ready but not serving (rolled back)" if held else ""
+    )
     if not report.outcomes and not left_out:
         sections.append("Nothing to deploy: no environment's configuration changed.")
-    elif live < total:
+    elif ready < total:
         sections.append(
-            f"Deploy failed! {total - live} of {total} deployment(s) did not go live"
+            f"Deploy failed! {total - ready} of {total} deployment(s) did not go live"
             + (f"; {left_out} environment(s) not deployed." if left_out else ".")
         )
     elif left_out:
         sections.append(
-            f"Deploy incomplete! {live} of {total} deployment(s) went live; {left_out} "
-            "environment(s) not deployed because some of their changes did not apply."
+            f"Deploy incomplete! {live}; {left_out} environment(s) not deployed because "
+            "some of their changes did not apply."
         )
     else:
-        sections.append(f"Deploy complete! {live} of {total} deployment(s) went live.")
+        sections.append(f"Deploy complete! {live}.")
     return "\n\n".join(sections)

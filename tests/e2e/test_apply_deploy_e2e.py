@@ -117,6 +117,31 @@ def test_a_rolled_back_app_is_warned_about(emulator: Any, tmp_path: Path) -> Non
     app = emulator.call("apps.getApp", {"project": "shop", "app": "web"}).json()["data"]
     assert app["isRolledBack"] is True
     assert app["currentDeploymentId"] == first["id"]
+    # The new deployment is ready but does not serve: the summary must not call it live.
+    assert "ready, not serving production: the app is rolled back" in result.output
+    assert "Deploy complete! 0 of 1 deployment(s) went live, 1 ready but not serving" in (
+        result.output
+    )
+
+
+def test_an_environment_whose_changes_all_failed_is_named_as_not_deployed(
+    emulator: Any, tmp_path: Path
+) -> None:
+    manifest = write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.0"))
+    assert apply(emulator, "-f", manifest, *FAST).exit_code == 0
+    before = deployments(emulator)
+    write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.0", level="debug"))
+    emulator.set_faults(
+        [{"operation": "environments.setEnvironmentVariables", "status": 400, "times": 1}]
+    )
+
+    result = apply(emulator, "-f", manifest, *FAST)
+
+    assert result.exit_code == 1, result.output
+    assert "Nothing to deploy" not in result.output
+    assert "Not deployed" in result.output
+    assert "shop/web/production: its changes did not apply" in result.output
+    assert deployments(emulator) == before
 
 
 def test_waiting_is_bounded_by_wait_timeout(start_emulator: Any, tmp_path: Path) -> None:
