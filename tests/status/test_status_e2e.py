@@ -122,6 +122,28 @@ def test_deployment_states_none_in_progress_ready_failed_rolled_back(platform, m
     assert envs["web/preview"]["rolledBack"] is False
 
 
+def test_a_stopped_preview_and_a_superseded_production_deployment(platform, manifest) -> None:
+    preview = deploy(platform, PREVIEW, "nginx:preview")
+    platform.advance_clock(10 * STEP_MS)
+    ok(platform, "deployments.stopDeployment", {"deploymentId": preview})
+    stopped = environments(platform, manifest)["web/preview"]["deployment"]
+    assert (stopped["id"], stopped["status"], stopped["final"]) == (preview, "stopped", True)
+    line = next(x for x in status(platform, manifest).stdout.splitlines() if preview in x)
+    assert "stopped" in line and "(in progress)" not in line
+
+    # A second deployment replaces the first before it starts: the first never ran, so
+    # status shows the second as serving and says nothing of the superseded one.
+    superseded = deploy(platform, PRODUCTION, "nginx:1.27")
+    latest = deploy(platform, PRODUCTION, "nginx:1.28")
+    platform.advance_clock(10 * STEP_MS)
+    listed = ok(platform, "deployments.listDeployments", {**PRODUCTION, "limit": 10})
+    assert {d["id"]: d["status"] for d in listed}[superseded] == "superseded"
+    production = environments(platform, manifest)["web/production"]
+    assert production["deployment"]["id"] == latest
+    assert production["newerDeployment"] is None
+    assert superseded not in status(platform, manifest).stdout
+
+
 def create_domain(server: Any, host: str) -> list[dict[str, Any]]:
     return ok(server, "domains.createDomain", {**PRODUCTION, "domain": host})["dnsRecords"]
 
