@@ -34,7 +34,16 @@ from reconciler.emulator.context import Call, Operation
 from reconciler.emulator.errors import PROBLEM_CONTENT_TYPE, ApiError, problem_body
 from reconciler.emulator.faults import RULES, Fault, Faults, RateLimiter
 from reconciler.emulator.store import Store
-from reconciler.emulator.validation import Arr, Int, Num, Obj, Str, validate
+from reconciler.emulator.validation import (
+    Arr,
+    Int,
+    Num,
+    Obj,
+    Str,
+    lone_surrogates,
+    refusal,
+    validate,
+)
 
 __all__ = ["ApiKey", "Emulator", "EmulatorConfig", "create_app", "load_keys"]
 
@@ -139,7 +148,7 @@ class Emulator:
                     status, payload = operation.handler(call, body)
                 finally:
                     self.store.save_if_dirty()
-            return JSONResponse(payload, status_code=status)
+            return _json_answer(payload, status)
         except ApiError as error:
             return _problem(error)
         except Exception as error:  # a bug in the emulator: still a problem body, never a crash
@@ -173,7 +182,7 @@ class Emulator:
                 self.store.save_if_dirty()
         except ApiError as error:
             return _problem(error)
-        return JSONResponse(result)
+        return _json_answer(result)
 
     def reset(self, _: dict[str, Any]) -> dict[str, Any]:
         self.store.reset()
@@ -273,11 +282,25 @@ async def _json_body(request: Request) -> Any:
         raise ApiError(400, f"malformed JSON: {error}", [("body", "malformed JSON")]) from error
     if not isinstance(body, dict):
         raise ApiError(400, "the body must be a JSON object", [("body", "must be an object")])
+    surrogates = lone_surrogates(body)
+    if surrogates:
+        raise refusal(surrogates)
     return body
 
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
+
+
+def _json_answer(payload: Any, status: int = 200) -> Response:
+    """A JSON answer, or a 500 problem when the payload cannot be encoded (a lone surrogate or a
+    non-finite number that reached the state some other way than a request, such as a
+    hand-edited state file): the client gets a problem body, never a text/plain crash."""
+    try:
+        return JSONResponse(payload, status_code=status)
+    except (ValueError, TypeError) as error:  # UnicodeEncodeError is a ValueError
+        reason = type(error).__name__
+        return _problem(ApiError(500, f"emulator error: the answer is not encodable ({reason})"))
 
 
 def _problem(error: ApiError) -> Response:

@@ -64,9 +64,18 @@ def problem_body(
         "type": f"https://emulator.invalid/problems/{SLUGS.get(status, 'error')}",
         "title": TITLES.get(status, "Error"),
         "status": status,
-        "detail": detail,
-        "errors": [{"field": field, "message": message} for field, message in errors or []],
+        "detail": encodable(detail),
+        "errors": [
+            {"field": encodable(field), "message": encodable(message)}
+            for field, message in errors or []
+        ],
     }
+
+
+def encodable(text: str) -> str:
+    """`text` with any lone surrogate written out as `\\udc00`: a problem can quote stored
+    names, and its body must always encode as UTF-8 (the answer to an error must not fail)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def invalid(field: str, message: str) -> ApiError:

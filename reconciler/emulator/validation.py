@@ -181,11 +181,52 @@ def validate(body: Any, spec: Obj) -> dict[str, Any]:
     problems: Problems = []
     spec.check(body, "", problems)
     if problems:
-        first = problems[0]
-        label = first[0] or "body"
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise ApiError(400, f"{label}: {first[1]}{more}", [(f or "body", m) for f, m in problems])
+        raise refusal(problems)
     return body
+
+
+def refusal(problems: Problems) -> ApiError:
+    """One 400 naming every problem, the first one in the detail."""
+    first = problems[0]
+    label = first[0] or "body"
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return ApiError(400, f"{label}: {first[1]}{more}", [(f or "body", m) for f, m in problems])
+
+
+def lone_surrogates(document: Any) -> Problems:
+    """Where strings of a parsed JSON document, member names included, hold a lone surrogate.
+
+    JSON may escape one (`"\\udc00"`) but UTF-8 cannot encode it, so a value holding one could be
+    neither answered nor saved. A bad member name is reported at its object's path, and the string
+    itself is never quoted (the problem body must stay encodable). Walked with an explicit stack:
+    the parser accepts nesting deeper than a recursive walk could follow.
+    """
+    problems: Problems = []
+    pending: list[tuple[Any, str]] = [(document, "")]
+    while pending:
+        value, path = pending.pop()
+        if isinstance(value, str):
+            if not _utf8_encodable(value):
+                problems.append((path, "must be valid Unicode: it holds a lone surrogate"))
+        elif isinstance(value, list):
+            pending += [(item, f"{path}[{index}]") for index, item in enumerate(value)]
+        elif isinstance(value, dict):
+            for name, member in value.items():
+                if _utf8_encodable(name):
+                    pending.append((member, _join(path, name)))
+                else:
+                    problems.append((path, "a member name holds a lone surrogate"))
+    return sorted(problems)
+
+
+def _utf8_encodable(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 # ---- reusable checks -----------------------------------------------------------------------
