@@ -13,7 +13,9 @@ Every resource module turns desired + live into `Change`s with their calls;
 this module adds what crosses kinds: dependencies (an app's changes wait for
 its project's create or rename, an environment's for its app's
 create/rename/replace), `--target` filtering, the deletion threshold and
-notes, the permission list, the digests and the metadata.
+notes, the permission list, the digests and the metadata. Variables are the
+exception to filtering here: their calls are shared batches, so the targets
+are applied before the batches are formed (`variables.plan_variables`).
 """
 
 from __future__ import annotations
@@ -299,6 +301,7 @@ class _Planner:
             ref,
             prune=self.manifest.prune.variables,
             fingerprint_key=self.options.fingerprint_key,
+            selected=self.scope.covers,
         )
         self.missing_sources.update(planned.missing_sources)
         self.compared_by_presence += len(planned.compared_by_presence)

@@ -11,6 +11,12 @@ call (with a note naming how many others it also sends) and the batch's other
 changes carry no call and depend on that first one, so apply reports them
 done, failed or skipped together with the call that really does the work.
 
+With `--target`, only the variables the targets cover are planned, and the
+batches are formed from those alone: a call must never write or remove a
+variable that the plan does not show as a change of its own (the summary and
+`--max-deletes` count changes, not call bodies). A variable targeted alone is
+sent alone; a targeted environment, app or project batches all its variables.
+
 Secrets: a value from `fromEnv`/`fromFile`, and any `writeonly` value, is
 never shown (`(sensitive value)`) and travels in call bodies as a `SecretRef`.
 Write-only values cannot be read back, so they are compared through the keyed
@@ -20,7 +26,7 @@ and kind otherwise. A secret whose source is missing is `(known after apply)`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -65,6 +71,10 @@ class _Desired:
     fingerprint: str | None
 
 
+def _every_variable(_address: str) -> bool:
+    return True
+
+
 def plan_variables(
     project_slug: str,
     app_slug: str,
@@ -74,14 +84,21 @@ def plan_variables(
     *,
     prune: bool,
     fingerprint_key: bytes | None,
+    selected: Callable[[str], bool] = _every_variable,
 ) -> VariablesPlan:
-    """Changes for the environment's variables; `live` is None when the app is being created."""
+    """Changes for the environment's variables; `live` is None when the app is being created.
+
+    Only variables whose address `selected` accepts (the `--target`s cover) are planned and
+    batched, so every call carries exactly the variables of its changes.
+    """
     assert environment.variables is not UNSET
     result = VariablesPlan()
     live_by_key = {v["key"]: v for v in (live or ()) if isinstance(v.get("key"), str)}
     sets: list[tuple[Change, dict[str, Any]]] = []
     for variable in environment.variables:
         where = address("variable", project_slug, app_slug, environment.name, variable.key)
+        if not selected(where):
+            continue  # not planned, so neither sent nor reported (missing secret, presence)
         desired = _resolve(where, variable, fingerprint_key)
         if desired.value is None and not isinstance(variable.source, LiteralValue):
             result.missing_sources.append(secrets.source_name(variable.source))
@@ -100,8 +117,8 @@ def plan_variables(
     if prune:
         wanted = {v.key for v in environment.variables}
         for key, current in live_by_key.items():
-            if key not in wanted:
-                where = address("variable", project_slug, app_slug, environment.name, key)
+            where = address("variable", project_slug, app_slug, environment.name, key)
+            if key not in wanted and selected(where):
                 deletes.append(_delete(where, current))
     result.changes.extend(_attach_set_calls(sets, ref))
     result.changes.extend(_attach_remove_calls(deletes, ref))
