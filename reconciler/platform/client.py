@@ -24,6 +24,7 @@ from reconciler.platform.log import CallLog, redact
 from reconciler.platform.messages import (
     API_KEY_ENV,
     MAPPED_STATUSES,
+    ObjectNames,
     attempts_text,
     body_snippet,
     error_detail,
@@ -60,6 +61,8 @@ class PlatformClient:
         self.parallelism = parallelism
         self.timeout = timeout
         self.calls = 0
+        # slugs of what this client has read or created: error messages name objects by them
+        self.names = ObjectNames()
         self._api_key = _checked_key(api_key)
         self._retry = retry or RetryPolicy()
         self._log = call_log
@@ -107,7 +110,9 @@ class PlatformClient:
         for list operations). `object_id` makes a 403 name the ID-specific permission."""
         op = get_operation(operation)
         payload, status = await self._send(op, body, object_id=object_id)
-        return self._data(op, payload, status)
+        data = self._data(op, payload, status)
+        self.names.learn(op.name, body, data)
+        return data
 
     async def list_all(
         self, operation: str, body: Mapping[str, Any], *, object_id: str | None = None
@@ -122,7 +127,9 @@ class PlatformClient:
         request.pop("cursor", None)
         while True:
             payload, status = await self._send(op, request, object_id=object_id)
-            items.extend(self._data(op, payload, status))
+            page = self._data(op, payload, status)
+            self.names.learn(op.name, request, page)
+            items.extend(page)
             cursor = self._next_cursor(op, payload, status)
             if cursor is None:
                 return items
@@ -265,6 +272,7 @@ class PlatformClient:
             object_id=object_id,
             key_sent=self._api_key is not None,
             attempts=attempt,
+            slug_of=self.names.slug_of,
         )
 
     def _parse_success(self, op: Operation, response: httpx.Response) -> Any:

@@ -20,18 +20,67 @@ MAX_DETAIL = 500
 MAX_SNIPPET = 200
 
 
-def describe_object(operation: str, body: Mapping[str, Any], *, created: bool = False) -> str:
+SlugOf = Callable[[str], str | None]
+"""The slug of a project, app or environment known by its ID; None when it is not known."""
+
+
+def _no_slugs(object_id: str) -> str | None:
+    return None
+
+
+# Creates answer with the new ID only (`id`, `appId`); the slug is the one the request gave.
+_CREATED_ID_FIELD = {"projects.createProject": "id", "apps.createApp": "appId"}
+
+
+class ObjectNames:
+    """The slugs of the projects, apps and environments a client has read or created, by ID.
+
+    Plans and applies send IDs once live state gave them (an ID survives a rename in the same
+    apply), so a message built from the request alone would say `app "app_35ft..."`. The
+    answers that came before it tell the slug the user wrote in the manifest.
+    """
+
+    def __init__(self) -> None:
+        self._slugs: dict[str, str] = {}
+
+    def slug_of(self, object_id: str) -> str | None:
+        return self._slugs.get(object_id)
+
+    def learn(self, operation: str, body: Mapping[str, Any], data: Any) -> None:
+        """Remember the slugs an answer to `operation` (sent with `body`) tells."""
+        created_id = _CREATED_ID_FIELD.get(operation)
+        if created_id is not None and isinstance(data, Mapping):
+            self._remember(data.get(created_id), body.get("slug"))
+            return
+        for item in data if isinstance(data, list) else [data]:
+            if isinstance(item, Mapping):
+                self._remember(item.get("id"), item.get("slug"))
+
+    def _remember(self, object_id: Any, slug: Any) -> None:
+        if isinstance(object_id, str) and isinstance(slug, str) and object_id and slug:
+            self._slugs[object_id] = slug
+
+
+def describe_object(
+    operation: str,
+    body: Mapping[str, Any],
+    *,
+    created: bool = False,
+    slug_of: SlugOf = _no_slugs,
+) -> str:
     """The object a request is about, in words: `app "web" in project "shop"`.
 
     With `created`, the object a create makes (named by its slug or host name);
     otherwise the existing object the request names (for a create: its parent).
+    IDs `slug_of` knows are shown as their slugs, the names the manifest uses.
     """
     op = get_operation(operation)
+    project, app = _slug_or_id(body.get("project"), slug_of), _slug_or_id(body.get("app"), slug_of)
     if op.creates and created:
         if op.name == "projects.createProject":
             return _named("project", body.get("slug"))
         if op.name == "apps.createApp":
-            return _chain(("app", body.get("slug")), ("project", body.get("project")))
+            return _chain(("app", body.get("slug")), ("project", project))
         if op.name == "domains.createDomain":
             return _named("domain", body.get("domain"))
     if "deploymentId" in body:
@@ -39,11 +88,16 @@ def describe_object(operation: str, body: Mapping[str, Any], *, created: bool = 
     if "domain" in body and not op.creates:
         return _named("domain", body["domain"])
     described = _chain(
-        ("environment", body.get("environment")),
-        ("app", body.get("app")),
-        ("project", body.get("project")),
+        ("environment", _slug_or_id(body.get("environment"), slug_of)),
+        ("app", app),
+        ("project", project),
     )
     return described or "the workspace"
+
+
+def _slug_or_id(value: Any, slug_of: SlugOf) -> Any:
+    """A request field naming an object: its slug when it is an ID `slug_of` knows."""
+    return (slug_of(value) or value) if isinstance(value, str) else value
 
 
 def _chain(*parts: tuple[str, Any]) -> str:
@@ -154,6 +208,7 @@ class Failure:
     object_id: str | None
     key_sent: bool
     attempts: int
+    slug_of: SlugOf = _no_slugs
 
     @property
     def fields(self) -> dict[str, Any]:
@@ -164,7 +219,7 @@ class Failure:
         return _with_detail(f"{self.operation}: {text}", self.detail)
 
     def target(self, *, created: bool = False) -> str:
-        return describe_object(self.operation, self.body, created=created)
+        return describe_object(self.operation, self.body, created=created, slug_of=self.slug_of)
 
 
 def status_error(
@@ -176,9 +231,10 @@ def status_error(
     object_id: str | None,
     key_sent: bool,
     attempts: int,
+    slug_of: SlugOf = _no_slugs,
 ) -> errors.ApiError:
-    """The error for a non-2xx final answer to `operation`."""
-    failure = Failure(operation, status, body, detail, object_id, key_sent, attempts)
+    """The error for a non-2xx final answer to `operation`; `slug_of` names objects sent by ID."""
+    failure = Failure(operation, status, body, detail, object_id, key_sent, attempts, slug_of)
     if 500 <= status <= 599:
         return server_error(operation, status, detail, attempts=attempts)
     build = _BY_STATUS.get(status)
