@@ -440,10 +440,11 @@ class _Planner:
         env_index = ENVIRONMENT_NAMES.index(parts[2]) if len(parts) > 2 else -1  # type: ignore[arg-type]
         return project_index, app_index, env_index, _KIND_ORDER[kind]
 
-    def _targeted(self, changes: list[Change]) -> tuple[list[Change], int]:
-        """Changes under the targets, plus what they depend on (which apply must do first)."""
+    def _targeted(self, changes: list[Change]) -> tuple[list[Change], list[str]]:
+        """Changes under the targets, plus what they depend on (which apply must do first),
+        and the addresses of those dependencies outside the targets."""
         if self.scope.everything:
-            return changes, 0
+            return changes, []
         by_address = {c.address: c for c in changes}
         keep = {c.address for c in changes if self.scope.covers(c.address)}
         pending = list(keep)
@@ -453,10 +454,10 @@ class _Planner:
                     keep.add(dependency)
                     pending.append(dependency)
         targeted = [c for c in changes if c.address in keep]
-        included = sum(not self.scope.covers(c.address) for c in targeted)
+        included = [c.address for c in targeted if not self.scope.covers(c.address)]
         return targeted, included
 
-    def _plan_notes(self, changes: Sequence[Change], included: int) -> list[Note]:
+    def _plan_notes(self, changes: Sequence[Change], included: Sequence[str]) -> list[Note]:
         notes: list[Note] = [
             Note(
                 "warning",
@@ -470,8 +471,8 @@ class _Planner:
             notes.append(
                 Note(
                     "info",
-                    f"{included} change(s) outside the targets are included because targeted "
-                    "changes depend on them",
+                    f"{len(included)} change(s) outside the targets are included because "
+                    f"targeted changes depend on them: {', '.join(included)}",
                 )
             )
         deletions = [c for c in changes if c.action in (Action.DELETE, Action.REPLACE)]

@@ -229,3 +229,25 @@ def test_every_call_carries_exactly_the_changes_the_plan_counts(
     assert planned["summary"]["change"] == len(updated)
     assert planned["summary"]["destroy"] == len(deleted)
     assert dependency_notes(planned) == []
+
+
+def test_the_dependency_note_names_what_a_targeted_variable_needs(
+    emulator: Any, tmp_path: Path
+) -> None:
+    manifest = write_manifest(tmp_path, many_manifest({"V000": "a", "V001": "b", "V002": "c"}))
+    target = f"{ADDRESS}/V001"
+
+    planned = plan_json(emulator, manifest, "--target", target)
+
+    assert actions(planned) == {
+        "project.many": "create",
+        "app.many/web": "create",
+        target: "create",
+    }
+    assert [(c["operation"], sent_keys(c)) for c in calls(planned) if c["operation"] == SET] == [
+        (SET, ["V001"])
+    ]
+    assert dependency_notes(planned) == [
+        "2 change(s) outside the targets are included because targeted changes depend on them: "
+        "project.many, app.many/web"
+    ]
