@@ -25,7 +25,7 @@ from reconciler.emulator.errors import conflict, not_found, precondition
 from reconciler.emulator.pagination import paginate
 from reconciler.emulator.store import Obj, Store, public
 from reconciler.emulator.validation import Obj as ObjSpec
-from reconciler.emulator.validation import Str, host_name
+from reconciler.emulator.validation import Problems, Str, host_name
 
 VERIFICATION_PERIOD_MS = 24 * 60 * 60 * 1000
 NEVER = 2**63  # no deadline: only a DNS change or a new period can move a domain
@@ -68,7 +68,34 @@ TWO_LABEL_SUFFIXES = frozenset(
 )
 ROUTING_TYPES = {"CNAME": {"CNAME"}, "ALIAS": {"ALIAS", "ANAME", "CNAME"}}
 
-DOMAIN_NAME = Str(min=4, max=253, extra=host_name)
+# DnsRecord.name of the spec: "full record name, 1 to 253 characters"
+RECORD_NAME_MAX = 253
+
+
+def _creatable_host(value: str, path: str, problems: Problems) -> None:
+    """A host name every record of which keeps DnsRecord's bounds: the ownership record's name
+    prefixes the host, so a longer host would get a record no DNS table (the emulator's included)
+    can hold, and could never be verified."""
+    before = len(problems)
+    host_name(value, path, problems)
+    if len(problems) > before:
+        return
+    host = _normal(value)
+    for record in _records(host, token=""):  # record names do not depend on the token
+        added = len(record["name"]) - len(host)
+        if len(record["name"]) > RECORD_NAME_MAX:
+            problems.append(
+                (
+                    path,
+                    f"is too long: the {record['type']} record name "
+                    f"{record['name'][:added]}<domain> would be {len(record['name'])} "
+                    f"characters, over the {RECORD_NAME_MAX} allowed; the domain can be at most "
+                    f"{RECORD_NAME_MAX - added} characters",
+                )
+            )
+
+
+DOMAIN_NAME = Str(min=4, max=253, extra=_creatable_host)
 DOMAIN_REF = Str(min=4, max=253)
 
 

@@ -80,6 +80,35 @@ def test_invalid_host_names_are_400(web: EmulatorServer, domain: str) -> None:
     problem(web.call("domains.createDomain", {**target(), "domain": domain}), 400, "domain")
 
 
+def _host_of(length: int) -> str:
+    """A valid host name of exactly `length` characters (labels of 62)."""
+    head = (("a" * 62 + ".") * 4)[: length - len(".com")]
+    assert not head.endswith(".")
+    return head + ".com"
+
+
+@pytest.mark.parametrize("length", [231, 253])
+def test_a_host_whose_records_would_break_a_bound_is_400(web: EmulatorServer, length: int) -> None:
+    """DnsRecord.name is 1 to 253 characters: the ownership record's name prefixes the host, so
+    a host over 230 characters would get a record no DNS table (nor the spec) can hold."""
+    body = {**target(), "domain": _host_of(length)}
+    refused = problem(web.call("domains.createDomain", body), 400, "domain")
+    assert refused["detail"] == (
+        f"domain: is too long: the TXT record name _platform-verification.<domain> would be "
+        f"{length + 23} characters, over the 253 allowed; the domain can be at most 230 characters"
+    )
+    assert ok(web.call("domains.listDomains"))["data"] == []
+
+
+def test_the_longest_host_that_fits_can_verify(web: EmulatorServer) -> None:
+    host = _host_of(230)
+    records = _create(web, host)["dnsRecords"]
+    assert max(len(r["name"]) for r in records) == 253
+    _publish(web, records)
+    web.advance_clock(2 * STEP_MS)
+    assert _get(web, host)["status"] == "verified"
+
+
 def test_domain_lives_in_only_one_environment(web: EmulatorServer) -> None:
     _create(web, "www.example.com")
     problem(
