@@ -92,6 +92,7 @@ def list_policies(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]
         {"environment": env["id"], "ids": list(order)},
         policies,
         lambda p: (order[p["id"]],),
+        key_size=1,
     )
     return listing(page, pagination)
 

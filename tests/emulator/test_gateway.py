@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import json
+
 import pytest
 
 from tests.emulator.helpers import list_all, make_app, make_project, ok, problem, target
@@ -192,3 +195,14 @@ def test_limits_pagination_and_404(web: EmulatorServer) -> None:
     problem(web.call("gateway.listPolicies", target("nope")), 404)
     problem(web.call("gateway.setPolicies", {**target(project="nope"), "policies": []}), 404)
     problem(web.call("gateway.setPolicies", target()), 400, "policies")
+
+
+def test_a_cursor_holds_a_key_of_one_position(web: EmulatorServer) -> None:
+    """Policies sort by position alone: a cursor with a two-integer key was not issued here."""
+    ok(_set(web, [{**LOG_API, "name": f"p{i}"} for i in range(3)]))
+    page = ok(web.call("gateway.listPolicies", {**target(), "limit": 1}))
+    cursor = page["pagination"]["cursor"]
+    issued = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    assert len(issued["k"]) == 1
+    forged = base64.urlsafe_b64encode(json.dumps({**issued, "k": [0, 0]}).encode()).decode()
+    problem(web.call("gateway.listPolicies", {**target(), "cursor": forged}), 400, "cursor")

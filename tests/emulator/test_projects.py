@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+import json
+from typing import Any
+
+import pytest
+
 from tests.emulator.helpers import list_all, make_app, make_project, ok, problem
 from tests.fixtures.emulator import EmulatorServer
 
@@ -105,6 +111,72 @@ def test_cursor_reused_with_other_filters_or_forged_is_400(emulator: EmulatorSer
     make_app(emulator, "shop-0")
     body = {"project": "shop-0", "cursor": cursor}
     problem(emulator.call("apps.listApps", body), 400, "cursor")
+
+
+def _decode(cursor: str) -> dict[str, Any]:
+    return json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+
+
+def _encode(document: Any) -> str:
+    return base64.urlsafe_b64encode(json.dumps(document).encode()).decode().rstrip("=")
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        {"k": ["x"]},
+        {"k": [None]},
+        {"k": [{}]},
+        {"k": [[]]},
+        {"k": ["x", 1]},
+        {"k": [1, None]},
+        {"k": [True, 1]},
+        {"k": [1.5, 1]},
+        {"k": [1]},
+        {"k": [1, 2, 3]},
+        {"k": []},
+        {"k": {"a": 1}},
+        {"k": "x"},
+        {"f": 1},
+        {"f": None},
+        {"extra": 1},
+    ],
+)
+def test_a_forged_cursor_under_the_right_filter_hash_is_400(
+    emulator: EmulatorServer, forged: dict
+) -> None:
+    for i in range(3):
+        make_project(emulator, f"shop-{i}")
+    issued = _decode(
+        ok(emulator.call("projects.listProjects", {"limit": 1}))["pagination"]["cursor"]
+    )
+    cursor = _encode({**issued, **forged})
+    problem(emulator.call("projects.listProjects", {"cursor": cursor}), 400, "cursor")
+
+
+def test_a_forged_cursor_is_400_even_when_nothing_is_listed(emulator: EmulatorServer) -> None:
+    make_project(emulator, "shop-0")
+    make_project(emulator, "shop-1")
+    issued = _decode(
+        ok(emulator.call("projects.listProjects", {"limit": 1}))["pagination"]["cursor"]
+    )
+    body = {"search": "", "cursor": _encode({**issued, "k": ["x"]})}
+    ok(emulator.call("projects.deleteProject", {"project": "shop-0"}), 202)
+    ok(emulator.call("projects.deleteProject", {"project": "shop-1"}), 202)
+    problem(emulator.call("projects.listProjects", body), 400, "cursor")
+
+
+def test_an_issued_cursor_re_encoded_differently_is_400(emulator: EmulatorServer) -> None:
+    for i in range(3):
+        make_project(emulator, f"shop-{i}")
+    cursor = ok(emulator.call("projects.listProjects", {"limit": 1}))["pagination"]["cursor"]
+    assert ok(emulator.call("projects.listProjects", {"cursor": cursor}))["data"]
+    padded = cursor + "=" * (-len(cursor) % 4)
+    compact = base64.urlsafe_b64encode(
+        json.dumps(_decode(cursor), separators=(",", ":")).encode()
+    ).decode()
+    for other in {padded, compact} - {cursor}:
+        problem(emulator.call("projects.listProjects", {"cursor": other}), 400, "cursor")
 
 
 def test_search_is_case_insensitive_on_id_name_and_slug(emulator: EmulatorServer) -> None:
