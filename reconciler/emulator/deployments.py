@@ -17,6 +17,18 @@ from reconciler.emulator.validation import REPOSITORY, REPOSITORY_HINT, Arr, Str
 from reconciler.emulator.validation import Obj as ObjSpec
 
 HOST_SUFFIX = "platform-emulator.test"
+# the spec's "Runtime of a deployment": the environment's runtime also holds openapiSpecPath
+# ("stored but unused"), which a deployment does not show (its snapshot keeps it)
+DEPLOYMENT_RUNTIME_FIELDS = (
+    "vCpus",
+    "memoryMib",
+    "storageMib",
+    "port",
+    "command",
+    "shutdownSignal",
+    "upstreamProtocol",
+    "healthcheck",
+)
 
 
 # ---- rendering --------------------------------------------------------------------------------
@@ -95,7 +107,7 @@ def create_deployment(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, 
         "status": "pending",
         **source,
         "regions": [r["name"] for r in snapshot["regions"]],
-        "runtime": copy.deepcopy(snapshot["runtime"]),
+        "runtime": _deployment_runtime(snapshot["runtime"]),
         "createdAt": call.now,
         "_appId": app["id"],
         "_projectId": project["id"],
@@ -110,6 +122,12 @@ def create_deployment(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, 
     lifecycle.started(store, store.deployments[deployment_id])
     call.touch()
     return data({"deploymentId": deployment_id}, 201)
+
+
+def _deployment_runtime(runtime: Obj) -> Obj:
+    return {
+        name: copy.deepcopy(runtime[name]) for name in DEPLOYMENT_RUNTIME_FIELDS if name in runtime
+    }
 
 
 def _source(call: Call, app: Obj, body: dict[str, Any]) -> Obj:

@@ -162,6 +162,54 @@ def test_rerun_reuses_source_with_current_settings(web: EmulatorServer) -> None:
     assert get_deployment(web, rerun_id)["docker"] == {"image": "nginx:1.25"}
 
 
+# the spec's Deployment fields, and "Runtime of a deployment" (healthcheck only if set)
+DEPLOYMENT_FIELDS = {
+    "id", "status", "isCurrent", "environment", "app", "project", "git", "docker",
+    "availableActions", "regions", "error", "domains", "runtime", "createdAt", "updatedAt",
+}  # fmt: skip
+RUNTIME_FIELDS = {
+    "vCpus", "memoryMib", "storageMib", "port", "command", "shutdownSignal", "upstreamProtocol",
+}  # fmt: skip
+
+
+def test_a_deployment_shows_only_the_spec_members(web: EmulatorServer) -> None:
+    settings = {
+        "openapiSpecPath": "/openapi.json",
+        "healthcheck": {"method": "GET", "path": "/health"},
+        "dockerfile": "Dockerfile",
+    }
+    ok(web.call("environments.updateSettings", {**target(), **settings}))
+    deployment_id = deploy(web)
+    _settle(web)
+    shown = get_deployment(web, deployment_id)
+    assert set(shown) <= DEPLOYMENT_FIELDS
+    assert set(shown["runtime"]) == RUNTIME_FIELDS | {"healthcheck"}
+    assert set(shown["git"]) <= {"commitSha", "branch"}
+    listed = ok(web.call("deployments.listDeployments", target()))["data"]
+    assert listed == [shown]
+    # the environment keeps openapiSpecPath ("stored but unused"), and so does the snapshot
+    env = ok(web.call("environments.getEnvironment", target()))["data"]
+    assert env["runtime"]["openapiSpecPath"] == "/openapi.json"
+    snapshot = web.state()["deployments"][deployment_id]["_snapshot"]
+    assert snapshot["runtime"]["openapiSpecPath"] == "/openapi.json"
+    # without settings the server defaults, with no healthcheck
+    make_app(web, "shop", "img", oci={"image": "nginx:1"})
+    body = {**target(app="img"), "image": {"dockerImage": "nginx:1"}}
+    image = ok(web.call("deployments.createDeployment", body), 201)["data"]["deploymentId"]
+    _settle(web)
+    shown = get_deployment(web, image)
+    assert set(shown) <= DEPLOYMENT_FIELDS and set(shown["docker"]) == {"image"}
+    assert set(shown["runtime"]) == RUNTIME_FIELDS
+
+
+def test_a_failed_deployment_shows_only_the_spec_members(web: EmulatorServer) -> None:
+    shown = get_deployment(web, deploy(web, git={"commitSha": "fail0"}))
+    _settle(web)
+    shown = get_deployment(web, shown["id"])
+    assert shown["status"] == "failed" and set(shown) <= DEPLOYMENT_FIELDS
+    assert set(shown["error"]) == {"code", "step", "message"}
+
+
 def test_snapshot_of_variables_and_policies(web: EmulatorServer) -> None:
     ok(
         web.call(
