@@ -12,7 +12,7 @@ from reconciler.emulator.environments import DEFAULT_BUILD, DEFAULT_RUNTIME
 from reconciler.emulator.errors import invalid, precondition
 from reconciler.emulator.lifecycle import STATUSES, available_actions, newer, plan_for
 from reconciler.emulator.pagination import paginate
-from reconciler.emulator.store import Obj, Store, public
+from reconciler.emulator.store import VALUE_DIGEST, Obj, Store, public, value_digest
 from reconciler.emulator.validation import REPOSITORY, REPOSITORY_HINT, Arr, Str
 from reconciler.emulator.validation import Obj as ObjSpec
 
@@ -91,7 +91,7 @@ def create_deployment(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, 
             "runtime": env.get("runtime") or DEFAULT_RUNTIME,
             "build": env.get("build") or DEFAULT_BUILD,
             "regions": env["regions"],
-            "variables": sorted(store.variables.get(env["id"], {})),
+            "variables": _variable_digests(store.variables.get(env["id"], {})),
             "policies": store.policies.get(env["id"], []),
         }
     )
@@ -122,6 +122,18 @@ def create_deployment(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, 
     lifecycle.started(store, store.deployments[deployment_id])
     call.touch()
     return data({"deploymentId": deployment_id}, 201)
+
+
+def _variable_digests(variables: dict[str, Obj]) -> dict[str, str]:
+    """Name -> SHA-256 of the value a deployment runs with, so that `GET /_emulator/state` shows
+    running deployments keeping old values until the next deployment. Digests, not values: the
+    state file never holds a write-only value, and the API never shows a snapshot."""
+    return {name: _digest(variables[name]) for name in sorted(variables)}
+
+
+def _digest(variable: Obj) -> str:
+    # state files written before digests were kept hold the value instead
+    return variable.get(VALUE_DIGEST) or value_digest(variable["value"])
 
 
 def _deployment_runtime(runtime: Obj) -> Obj:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 import pytest
 
 from reconciler.emulator.app import EmulatorConfig
@@ -210,26 +213,47 @@ def test_a_failed_deployment_shows_only_the_spec_members(web: EmulatorServer) ->
     assert set(shown["error"]) == {"code", "step", "message"}
 
 
+def _sha256(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+def _set_variables(emulator: EmulatorServer, variables: list[dict], prune: bool = False) -> None:
+    body = {**target(), "variables": variables, "prune": prune}
+    ok(emulator.call("environments.setEnvironmentVariables", body))
+
+
 def test_snapshot_of_variables_and_policies(web: EmulatorServer) -> None:
-    ok(
-        web.call(
-            "environments.setEnvironmentVariables",
-            {**target(), "variables": [{"key": "A", "value": "x"}]},
-        )
+    _set_variables(
+        web,
+        [{"key": "A", "value": "first-secret"}, {"key": "R", "value": "r1", "kind": "recoverable"}],
     )
     policy = {"name": "p", "enabled": True, "logging": {}}
     ok(web.call("gateway.setPolicies", {**target(), "policies": [policy]}))
-    deployment_id = deploy(web)
-    ok(
-        web.call(
-            "environments.setEnvironmentVariables",
-            {**target(), "variables": [{"key": "B", "value": "y"}], "prune": True},
-        )
+    first = deploy(web)
+    _set_variables(
+        web, [{"key": "A", "value": "second-secret"}, {"key": "B", "value": "y"}], prune=True
     )
     ok(web.call("gateway.setPolicies", {**target(), "policies": []}))
-    snapshot = web.state()["deployments"][deployment_id]["_snapshot"]
-    assert snapshot["variables"] == ["A"]
+    second = deploy(web)
+    state = web.state()
+    # a running deployment keeps the values it was created with until the next deployment
+    snapshot = state["deployments"][first]["_snapshot"]
+    assert snapshot["variables"] == {"A": _sha256("first-secret"), "R": _sha256("r1")}
     assert [p["name"] for p in snapshot["policies"]] == ["p"]
+    assert state["deployments"][second]["_snapshot"]["variables"] == {
+        "A": _sha256("second-secret"),
+        "B": _sha256("y"),
+    }
+    assert state["deployments"][second]["_snapshot"]["policies"] == []
+    # digests only (the state file never holds a write-only value), never in the public API
+    assert "second-secret" not in json.dumps(state["deployments"])
+    _settle(web)
+    digests = [_sha256("first-secret"), _sha256("second-secret")]
+    answers = [web.call("deployments.getDeployment", {"deploymentId": d}) for d in (first, second)]
+    answers.append(web.call("deployments.listDeployments", target()))
+    for answer in answers:
+        ok(answer)
+        assert "variables" not in answer.text and not any(d in answer.text for d in digests)
 
 
 def test_newer_production_takes_over_until_rolled_back(web: EmulatorServer) -> None:
