@@ -330,6 +330,9 @@ def create_app(config: EmulatorConfig | None = None) -> Starlette:
             Route("/_emulator/{action}", emulator.admin, methods=methods),
         ]
     )
+    # the platform has no `/v1/<operation>/` route: a trailing slash is an unknown route (404
+    # problem), not Starlette's 307 to the path without it
+    app.router.redirect_slashes = False
     app.state.emulator = emulator
 
     async def not_found(request: Request, exc: Exception) -> Response:

@@ -28,6 +28,25 @@ def test_unknown_operation_is_404_with_a_problem(emulator: EmulatorServer) -> No
     problem(emulator.http.post("/v2/projects.listProjects"), 404)
 
 
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/v1/projects.listProjects/"),
+        ("GET", "/v1/projects.listProjects/"),
+        ("POST", "/v1/projects.listProjects//"),
+        ("GET", "/_emulator/state/"),
+        ("POST", "/_emulator/reset/"),
+    ],
+)
+def test_a_trailing_slash_is_an_unknown_route_not_a_redirect(
+    emulator: EmulatorServer, method: str, path: str
+) -> None:
+    headers = {"Authorization": f"Bearer {emulator.api_key}"}
+    response = emulator.http.request(method, path, json={}, headers=headers)
+    problem(response, 404)
+    assert "location" not in response.headers
+
+
 def test_get_on_an_operation_is_405(emulator: EmulatorServer) -> None:
     response = emulator.http.get("/v1/projects.listProjects")
     problem(response, 405)
