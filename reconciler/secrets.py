@@ -31,6 +31,10 @@ FINGERPRINT_SUFFIX_LENGTH = len(" " + _MARKER_FORMAT.format("0" * FINGERPRINT_LE
 """Characters the marker adds to a description (22): the manifest allows 233 for write-only ones."""
 _MARKER = re.compile(r"(?:^|\s)\[fp:([0-9a-f]{" + str(FINGERPRINT_LENGTH) + r"})\]$")
 
+MAX_VALUE_LENGTH = 16384
+"""The spec's bound on a variable value: 1 to 16384 characters (counted as code points, like the
+manifest's checks of literal values and files; a UTF-8 byte count would refuse valid text)."""
+
 SOURCE_ENV = "fromEnv"
 SOURCE_FILE = "fromFile"
 SOURCE_MANIFEST = "manifest"
@@ -46,12 +50,36 @@ class SecretUnavailable(ReconcilerError):
     """A secret that must be sent cannot be read. The message names the source, never a value."""
 
 
+class SecretTooLong(SecretUnavailable):
+    """A secret longer than the platform stores: its length is named, never its value."""
+
+
 def resolve_secret(source: FromEnv | FromFile) -> str | None:
     """The secret's value, or None when its source is missing (unset variable, absent file).
 
     An empty environment variable counts as missing: the platform needs at least one character.
-    A file that exists but cannot be read as UTF-8 text is an error naming the path.
+    A file that exists but cannot be read as UTF-8 text is an error naming the path, and so is
+    a value longer than the platform stores (`SecretTooLong`).
     """
+    value = _read_source(source)
+    if value is not None:
+        _check_length(value, source_name(source))
+    return value
+
+
+def _check_length(value: str, source: str) -> None:
+    """Refuse a value the platform would answer with a 400, which fails the whole batch of
+    variables sent with it: better no write at all than a half-applied environment."""
+    if len(value) > MAX_VALUE_LENGTH:
+        raise SecretTooLong(
+            f"secret {source} has {len(value)} characters; a variable value may have at most "
+            f"{MAX_VALUE_LENGTH}",
+            hint="the platform stores no longer value: shorten it, or keep a large secret "
+            "elsewhere and pass where to find it",
+        )
+
+
+def _read_source(source: FromEnv | FromFile) -> str | None:
     if isinstance(source, FromEnv):
         return os.environ.get(source.name) or None
     try:

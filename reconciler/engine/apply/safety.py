@@ -8,7 +8,7 @@ from typing import Any
 
 from reconciler.engine.changes import Action, Call, Change, Plan, SecretRef
 from reconciler.errors import ReconcilerError
-from reconciler.secrets import ref_matches, split_fingerprint
+from reconciler.secrets import SecretTooLong, ref_matches, split_fingerprint
 
 SecretResolver = Callable[[SecretRef], str]
 
@@ -83,8 +83,10 @@ def _walk_refs(value: Any) -> Iterable[SecretRef]:
 
 
 def check_secrets(plan: Plan, resolve: SecretResolver) -> None:
-    """Every secret the plan sends must resolve now; the value is dropped at once."""
-    problems: list[str] = []
+    """Every secret the plan sends must resolve now, to a value the platform stores; the value
+    is dropped at once."""
+    missing: list[str] = []
+    too_long: list[str] = []
     seen: set[str] = set()
     for address, ref in secret_refs(plan):
         if ref.source in seen:
@@ -92,12 +94,22 @@ def check_secrets(plan: Plan, resolve: SecretResolver) -> None:
         seen.add(ref.source)
         try:
             resolve(ref)
+        except SecretTooLong as error:
+            too_long.append(f"{address}: {error.message}")
         except ReconcilerError as error:
-            problems.append(f"{address}: {error.message}")
-    if problems:
+            missing.append(f"{address}: {error.message}")
+    if too_long:
+        raise ApplyRefused(
+            "secrets the plan must send cannot be sent, nothing was applied:\n  "
+            + "\n  ".join(too_long + missing),
+            hint="shorten the long ones"
+            + (" and set the missing ones" if missing else "")
+            + ", then rerun",
+        )
+    if missing:
         raise ApplyRefused(
             "secrets the plan must send are missing, nothing was applied:\n  "
-            + "\n  ".join(problems),
+            + "\n  ".join(missing),
             hint="set them (fromEnv: the environment variable; fromFile: the file), then rerun",
         )
 
