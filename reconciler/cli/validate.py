@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 
 from reconciler.cli.options import manifest_option, report_errors
+
+if TYPE_CHECKING:
+    from reconciler.manifest.model import Manifest
+    from reconciler.manifest.problems import Problem
 
 
 @click.command()
@@ -18,15 +24,25 @@ from reconciler.cli.options import manifest_option, report_errors
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
-    help="text: one problem a line (file:line:column: path: message); json: a list of objects.",
+    help="text: one problem a line (file:line:column: path: message), warnings on stderr; "
+    "json: a list of objects, each with a severity (error or warning).",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Fail (exit 1) on warnings too: values the platform accepts but that are likely mistakes.",
 )
 @report_errors
-def validate(paths: tuple[str, ...], files: tuple[str, ...], output_format: str) -> None:
+def validate(
+    paths: tuple[str, ...], files: tuple[str, ...], output_format: str, strict: bool
+) -> None:
     """Check manifests offline: YAML, the JSON Schema and every rule of the platform.
 
     Manifests are given with -f or as arguments (`reconciler validate a.yaml b.yaml`, as
     pre-commit passes them); all are validated together, so projects merge across them.
     Exit 0 when valid, 1 listing every problem with its file, line and column.
+    Warnings (values the platform accepts but that are likely mistakes) are listed too
+    and do not fail the check unless --strict is given.
     Makes no network call and needs no API key.
     """
     from reconciler.manifest.validate import ManifestInvalid, load_manifest
@@ -36,25 +52,67 @@ def validate(paths: tuple[str, ...], files: tuple[str, ...], output_format: str)
     try:
         manifest = load_manifest(files + paths)
     except ManifestInvalid as invalid:
-        if output_format == "json":
-            click.echo(json.dumps([p.to_json() for p in invalid.problems], indent=2))
-        else:
-            for problem in invalid.problems:
-                click.echo(str(problem))
-            count = len(invalid.problems)
-            click.echo(f"{count} problem{'s' if count != 1 else ''} found.", err=True)
+        _report(invalid.problems, invalid.warnings, output_format, strict=strict)
         raise SystemExit(1) from None
+    _report((), manifest.warnings, output_format, strict=strict)
+    if strict and manifest.warnings:
+        raise SystemExit(1)
+    if output_format == "text":
+        click.echo(_summary(manifest))
+
+
+def _report(
+    errors: Sequence[Problem], warnings: Sequence[Problem], output_format: str, *, strict: bool
+) -> None:
+    """Errors on stdout, then warnings on stderr (text); or one JSON list of both."""
     if output_format == "json":
-        click.echo("[]")
+        # One list, as before, so existing readers keep working: errors first, each item
+        # with a `severity`; a manifest with neither is still `[]`.
+        items = [p.to_json() for p in (*errors, *warnings)]
+        click.echo(json.dumps(items, indent=2))
         return
+    for problem in errors:
+        click.echo(str(problem))
+    echo_warnings(warnings)
+    count = _count_line(errors, warnings, strict=strict)
+    if count:
+        click.echo(count, err=True)
+
+
+def echo_warnings(warnings: Sequence[Problem]) -> None:
+    """Each warning on stderr, `warning: file:line:column: path: message` (plan and apply
+    print them too, before the plan, so stdout stays the plan or its JSON)."""
+    for warning in warnings:
+        click.echo(str(warning), err=True)
+
+
+def _count_line(errors: Sequence[Problem], warnings: Sequence[Problem], *, strict: bool) -> str:
+    found = []
+    if errors:
+        found.append(_plural(len(errors), "problem"))
+    if warnings:
+        found.append(_plural(len(warnings), "warning"))
+    if not found:
+        return ""
+    line = " and ".join(found) + " found"
+    if errors:
+        return line + "."
+    if strict:
+        return line + "; --strict fails on warnings."
+    return line + "; the manifest is valid (--strict would fail on warnings)."
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' if count != 1 else ''}"
+
+
+def _summary(manifest: Manifest) -> str:
     apps = sum(len(p.apps) for p in manifest.projects)
     envs = sum(len(a.environments) for p in manifest.projects for a in p.apps)
-    files_read = len(manifest.sources)
-    click.echo(
-        f"Valid: {files_read} file{'s' if files_read != 1 else ''}, "
-        f"{len(manifest.projects)} project{'s' if len(manifest.projects) != 1 else ''}, "
-        f"{apps} app{'s' if apps != 1 else ''}, "
-        f"{envs} managed environment{'s' if envs != 1 else ''}."
+    return (
+        f"Valid: {_plural(len(manifest.sources), 'file')}, "
+        f"{_plural(len(manifest.projects), 'project')}, {_plural(apps, 'app')}, "
+        f"{_plural(envs, 'managed environment')}."
     )
 
 

@@ -24,7 +24,10 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
+
+if TYPE_CHECKING:
+    from reconciler.manifest.problems import Problem
 
 
 class _Unset(enum.Enum):
@@ -311,6 +314,8 @@ class Manifest:
     projects: tuple[Project, ...]
     sources: tuple[SourceFile, ...] = ()
     base_dir: str = "."
+    warnings: tuple[Problem, ...] = field(default=(), compare=False)
+    """Values the platform accepts but that are likely mistakes (they never stop a plan)."""
 
     def project(self, slug: str) -> Project | None:
         return next((p for p in self.projects if p.slug == slug), None)

@@ -1,8 +1,12 @@
 """Rules for gateway policies and their match conditions that JSON Schema cannot express.
 
-Exactly-one-of rules, `present` only true, RE2 syntax checked with RE2 itself
-(its own error logging turned off, so users see only our message), IP
-addresses and CIDR ranges written strictly, upper-case HTTP methods.
+Errors, as the spec states them: exactly-one-of rules, `present` only true,
+RE2 syntax checked with RE2 itself (its own error logging turned off, so users
+see only our message), IP addresses and CIDR ranges.
+
+Warnings, for values the spec allows but that are very likely slips: a CIDR
+range with host bits set (`10.0.0.1/8`), and a method that is not a standard
+upper-case HTTP method (the spec's `methods` is any list of strings).
 """
 
 from __future__ import annotations
@@ -26,8 +30,9 @@ Report = Callable[..., None]
 
 
 class PolicyRules:
-    def __init__(self, report: Report) -> None:
+    def __init__(self, report: Report, warn: Report) -> None:
         self.report = report
+        self.warn = warn
 
     def check(self, path: Path, policy: dict[str, Any]) -> None:
         rules = [r for r in ("firewall", "logging") if r in policy]
@@ -88,13 +93,10 @@ class PolicyRules:
 
     def _methods(self, path: Path, methods: list[Any]) -> None:
         for index, method in enumerate(methods):
-            if not isinstance(method, str) or method in HTTP_METHODS:
-                continue
-            if method.upper() in HTTP_METHODS:
-                message = f"methods are upper case: write {method.upper()!r}"
-            else:
-                message = f"{method!r} is not an HTTP method; use one of {', '.join(HTTP_METHODS)}"
-            self.report((*path, index), message)
+            if isinstance(method, str) and method:  # an empty one is the schema's error
+                message = _method_warning(method)
+                if message:
+                    self.warn((*path, index), message)
 
     def _named(self, path: Path, member: dict[str, Any], name: str) -> None:
         present, value = member.get("present"), member.get("value")
@@ -131,23 +133,60 @@ class PolicyRules:
             if isinstance(ranges, list):
                 for index, text in enumerate(ranges):
                     if isinstance(text, str):
-                        problem = _network_problem(text)
-                        if problem:
-                            self.report((*path, side, index), problem)
+                        self._network((*path, side, index), text)
+
+    def _network(self, path: Path, text: str) -> None:
+        problem = _network_problem(text)
+        if problem:
+            self.report(path, problem)
+            return
+        warning = _host_bits_warning(text)
+        if warning:
+            self.warn(path, warning)
+
+
+def _method_warning(method: str) -> str | None:
+    """HTTP methods are case-sensitive (RFC 9110), so `get` most likely matches nothing; an
+    unknown name is allowed (custom methods exist) but is usually a typo."""
+    if method in HTTP_METHODS:
+        return None
+    if method.upper() in HTTP_METHODS:
+        return (
+            f"methods are upper case: write {method.upper()!r} (HTTP methods are "
+            f"case-sensitive, so {method!r} most likely matches no request)"
+        )
+    return (
+        f"{method!r} is not a standard HTTP method ({', '.join(HTTP_METHODS)}); "
+        "check the spelling (a custom method is allowed)"
+    )
 
 
 def _network_problem(text: str) -> str | None:
+    """Not an IP address or CIDR range at all (the platform refuses it)."""
     try:
         if "/" in text:
-            ipaddress.ip_network(text, strict=True)
+            ipaddress.ip_network(text, strict=False)
         else:
             ipaddress.ip_address(text)
-    except ValueError as error:
-        if "has host bits set" in str(error):
-            network = ipaddress.ip_network(text, strict=False)
-            return f"{text!r} has host bits set; the range is written {str(network)!r}"
+    except ValueError:
         return f"{text!r} is not an IP address or CIDR range (e.g. 203.0.113.7 or 10.0.0.0/8)"
     return None
+
+
+def _host_bits_warning(text: str) -> str | None:
+    """`10.0.0.1/8` is a range the platform accepts, but its address is not the range's
+    start: either the prefix length or the address is probably wrong."""
+    if "/" not in text:
+        return None
+    interface = ipaddress.ip_interface(text)
+    network = interface.network
+    if interface.ip == network.network_address:
+        return None
+    single = f"{interface.ip}/{network.max_prefixlen}"
+    return (
+        f"{text!r} has host bits set; the range is written {str(network)!r} "
+        f"(or {single!r} for the single address)"
+    )
 
 
 def _re2_error(pattern: str) -> str | None:

@@ -3,18 +3,29 @@
 Every stage (YAML loading, JSON Schema, semantic rules) reports `Problem`s
 instead of raising on the first one, so a user sees everything wrong in one
 run. `ManifestInvalid` carries them all to the CLI.
+
+A problem is an error (the platform spec refuses the value, or the manifest
+cannot mean anything) or a warning (the platform accepts the value, but it is
+very likely a mistake). Warnings never make a manifest invalid: a live state
+the platform accepts must export to a manifest that plans, so only the spec
+itself may refuse a value.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 from reconciler.errors import ReconcilerError
 from reconciler.manifest.model import Position
 
 Path = tuple[str | int, ...]
 """A place in the document tree: mapping keys and list indexes."""
+
+Severity = Literal["error", "warning"]
+ERROR: Severity = "error"
+WARNING: Severity = "warning"
 
 
 def format_path(path: Path) -> str:
@@ -38,19 +49,32 @@ class Problem:
     column: int
     path: str
     message: str
+    severity: Severity = ERROR
 
     @classmethod
-    def at(cls, position: Position, path: Path | str, message: str) -> Problem:
+    def at(
+        cls, position: Position, path: Path | str, message: str, severity: Severity = ERROR
+    ) -> Problem:
         text = path if isinstance(path, str) else format_path(path)
-        return cls(position.file, position.line, position.column, text, message)
+        return cls(position.file, position.line, position.column, text, message, severity)
 
     @classmethod
     def for_file(cls, file: str, message: str) -> Problem:
         return cls(file, 0, 0, "", message)
 
-    def __str__(self) -> str:
+    @property
+    def is_warning(self) -> bool:
+        return self.severity == WARNING
+
+    @property
+    def located_message(self) -> str:
+        """`file:line:column: path: message`, without the severity."""
         where = self.file if self.line == 0 else f"{self.file}:{self.line}:{self.column}"
         return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+
+    def __str__(self) -> str:
+        # errors keep their historical form; a warning says so first, as compilers do
+        return f"warning: {self.located_message}" if self.is_warning else self.located_message
 
     def to_json(self) -> dict[str, str | int]:
         return {
@@ -59,16 +83,25 @@ class Problem:
             "column": self.column,
             "path": self.path,
             "message": self.message,
+            "severity": self.severity,
         }
 
 
+def split_by_severity(problems: Iterable[Problem]) -> tuple[list[Problem], list[Problem]]:
+    """(errors, warnings), each sorted by place and without duplicates."""
+    unique = sorted(set(problems))
+    return [p for p in unique if not p.is_warning], [p for p in unique if p.is_warning]
+
+
 class ManifestInvalid(ReconcilerError):
-    """The manifest cannot be used; `problems` lists everything found, sorted by place."""
+    """The manifest cannot be used; `problems` lists every error found, sorted by place,
+    and `warnings` what else was suspicious (the message names only the errors)."""
 
     exit_code = 1
 
-    def __init__(self, problems: Iterable[Problem]) -> None:
+    def __init__(self, problems: Iterable[Problem], warnings: Iterable[Problem] = ()) -> None:
         self.problems: tuple[Problem, ...] = tuple(sorted(set(problems)))
+        self.warnings: tuple[Problem, ...] = tuple(sorted(set(warnings)))
         count = len(self.problems)
         noun = "problem" if count == 1 else "problems"
         lines = [f"the manifest has {count} {noun}:"]

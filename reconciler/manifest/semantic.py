@@ -1,8 +1,13 @@
-"""Rules of the platform spec that JSON Schema cannot express.
+"""Rules of the platform spec that JSON Schema cannot express, and warnings.
 
 Runs on the merged document even when the schema found problems, so every
 check is defensive about types: a value of the wrong type was already
 reported by the schema and is skipped here. Each message says how to fix it.
+
+A rule the spec states is an error. A rule that goes further (a value the
+platform accepts but that is very likely a mistake) is a warning: an error
+there would refuse manifests that `reconciler export` writes for live states
+the platform holds, and a plan of them could never run.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from typing import Any
 
 from reconciler.manifest.document import Document, Layered, environments
 from reconciler.manifest.policy_rules import PolicyRules
-from reconciler.manifest.problems import Path, Problem, format_path
+from reconciler.manifest.problems import WARNING, Path, Problem, format_path
 
 MAX_VALUE_CHARS = 16384
 MAX_FILE_VALUE_BYTES = 16384
@@ -25,6 +30,7 @@ _REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 _DIGEST = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[+._-][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}")
 _LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|://")
 
 
 def normalise_host(host: str) -> str:
@@ -44,11 +50,17 @@ class _Rules:
         self.problems: list[Problem] = []
         self._ids: dict[str, Path] = {}
         self._hosts: dict[str, tuple[Path, str]] = {}
-        self._policies = PolicyRules(self.report)
+        self._policies = PolicyRules(self.report, self.warn)
 
     def report(self, path: Path, message: str, *, key: bool = False) -> None:
+        """An error: the spec refuses this, or the manifest cannot mean anything."""
         position = self.doc.key_at(path) if key else self.doc.at(path)
         self.problems.append(Problem.at(position, path, message))
+
+    def warn(self, path: Path, message: str, *, key: bool = False) -> None:
+        """A warning: the platform accepts this, but it is very likely a mistake."""
+        position = self.doc.key_at(path) if key else self.doc.at(path)
+        self.problems.append(Problem.at(position, path, message, WARNING))
 
     def check(self) -> None:
         for slug, project in self.doc.projects.items():
@@ -99,9 +111,23 @@ class _Rules:
         if isinstance(oci, dict):
             image = oci.get("image")
             if isinstance(image, str) and image:
-                problem = _image_problem(image)
-                if problem:
-                    self.report((*path, "oci", "image"), problem)
+                self._image((*path, "oci", "image"), image)
+
+    def _image(self, path: Path, image: str) -> None:
+        problem = _image_problem(image)
+        if problem:
+            self.report(path, problem)
+        scheme = _url_scheme(image)
+        if scheme:
+            # The spec asks only for a tag or digest, and the platform stores such a value;
+            # but no registry is addressed with a scheme, so its deployments would fail.
+            # The image is not quoted: a URL can hold credentials (https://user:token@...).
+            self.warn(
+                path,
+                f"the image reference has a URL scheme ({scheme!r}); registries are "
+                "addressed without one, so deployments would most likely fail to pull it: "
+                "write registry/name:tag (e.g. ghcr.io/acme/web:1.4.2)",
+            )
 
     # --- environment settings (defaults and each environment) -------------------
 
@@ -140,13 +166,24 @@ class _Rules:
                     seen[name] = name_path
             replicas = region.get("replicas")
             if isinstance(replicas, dict):
-                low, high = replicas.get("min"), replicas.get("max")
-                if _is_int(low) and _is_int(high) and low > high:
-                    self.report(
-                        (*path, index, "replicas", "min"),
-                        f"replicas.min {low} is greater than replicas.max {high}; "
-                        "min must be at most max (equal turns autoscaling off)",
-                    )
+                self._replicas((*path, index, "replicas"), replicas)
+
+    def _replicas(self, path: Path, replicas: dict[str, Any]) -> None:
+        """The spec bounds neither member against the other, and the platform stores both
+        cases below; each is still almost certainly a slip."""
+        low, high = replicas.get("min"), replicas.get("max")
+        if _is_int(high) and high == 0:
+            self.warn(
+                (*path, "max"),
+                "replicas.max 0 runs no instance in this region; set max to at least 1 "
+                "(or leave the region out of the list)",
+            )
+        if _is_int(low) and _is_int(high) and low > high:
+            self.warn(
+                (*path, "min"),
+                f"replicas.min {low} is greater than replicas.max {high}; min should be at "
+                "most max (equal turns autoscaling off): lower min or raise max",
+            )
 
     def _variable(self, path: Path, variable: Any) -> None:
         if not isinstance(variable, dict):
@@ -176,12 +213,16 @@ class _Rules:
             and isinstance(description, str)
             and len(description) > MAX_WRITEONLY_DESCRIPTION
         ):
-            self.report(
+            # The platform allows 255; only reconciler's fingerprint needs the room, and only
+            # when RECONCILER_FINGERPRINT_KEY is set. Names the length, never the text or value.
+            self.warn(
                 (*path, "description"),
-                f"a write-only variable's description may have at most "
-                f"{MAX_WRITEONLY_DESCRIPTION} characters (it has {len(description)}): reconciler "
-                f"appends a {FINGERPRINT_SUFFIX}-character fingerprint of the secret to detect "
-                f"changes, and the platform allows {MAX_DESCRIPTION} in all; shorten it",
+                f"a write-only variable's description should have at most "
+                f"{MAX_WRITEONLY_DESCRIPTION} characters (it has {len(description)}): with "
+                f"RECONCILER_FINGERPRINT_KEY set, reconciler appends a {FINGERPRINT_SUFFIX}-"
+                f"character fingerprint of the secret and the platform allows "
+                f"{MAX_DESCRIPTION} in all, so the end would be cut and every plan would show "
+                "a change; shorten it",
             )
         declared = variable.get("fromFile")
         if isinstance(declared, str) and declared:
@@ -278,7 +319,7 @@ def _is_int(value: object) -> bool:
 
 def _image_problem(image: str) -> str | None:
     example = "e.g. ghcr.io/acme/web:1.4.2 or ghcr.io/acme/web@sha256:<digest>"
-    if any(c.isspace() for c in image) or "://" in image:
+    if any(c.isspace() for c in image):
         return f"{image!r} is not an image reference; write registry/name:tag ({example})"
     name, at, digest = image.partition("@")
     if at:
@@ -292,6 +333,12 @@ def _image_problem(image: str) -> str | None:
     if not _TAG.fullmatch(tag):
         return f"{tag!r} is not a valid image tag ({example})"
     return None
+
+
+def _url_scheme(image: str) -> str | None:
+    """`https://` (or a bare `://`) where an image reference has none."""
+    found = _SCHEME.search(image)
+    return found.group(0) if found else None
 
 
 def _host_problem(host: str) -> str | None:

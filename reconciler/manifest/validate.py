@@ -2,11 +2,13 @@
 
 `load_manifest` is what every command calls. It reports every problem it can
 find in one go (schema and semantic rules both run, on every file), sorted by
-place, and only builds the model when there is none.
+place, and only builds the model when there is no error. Warnings do not stop
+it: they travel on the model (`Manifest.warnings`) for the commands to print.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -16,7 +18,7 @@ from reconciler.manifest.build import build_manifest
 from reconciler.manifest.document import Document, locator, merge_files
 from reconciler.manifest.load import read_files
 from reconciler.manifest.model import Manifest
-from reconciler.manifest.problems import ManifestInvalid, Problem
+from reconciler.manifest.problems import ManifestInvalid, Problem, split_by_severity
 from reconciler.manifest.schema import schema_problems
 from reconciler.manifest.semantic import semantic_problems
 
@@ -24,10 +26,13 @@ __all__ = ["ManifestInvalid", "Problem", "check_manifest", "load_manifest"]
 
 
 def load_manifest(paths: Sequence[str | Path]) -> Manifest:
-    """Load and validate manifests; raise `ManifestInvalid` listing every problem."""
+    """Load and validate manifests; raise `ManifestInvalid` listing every error.
+
+    The manifest returned carries its warnings in `warnings`, sorted by place."""
     with _without_gc_pauses():
-        document = check_manifest(paths)
-        return build_manifest(document, base_dir=_base_dir(paths))
+        document, warnings = check_manifest(paths)
+        manifest = build_manifest(document, base_dir=_base_dir(paths))
+        return dataclasses.replace(manifest, warnings=warnings)
 
 
 @contextmanager
@@ -44,8 +49,9 @@ def _without_gc_pauses() -> Iterator[None]:
             gc.enable()
 
 
-def check_manifest(paths: Sequence[str | Path]) -> Document:
-    """Everything `load_manifest` checks, returning the merged document when valid."""
+def check_manifest(paths: Sequence[str | Path]) -> tuple[Document, tuple[Problem, ...]]:
+    """Everything `load_manifest` checks: the merged document and its warnings when there
+    is no error, else `ManifestInvalid` with the errors (and the warnings found on the way)."""
     files, problems = read_files(paths)
     if not files:
         raise ManifestInvalid(problems)
@@ -55,9 +61,10 @@ def check_manifest(paths: Sequence[str | Path]) -> Document:
     document, merge_problems = merge_files(files)
     problems.extend(merge_problems)
     problems.extend(semantic_problems(document))
-    if problems:
-        raise ManifestInvalid(problems)
-    return document
+    errors, warnings = split_by_severity(problems)
+    if errors:
+        raise ManifestInvalid(errors, warnings)
+    return document, tuple(warnings)
 
 
 def _base_dir(paths: Sequence[str | Path]) -> str:

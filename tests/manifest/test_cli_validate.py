@@ -88,6 +88,7 @@ def test_json_format_lists_problem_objects(tmp_path: Path) -> None:
         "column": 30,
         "path": "projects.shop.apps.web.environments.production.runtime.vCpus",
         "message": "0.3 is not a multiple of 0.25; the nearest are 0.25 and 0.5",
+        "severity": "error",
     }
 
 
