@@ -101,14 +101,35 @@ class Call:
 
 
 @dataclass(frozen=True)
+class ItemEdit:
+    """One item that differs in a list of plain values (strings, numbers): a `FieldDiff`'s `items`.
+
+    The vocabulary of `PolicyEdit`: `insert`, `remove`, or `change` in place (ordered lists only:
+    in a list the platform treats as a set an item is only ever inserted or removed). Indexes are
+    0-based positions in the list on that side, None (and the value None) where the item is not.
+    """
+
+    op: Literal["insert", "remove", "change"]
+    before_index: int | None
+    after_index: int | None
+    before: Any = None
+    after: Any = None
+
+
+@dataclass(frozen=True)
 class FieldDiff:
-    """One field that differs. `path` uses the manifest's names (`runtime.vCpus`)."""
+    """One field that differs. `path` uses the manifest's names (`runtime.vCpus`).
+
+    `items` is the item-level detail when both sides are lists of plain values (empty
+    otherwise): a reviewer of a 60-entry IP list is shown the one entry that changed.
+    """
 
     path: str
     before: Any
     after: Any
     sensitive: bool = False
     known_after_apply: bool = False
+    items: tuple[ItemEdit, ...] = ()
 
 
 @dataclass(frozen=True)

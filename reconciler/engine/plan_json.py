@@ -14,7 +14,13 @@ markers keep what plain JSON cannot say:
 
 A sensitive diff's `before`/`after` is written as `"(sensitive value)"` unless
 it is null, a secret reference or unknown, whatever the plan holds: the JSON
-goes to CI logs and plan files, so it never carries a value marked sensitive.
+goes to CI logs and plan files, so it never carries a value marked sensitive
+(nor its `items`, which are left out).
+
+A diff of two lists of plain values also has `items`, the list edits (`op`
+`insert`, `remove` or `change`, `before_index`, `after_index`, `before`,
+`after`); the member is left out when there are none, so plans written before
+it existed read the same.
 
 Decoding validates every shape and raises `PlanShapeError` naming the JSON
 path of the first problem (never the offending value: it could be a secret
@@ -35,6 +41,7 @@ from reconciler.engine.changes import (
     Call,
     Change,
     FieldDiff,
+    ItemEdit,
     Note,
     Plan,
     PolicyEdit,
@@ -50,6 +57,7 @@ ABSENT_MARKER = "$absent"
 RESOURCE_KINDS: tuple[str, ...] = get_args(ResourceKind)
 NOTE_SEVERITIES = ("info", "warning", "error")
 POLICY_OPS = ("keep", "insert", "remove", "change")
+ITEM_OPS = ("insert", "remove", "change")
 
 T = TypeVar("T")
 
@@ -140,7 +148,19 @@ def _diff_to_dict(diff: FieldDiff, where: str) -> dict[str, Any]:
         out["before"] = encode_value(_shown(diff, diff.before), f"{where} {diff.path}")
     if diff.after is not ABSENT:
         out["after"] = encode_value(_shown(diff, diff.after), f"{where} {diff.path}")
+    if diff.items and not diff.sensitive:
+        out["items"] = [_item_to_dict(item, f"{where} {diff.path}") for item in diff.items]
     return out
+
+
+def _item_to_dict(item: ItemEdit, where: str) -> dict[str, Any]:
+    return {
+        "op": item.op,
+        "before_index": item.before_index,
+        "after_index": item.after_index,
+        "before": encode_value(item.before, where),
+        "after": encode_value(item.after, where),
+    }
 
 
 def _shown(diff: FieldDiff, value: Any) -> Any:
@@ -268,6 +288,22 @@ def _diff_from_dict(data: Any, path: str) -> FieldDiff:
         after=decode_value(obj["after"], f"{path}.after") if "after" in obj else ABSENT,
         sensitive=_typed(obj, "sensitive", path, bool),
         known_after_apply=_typed(obj, "known_after_apply", path, bool),
+        # optional: absent when the diff has none, and in plans written before it existed
+        items=_items(obj, "items", path, _item_from_dict) if "items" in obj else (),
+    )
+
+
+def _item_from_dict(data: Any, path: str) -> ItemEdit:
+    obj = _object(data, path)
+    op = _typed(obj, "op", path, str)
+    if op not in ITEM_OPS:
+        raise PlanShapeError(f"{path}.op", f"must be one of {', '.join(ITEM_OPS)}")
+    return ItemEdit(
+        op=op,  # type: ignore[arg-type]
+        before_index=_optional_index(obj, "before_index", path),
+        after_index=_optional_index(obj, "after_index", path),
+        before=decode_value(_get(obj, "before", path), f"{path}.before"),
+        after=decode_value(_get(obj, "after", path), f"{path}.after"),
     )
 
 

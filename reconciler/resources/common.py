@@ -4,15 +4,18 @@ Each kind module (project, app, settings, variables, policies, domains) turns a
 desired object and its live counterpart into at most a few `Change`s. They all
 compare *normalised* values (`1` and `1.0` equal, absent lists empty, server
 defaults filled in) so that what the platform stores never shows up as a diff.
+A differing list of plain values carries the items that changed (computed with
+deepdiff), so a reviewer of a 60-entry IP list sees the one entry that changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.engine.changes import ABSENT, Call, FieldDiff
+from reconciler.engine.changes import ABSENT, Call, FieldDiff, ItemEdit
 from reconciler.manifest.model import UNSET, App, Project
 from reconciler.platform.errors import UnexpectedResponse
 from reconciler.platform.operations import get_operation, permission
@@ -114,14 +117,21 @@ def display_number(value: Any) -> Any:
 
 
 def nested_diffs(
-    path: str, before: Any, after: Any, *, walk_lists: bool = False
+    path: str,
+    before: Any,
+    after: Any,
+    *,
+    walk_lists: bool = False,
+    unordered_lists: Collection[str] = (),
 ) -> list[FieldDiff]:
     """Field-level differences between two JSON-like values, paths in manifest names.
 
     Mappings are walked key by key (`runtime.healthcheck.path`); a key missing on one side
-    is `ABSENT` there. Lists are compared whole (for settings the whole new list is what is
-    sent, so that is what a reviewer should see) unless `walk_lists` is set, when lists of
-    the same length holding mappings are walked item by item (`match[1].remoteIp.notIn`).
+    is `ABSENT` there. Lists are one field (for settings the whole new list is what is sent,
+    so that is what a reviewer should see) unless `walk_lists` is set, when lists of the same
+    length holding mappings are walked item by item (`match[1].remoteIp.notIn`). A differing
+    list of plain values carries its item edits (`value_diff`); `unordered_lists` names the
+    ones the platform treats as sets, by path with the indexes left out (`match[].method.methods`).
     """
     if isinstance(before, Mapping) and isinstance(after, Mapping):
         diffs: list[FieldDiff] = []
@@ -129,7 +139,11 @@ def nested_diffs(
             sub = f"{path}.{key}" if path else str(key)
             diffs.extend(
                 nested_diffs(
-                    sub, before.get(key, ABSENT), after.get(key, ABSENT), walk_lists=walk_lists
+                    sub,
+                    before.get(key, ABSENT),
+                    after.get(key, ABSENT),
+                    walk_lists=walk_lists,
+                    unordered_lists=unordered_lists,
                 )
             )
         return diffs
@@ -142,11 +156,103 @@ def nested_diffs(
     ):
         diffs = []
         for index, (old, new) in enumerate(zip(before, after, strict=True)):
-            diffs.extend(nested_diffs(f"{path}[{index}]", old, new, walk_lists=True))
+            diffs.extend(
+                nested_diffs(
+                    f"{path}[{index}]", old, new, walk_lists=True, unordered_lists=unordered_lists
+                )
+            )
         return diffs
     if _comparable(before) == _comparable(after):
         return []
-    return [FieldDiff(path=path, before=plain(before), after=plain(after))]
+    return [value_diff(path, before, after, unordered=_without_indexes(path) in unordered_lists)]
+
+
+def value_diff(path: str, before: Any, after: Any, *, unordered: bool = False) -> FieldDiff:
+    """The diff of one field, with its item edits when both sides are lists of plain values."""
+    items: tuple[ItemEdit, ...] = ()
+    if is_plain_list(before) and is_plain_list(after):
+        items = list_item_edits(before, after, unordered=unordered)
+    return FieldDiff(path=path, before=plain(before), after=plain(after), items=items)
+
+
+def is_plain_list(value: Any) -> bool:
+    """A list (or tuple) of strings, numbers, booleans and nulls: one whose items deepdiff pairs."""
+    return isinstance(value, (list, tuple)) and all(
+        item is None or isinstance(item, (str, int, float, bool)) for item in value
+    )
+
+
+def list_item_edits(
+    before: Sequence[Any], after: Sequence[Any], *, unordered: bool = False
+) -> tuple[ItemEdit, ...]:
+    """The items that differ between two lists of plain values, in list order (via deepdiff).
+
+    An ordered list (`command`) is aligned as a sequence: an insertion in the middle is that one
+    insertion, a replaced argument one `change`. An `unordered` one (the platform treats it as
+    a set: IP ranges, methods, watch paths) only gains and loses items; when it differs only
+    in order or repetition, the ordered edits say what is sent. Numbers compare by value.
+    Empty when deepdiff reports something these cannot say (then the whole lists are shown).
+    """
+    if unordered:
+        edits = _deepdiff_edits(before, after, unordered=True)
+        if edits:
+            return edits
+    return _deepdiff_edits(before, after, unordered=False)
+
+
+_ITEM_REPORTS = {"iterable_item_added", "iterable_item_removed", "values_changed", "type_changes"}
+
+
+def _deepdiff_edits(
+    before: Sequence[Any], after: Sequence[Any], *, unordered: bool
+) -> tuple[ItemEdit, ...]:
+    # imported here: deepdiff costs about 80 ms at start-up, and most runs never diff a list
+    from deepdiff import DeepDiff
+
+    old = [_comparable(item) for item in before]
+    new = [_comparable(item) for item in after]
+    tree = DeepDiff(old, new, ignore_order=unordered, view="tree")
+    if set(tree) - _ITEM_REPORTS:
+        return ()
+    levels = [(report, level) for report, found in tree.items() for level in found]
+    # with ignore_order deepdiff names a replaced item's position on the `before` side only:
+    # its `after` position is that of an inserted value no other edit claims
+    claimed = {_param(level.up.t2_child_rel) for _, level in levels}
+    edits: list[ItemEdit] = []
+    for report, level in levels:
+        i = _param(level.up.t1_child_rel)
+        j = _param(level.up.t2_child_rel)
+        if report != "iterable_item_removed" and j is None:
+            j = next((k for k, v in enumerate(new) if v == level.t2 and k not in claimed), None)
+            if j is None:
+                return ()
+            claimed.add(j)
+        if report == "iterable_item_added":
+            edits.append(ItemEdit("insert", None, j, None, after[j]))
+        elif report == "iterable_item_removed":
+            edits.append(ItemEdit("remove", i, None, before[i], None))
+        elif unordered:  # a set has no item "changed in place": one left, another came
+            edits.append(ItemEdit("remove", i, None, before[i], None))
+            edits.append(ItemEdit("insert", None, j, None, after[j]))
+        else:
+            edits.append(ItemEdit("change", i, j, before[i], after[j]))
+    return tuple(sorted(edits, key=_list_order))
+
+
+def _param(relationship: Any) -> int | None:
+    return None if relationship is None else int(relationship.param)
+
+
+def _list_order(edit: ItemEdit) -> tuple[int, int]:
+    """Edits by position, a removal before what takes its place."""
+    if edit.op == "remove":
+        return (edit.before_index or 0, 0)
+    return (edit.after_index or 0, 1)
+
+
+def _without_indexes(path: str) -> str:
+    """`match[1].remoteIp.notIn` as `match[].remoteIp.notIn`: the same field in every item."""
+    return re.sub(r"\[\d+\]", "[]", path)
 
 
 def _ordered_keys(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:

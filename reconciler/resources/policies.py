@@ -29,6 +29,11 @@ from reconciler.resources.common import (
 )
 
 READ_OPERATION = "gateway.listPolicies"
+UNORDERED_LISTS = frozenset(
+    {"match[].remoteIp.in", "match[].remoteIp.notIn", "match[].method.methods"}
+)
+"""Lists the gateway treats as sets (an IP in any range, outside all ranges; a method among
+these): their diffs name the items inserted and removed, not positions that shifted."""
 
 
 async def read_policies(client: Any, ref: EnvironmentRef) -> list[dict[str, Any]]:
@@ -116,7 +121,11 @@ def _align_block(
     for i in removed:
         if i in pairs:
             j = pairs[i]
-            diffs = tuple(nested_diffs("", before[i], after[j], walk_lists=True))
+            diffs = tuple(
+                nested_diffs(
+                    "", before[i], after[j], walk_lists=True, unordered_lists=UNORDERED_LISTS
+                )
+            )
             keyed.append((j, PolicyEdit("change", i, j, before[i], after[j], diffs)))
         else:
             following = [j for a, j in pairs.items() if a > i]

@@ -26,6 +26,7 @@ from reconciler.resources.common import (
     nested_diffs,
     number,
     require_fields,
+    value_diff,
 )
 
 READ_OPERATION = "environments.listEnvironments"
@@ -101,13 +102,15 @@ class SettingField:
     section: str | None  # `build`, `runtime` or None (top level: regions)
     attribute: str  # model attribute
     normalise: Callable[[Any], Any] = _as_is
+    unordered: bool = False  # a list the platform treats as a set: its diff names items, not slots
 
 
 FIELDS: tuple[SettingField, ...] = (
     SettingField("build.dockerfile", "dockerfile", "build", "dockerfile", _clearable),
     SettingField("build.rootDirectory", "rootDirectory", "build", "root_directory"),
     SettingField("build.buildCommand", "buildCommand", "build", "build_command", _clearable),
-    SettingField("build.watchPaths", "watchPaths", "build", "watch_paths", _list),
+    # a push builds when it changes a file matching any of the globs: their order means nothing
+    SettingField("build.watchPaths", "watchPaths", "build", "watch_paths", _list, unordered=True),
     SettingField("build.autoDeploy", "autoDeploy", "build", "auto_deploy"),
     SettingField("runtime.port", "port", "runtime", "port", _number),
     SettingField("runtime.vCpus", "vCpus", "runtime", "vcpus", _number),
@@ -216,4 +219,5 @@ def _field_diffs(field: SettingField, before: Any, after: Any) -> list[FieldDiff
     if field.api == "healthcheck" and isinstance(before, Mapping) and isinstance(after, Mapping):
         # member by member, against the live value with the server defaults filled in
         return nested_diffs(field.path, _healthcheck(before), after)
-    return [FieldDiff(field.path, before, after)]
+    # `command` is an argument list: its items are diffed in order
+    return [value_diff(field.path, before, after, unordered=field.unordered)]
