@@ -7,6 +7,7 @@ the symbol in column 0 so GitHub's `diff` highlighting colours the line.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -19,6 +20,7 @@ from reconciler.engine.changes import (
     Action,
     Change,
     FieldDiff,
+    ItemEdit,
     PolicyEdit,
     SecretRef,
 )
@@ -26,6 +28,19 @@ from reconciler.engine.secret_guard import SENSITIVE
 
 NEUTRAL = " "
 """The symbol of a line that changes nothing (comments, hidden-item counts)."""
+
+CONTEXT = "context"
+"""The symbol of an unchanged line of text shown around changed ones (a line diff's context)."""
+
+WIDE = 100
+"""Characters past which a value is not printed on one line: lists are split into their items
+(or only the items that changed are shown), mappings into their fields."""
+
+SHORT_LIST = 5
+"""Lists of at most this many items that fit in `WIDE` are shown whole, `[...] -> [...]`."""
+
+LINE_CONTEXT = 2
+"""Unchanged lines shown on each side of a changed line of text, as `diff -U2` would."""
 
 ACTION_LEGEND = {
     Action.CREATE: "create",
@@ -167,6 +182,22 @@ def flatten(mapping: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str,
 # --------------------------------------------------------------------------- bodies
 
 
+def diff_lines(diff: FieldDiff, depth: int = 0) -> list[Line]:
+    """`~ runtime.vCpus = 0.5 -> 1`, or where one line would bury the change, a header with the
+    list items or the lines of text that changed. A sensitive value is one masked line."""
+    if diff.sensitive or diff.known_after_apply:
+        return [diff_line(diff, depth)]
+    if diff.items and _both_lists(diff) and not _short_lists(diff):
+        return item_lines(diff, depth)
+    if _is_text(diff.before) and _is_text(diff.after) and _multiline(diff.before, diff.after):
+        return text_diff_lines(diff, depth)
+    if diff.before is ABSENT and diff.after is not ABSENT:
+        return value_lines("+", diff.path, diff.after, depth)
+    if diff.after is ABSENT and diff.before is not ABSENT:
+        return value_lines("-", diff.path, diff.before, depth)
+    return [diff_line(diff, depth)]
+
+
 def diff_line(diff: FieldDiff, depth: int = 0) -> Line:
     """`~ runtime.vCpus = 0.5 -> 1`; `+`/`-` when the field appears or disappears."""
     before = _side(diff, diff.before, is_after=False)
@@ -186,19 +217,154 @@ def _side(diff: FieldDiff, value: Any, *, is_after: bool) -> str:
     return format_value(value)
 
 
+def _both_lists(diff: FieldDiff) -> bool:
+    return isinstance(diff.before, list | tuple) and isinstance(diff.after, list | tuple)
+
+
+def _short_lists(diff: FieldDiff) -> bool:
+    """Both lists short enough that `[...] -> [...]` reads better than item by item."""
+    longest = max(len(diff.before), len(diff.after))
+    return longest <= SHORT_LIST and len(diff_line(diff).text) <= WIDE
+
+
+def item_lines(diff: FieldDiff, depth: int = 0) -> list[Line]:
+    """A list diff as the items inserted, removed or changed, the unchanged ones counted:
+
+    ~ match[1].remoteIp.notIn: 60 items -> 60 items
+        - [7] = "10.0.0.7/32"
+        + [7] = "10.0.0.8/32"
+          # (59 unchanged items hidden)
+    """
+    header = f"{clean(diff.path)}: {_items(diff.before)} -> {_items(diff.after)}"
+    lines = [Line("~", depth, header), *(_item_line(edit, depth + 1) for edit in diff.items)]
+    unchanged = len(diff.after) - sum(edit.op != "remove" for edit in diff.items)
+    if unchanged > 0:
+        lines.append(_hidden_count(unchanged, "unchanged item", depth + 1))
+    return lines
+
+
+def _items(value: Any) -> str:
+    return plural(len(value), "item") if isinstance(value, list | tuple) else format_value(value)
+
+
+def _item_line(edit: ItemEdit, depth: int) -> Line:
+    if edit.op == "insert":
+        return Line("+", depth, f"{_index(edit.after_index)} = {format_value(edit.after)}")
+    if edit.op == "remove":
+        return Line("-", depth, f"{_index(edit.before_index)} = {format_value(edit.before)}")
+    index = _index(edit.after_index)
+    if edit.before_index != edit.after_index:  # moved by insertions or removals before it
+        index = f"[{edit.before_index} -> {edit.after_index}]"
+    return Line("~", depth, f"{index} = {format_value(edit.before)} -> {format_value(edit.after)}")
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str) or value is None or value is ABSENT
+
+
+def _multiline(*values: Any) -> bool:
+    return any(isinstance(value, str) and "\n" in value for value in values)
+
+
+def text_diff_lines(diff: FieldDiff, depth: int = 0) -> list[Line]:
+    """A change of multi-line text as a line diff: the changed lines with a little context,
+    runs of unchanged lines counted (a certificate with one line changed is three lines,
+    not both values on one line)."""
+    symbol = "+" if diff.before is ABSENT else "-" if diff.after is ABSENT else "~"
+    sizes = [_line_count(v) for v in (diff.before, diff.after) if v is not ABSENT]
+    lines = [Line(symbol, depth, f"{clean(diff.path)}: {' -> '.join(sizes)}")]
+    old, old_ends = _text_lines(diff.before)
+    new, new_ends = _text_lines(diff.after)
+    if old != new:
+        lines += _changed_lines(old, new, depth + 1)
+    if isinstance(diff.before, str) and isinstance(diff.after, str) and old_ends != new_ends:
+        what = "added" if new_ends else "removed"
+        lines.append(Line(NEUTRAL, depth + 1, f"# (line break at the end {what})"))
+    return lines
+
+
+def _line_count(value: Any) -> str:
+    return plural(len(_text_lines(value)[0]), "line") if isinstance(value, str) else "null"
+
+
+def _text_lines(value: Any) -> tuple[list[str], bool]:
+    """The lines of a text (none for null or absent) and whether it ends with a line break.
+
+    A YAML block scalar (`CERT: |`) ends with one; it is not shown as an empty last line.
+    """
+    if not isinstance(value, str):
+        return [], False
+    lines = value.split("\n")
+    ends_with_break = len(lines) > 1 and lines[-1] == ""
+    return (lines[:-1] if ends_with_break else lines), ends_with_break
+
+
+def _changed_lines(old: list[str], new: list[str], depth: int) -> list[Line]:
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    lines: list[Line] = []
+    shown_up_to = 0  # lines of `old` shown or counted so far
+    for group in matcher.get_grouped_opcodes(LINE_CONTEXT):
+        if group[0][1] > shown_up_to:
+            lines.append(_hidden_count(group[0][1] - shown_up_to, "unchanged line", depth))
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                lines += [Line(CONTEXT, depth, clean(text)) for text in old[i1:i2]]
+                continue
+            lines += [Line("-", depth, clean(text)) for text in old[i1:i2]]
+            lines += [Line("+", depth, clean(text)) for text in new[j1:j2]]
+        shown_up_to = group[-1][2]
+    if shown_up_to < len(old):
+        lines.append(_hidden_count(len(old) - shown_up_to, "unchanged line", depth))
+    return lines
+
+
+def _hidden_count(count: int, what: str, depth: int, what_plural: str | None = None) -> Line:
+    """`# (59 unchanged items hidden)`: what is left out so the changes stand out."""
+    return Line(NEUTRAL, depth, f"# ({plural(count, what, what_plural)} hidden)")
+
+
+def value_lines(symbol: str, path: str, value: Any, depth: int = 0) -> list[Line]:
+    """`+ path = value`; a value too wide for one line is split: multi-line text into its lines,
+    a list into its items (`[0]`, `[1]`, ...), a mapping into its fields."""
+    if isinstance(value, str) and "\n" in value:
+        lines, _ = _text_lines(value)
+        header = Line(symbol, depth, f"{clean(path)}: {plural(len(lines), 'line')}")
+        return [header, *(Line(symbol, depth + 1, clean(text)) for text in lines)]
+    line = Line(symbol, depth, f"{clean(path)} = {format_value(value)}")
+    if len(line.text) <= WIDE or not value or isinstance(value, SecretRef):
+        return [line]
+    if isinstance(value, Mapping):
+        return [
+            split
+            for sub_path, item in flatten(value, f"{path}.")
+            for split in value_lines(symbol, sub_path, item, depth)
+        ]
+    if isinstance(value, list | tuple):
+        header = Line(symbol, depth, f"{clean(path)}: {plural(len(value), 'item')}")
+        return [
+            header,
+            *(
+                split
+                for index, item in enumerate(value)
+                for split in value_lines(symbol, _index(index), item, depth + 1)
+            ),
+        ]
+    return [line]
+
+
 def attribute_lines(symbol: str, mapping: Mapping[str, Any] | None, depth: int = 0) -> list[Line]:
     if not mapping:
         return []
-    return [
-        Line(symbol, depth, f"{clean(path)} = {format_value(v)}") for path, v in flatten(mapping)
-    ]
+    return [line for path, v in flatten(mapping) for line in value_lines(symbol, path, v, depth)]
 
 
 def change_body(change: Change) -> list[Line]:
     """The attribute lines of a change (without heading and notes)."""
     if change.policy_edits:
         lines = policy_lines(change.policy_edits)
-        lines += [diff_line(d) for d in change.diffs if not d.path.startswith("policies")]
+        for diff in change.diffs:
+            if not diff.path.startswith("policies"):
+                lines += diff_lines(diff)
         return lines
     match change.action:
         case Action.CREATE:
@@ -209,20 +375,25 @@ def change_body(change: Change) -> list[Line]:
                 return attribute_lines("-", change.before)
         case Action.REPLACE:
             # what forces the replacement first, then everything the new object gets
-            changed = {d.path for d in change.diffs}
-            created = [
-                line for line in attribute_lines("+", change.after) if not _covers(changed, line)
-            ]
             if not change.diffs:
-                return attribute_lines("-", change.before) + created
-            return [diff_line(d) for d in change.diffs] + created
+                return attribute_lines("-", change.before) + attribute_lines("+", change.after)
+            changed = {d.path for d in change.diffs}
+            created = {
+                path: value
+                for path, value in flatten(change.after or {})
+                if not _covers(changed, path)
+            }
+            return _diff_body(change.diffs) + attribute_lines("+", created)
         case Action.BLOCKED:
             return []
-    return [diff_line(d) for d in change.diffs]
+    return _diff_body(change.diffs)
 
 
-def _covers(paths: set[str], line: Line) -> bool:
-    path = line.text.split(" = ", 1)[0]
+def _diff_body(diffs: Iterable[FieldDiff], depth: int = 0) -> list[Line]:
+    return [line for diff in diffs for line in diff_lines(diff, depth)]
+
+
+def _covers(paths: set[str], path: str) -> bool:
     return any(path == p or path.startswith(p + ".") for p in paths)
 
 
@@ -251,7 +422,7 @@ def policy_lines(edits: Iterable[PolicyEdit]) -> list[Line]:
 
 
 def _hidden(count: int) -> Line:
-    return Line(NEUTRAL, 0, f"# ({plural(count, 'unchanged policy', 'unchanged policies')} hidden)")
+    return _hidden_count(count, "unchanged policy", 0, "unchanged policies")
 
 
 def _edit_lines(edit: PolicyEdit) -> list[Line]:
@@ -264,7 +435,7 @@ def _edit_lines(edit: PolicyEdit) -> list[Line]:
         index = f"[{edit.before_index} -> {edit.after_index}]"
     name = (edit.after or edit.before or {}).get("name")
     title = f"{index} name = {format_value(name)}" if name is not None else index
-    return [Line("~", 0, title)] + [diff_line(d, depth=1) for d in edit.diffs]
+    return [Line("~", 0, title), *_diff_body(edit.diffs, depth=1)]
 
 
 def _whole_policy(symbol: str, index: int | None, policy: Mapping[str, Any] | None) -> list[Line]:

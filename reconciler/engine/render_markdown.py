@@ -12,6 +12,7 @@ import re
 
 from reconciler.engine.changes import Action, Change, Plan
 from reconciler.engine.render_lines import (
+    CONTEXT,
     NEUTRAL,
     Line,
     change_body,
@@ -132,7 +133,10 @@ def _change_section(change: Change) -> str:
 
 
 def _diff_line(line: Line) -> str:
-    # the symbol stays in column 0 so GitHub's diff highlighting colours the whole line
+    # the symbol stays in column 0 so GitHub's diff highlighting colours the whole line;
+    # an unchanged line of text around changed ones is a diff's own context line, uncoloured
+    if line.symbol == CONTEXT:
+        return f"  {'    ' * line.depth}{line.text}"
     symbol = "#" if line.symbol == NEUTRAL else line.symbol
     text = line.text.removeprefix("# ") if line.symbol == NEUTRAL else line.text
     return f"{symbol} {'    ' * line.depth}{text}"

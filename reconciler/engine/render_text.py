@@ -5,6 +5,7 @@ from __future__ import annotations
 from reconciler.engine.changes import Action, Change, Note, Plan
 from reconciler.engine.render_lines import (
     ACTION_LEGEND,
+    CONTEXT,
     NEUTRAL,
     Line,
     block_label,
@@ -93,7 +94,7 @@ def _change(change: Change, paint: _Paint) -> list[str]:
 
 def _body_line(line: Line, paint: _Paint) -> str:
     indent = "      " + "    " * line.depth
-    if line.symbol == NEUTRAL:
+    if line.symbol in (NEUTRAL, CONTEXT):
         return f"{indent}  {line.text}"
     return f"{indent}{paint.symbol(line.symbol)} {line.text}"
 

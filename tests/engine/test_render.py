@@ -460,19 +460,27 @@ class TestText:
         # same content once the escape codes are removed
         assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain
 
-    def test_strings_with_quotes_and_newlines_stay_on_one_line(self) -> None:
+    def test_quotes_stay_escaped_and_newlines_give_a_line_diff_inside_the_block(self) -> None:
         change = Change(
             address="app.shop/web",
             kind="app",
             action=Action.UPDATE,
             before=None,
             after=None,
-            diffs=(FieldDiff("name", 'say "hi"', "two\nlines"),),
+            diffs=(
+                FieldDiff("name", 'say "hi"', 'say "bye"'),
+                FieldDiff("description", 'say "hi"', "two\nlines"),
+            ),
         )
-        assert (
-            '      ~ name = "say \\"hi\\"" -> "two\\nlines"'
-            in render_text(single(change)).splitlines()
-        )
+        lines = render_text(single(change)).splitlines()
+        assert '      ~ name = "say \\"hi\\"" -> "say \\"bye\\""' in lines
+        start = lines.index("      ~ description: 1 line -> 2 lines")
+        # each line of the text is its own diff line, indented inside the change's block
+        assert lines[start + 1 : start + 4] == [
+            '          - say "hi"',
+            "          + two",
+            "          + lines",
+        ]
 
 
 # --------------------------------------------------------------------------- JSON
