@@ -257,14 +257,19 @@ async def _apply(request: ApplyRequest) -> bool:
 
 
 def _load_inputs(request: ApplyRequest) -> tuple[Manifest, SavedPlan | None]:
+    """The manifest (its warnings printed, before any plan) and the saved plan, if any."""
+    from reconciler.cli.validate import echo_warnings
     from reconciler.manifest.validate import load_manifest
 
     if request.planfile is None:
-        return load_manifest(list(request.files)), None
-    from reconciler.engine.planfile import load_plan
+        manifest, saved = load_manifest(list(request.files)), None
+    else:
+        from reconciler.engine.planfile import load_plan
 
-    saved = load_plan(Path(request.planfile))
-    return load_manifest(list(saved.manifest_files)), saved
+        saved = load_plan(Path(request.planfile))
+        manifest = load_manifest(list(saved.manifest_files))
+    echo_warnings(manifest.warnings)
+    return manifest, saved
 
 
 async def _plan(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from reconciler.cli.options import (
     manifest_option,
     report_errors,
 )
+from reconciler.cli.validate import echo_warnings
 
 if TYPE_CHECKING:
     from reconciler.engine.changes import Plan
@@ -90,17 +92,23 @@ def plan(
 
     Scope.parse(targets)  # a bad --target fails before any file or network work
     manifest = load_manifest(files)
+    echo_warnings(manifest.warnings)
     options = PlanOptions(
         targets=targets,
         max_deletes=max_deletes,
         fingerprint_key=fingerprint_key_from(os.environ.get(ENV_FINGERPRINT_KEY)),
     )
     result = asyncio.run(_build(manifest, options, base_url, parallelism, verbose))
+    # JSON has a place for them (`notes`); the text and markdown forms do not repeat what
+    # stderr already said.
+    noted = with_warning_notes(result, manifest)
     if out is not None:
         from reconciler.engine.planfile import save_plan
 
-        save_plan(result, out, manifest_files=files)
-    click.echo(_render(result, output_format, no_color), nl=False)
+        save_plan(noted, out, manifest_files=files)
+    click.echo(
+        _render(noted if output_format == "json" else result, output_format, no_color), nl=False
+    )
     if out is not None:
         click.echo(
             f"Saved the plan to {out}. To apply exactly this plan: reconciler apply {out}",
@@ -122,6 +130,14 @@ async def _build(
 
     async with connect(base_url, parallelism=parallelism, verbose=verbose) as client:
         return await build_plan(manifest, client, options)
+
+
+def with_warning_notes(result: Plan, manifest: Manifest) -> Plan:
+    """The plan with each manifest warning as a `warning` note (for its JSON forms)."""
+    from reconciler.engine.changes import Note
+
+    notes = tuple(Note("warning", w.located_message) for w in manifest.warnings)
+    return dataclasses.replace(result, notes=result.notes + notes) if notes else result
 
 
 def _render(result: Plan, output_format: str, no_color: bool) -> str:

@@ -1,6 +1,8 @@
 """Property: for any live environments the spec allows, the exported YAML (with or without
 `defaults`) loads, validates and diffs to nothing against that same live state (settings,
-variables, policies, domains)."""
+variables, policies, domains). "Any" includes values that are allowed but odd (a replica
+range with min above max, max 0, host bits in a CIDR range, lower-case or unknown methods,
+long write-only descriptions): the manifest warns about those, it never refuses them."""
 
 from __future__ import annotations
 
@@ -93,15 +95,19 @@ def named_match() -> st.SearchStrategy[dict[str, Any]]:
 
 
 def networks() -> st.SearchStrategy[list[str]]:
+    # a range, or an address with a prefix length (host bits set: allowed, with a warning)
+    written = st.sampled_from([lambda i: str(i.network), lambda i: str(i)])
     v4 = st.builds(
-        lambda a, p: str(ipaddress.ip_network((a, p), strict=False)),
+        lambda a, p, form: form(ipaddress.ip_interface((a, p))),
         st.integers(0, 2**32 - 1),
         st.integers(8, 32),
+        written,
     )
     v6 = st.builds(
-        lambda a, p: str(ipaddress.ip_network((a, p), strict=False)),
+        lambda a, p, form: form(ipaddress.ip_interface((a, p))),
         st.integers(0, 2**128 - 1),
         st.integers(16, 128),
+        written,
     )
     return st.lists(st.one_of(v4, v6), min_size=1, max_size=3, unique=True)
 
@@ -113,7 +119,8 @@ match_item = st.fixed_dictionaries(
         "method": st.builds(
             lambda ms: {"methods": ms},
             st.lists(
-                st.sampled_from(["GET", "POST", "PUT", "DELETE"]),
+                # the spec's methods are any strings; the odd ones are warnings
+                st.sampled_from(["GET", "POST", "PUT", "DELETE", "get", "Patch", "PURGE"]),
                 min_size=1,
                 max_size=3,
                 unique=True,
@@ -199,7 +206,8 @@ build = st.fixed_dictionaries(
 )
 regions = st.lists(
     st.builds(
-        lambda name, lo, extra: {"name": name, "replicas": {"min": lo, "max": max(lo + extra, 1)}},
+        # min and max independent: min above max and max 0 are allowed, with a warning
+        lambda name, lo, hi: {"name": name, "replicas": {"min": lo, "max": hi}},
         slug_label,
         st.integers(0, 5),
         st.integers(0, 5),
@@ -218,7 +226,8 @@ def variables() -> st.SearchStrategy[list[dict[str, Any]]]:
     )
     writeonly = st.builds(
         lambda d: {"kind": "writeonly", **({"description": d} if d else {})},
-        st.one_of(st.none(), st.text(min_size=1, max_size=40)),
+        # up to the platform's 255: past 233 is a warning (no room for a fingerprint)
+        st.one_of(st.none(), st.text(min_size=1, max_size=40), st.text(min_size=234, max_size=255)),
     )
     return st.lists(
         st.tuples(ident, st.one_of(recoverable, writeonly)), max_size=6, unique_by=lambda kv: kv[0]
