@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path as FsPath
 from typing import Any
 
 from reconciler.manifest.document import Document, Layered, environments
@@ -21,7 +22,7 @@ from reconciler.manifest.policy_rules import PolicyRules
 from reconciler.manifest.problems import WARNING, Path, Problem, format_path
 
 MAX_VALUE_CHARS = 16384
-MAX_FILE_VALUE_BYTES = 16384
+UTF8_MAX_BYTES_PER_CHAR = 4
 MAX_DESCRIPTION = 255
 FINGERPRINT_SUFFIX = 22
 MAX_WRITEONLY_DESCRIPTION = MAX_DESCRIPTION - FINGERPRINT_SUFFIX
@@ -238,17 +239,39 @@ class _Rules:
             elif not target.is_file():
                 self.report(path, f"{declared!r} is not a regular file {hint}")
             else:
-                size = target.stat().st_size
-                if size > MAX_FILE_VALUE_BYTES:
-                    self.report(
-                        path,
-                        f"file {declared!r} has {size} bytes; a variable value holds at most "
-                        f"{MAX_FILE_VALUE_BYTES}",
-                    )
-                elif size == 0:
-                    self.report(path, f"file {declared!r} is empty; a variable value needs text")
+                self._file_value_length(path, declared, target)
         except OSError as error:
             self.report(path, f"cannot read {declared!r}: {error.strerror}")
+
+    def _file_value_length(self, path: Path, declared: str, target: FsPath) -> None:
+        """The spec bounds a value in characters (1 to 16384), not bytes: a file of 16384
+        non-ASCII characters is a valid value, so the text is counted when bytes cannot tell."""
+        size = target.stat().st_size
+        if size == 0:
+            self.report(path, f"file {declared!r} is empty; a variable value needs text")
+            return
+        if size <= MAX_VALUE_CHARS:
+            return
+        if size > UTF8_MAX_BYTES_PER_CHAR * MAX_VALUE_CHARS:
+            self.report(
+                path,
+                f"file {declared!r} has {size} bytes, more than {MAX_VALUE_CHARS} characters; "
+                f"a variable value holds at most {MAX_VALUE_CHARS} characters",
+            )
+            return
+        length = _text_length(target)
+        if length is None:
+            self.report(
+                path,
+                f"file {declared!r} is not UTF-8 text; variable values are text: encode binary "
+                "secrets (e.g. base64) first",
+            )
+        elif length > MAX_VALUE_CHARS:
+            self.report(
+                path,
+                f"file {declared!r} holds {length} characters; a variable value holds at most "
+                f"{MAX_VALUE_CHARS}",
+            )
 
     def _domains(self, path: Path, domains: list[Any]) -> None:
         for index, host in enumerate(domains):
@@ -311,6 +334,16 @@ def _settings_blocks(app_path: Path, app: dict[str, Any]) -> Iterator[tuple[Path
         for name, env in envs.items():
             if isinstance(env, dict):
                 yield (*app_path, "environments", name), env
+
+
+def _text_length(target: FsPath) -> int | None:
+    """Characters of the value `fromFile` sends, read as plan and apply read it (UTF-8,
+    universal newlines); None when the file is not UTF-8. Only the length leaves here."""
+    try:
+        with open(target, encoding="utf-8") as handle:
+            return len(handle.read())
+    except UnicodeDecodeError:
+        return None
 
 
 def _is_int(value: object) -> bool:

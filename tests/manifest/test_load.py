@@ -281,8 +281,30 @@ def test_from_file_size_limit_and_empty_file(tmp_path: Path) -> None:
     )
     problems = problems_of([path])
     assert [(p.line, p.column) for p in problems] == [(9, 31), (11, 33)]
-    assert "has 16385 bytes; a variable value holds at most 16384" in problems[0].message
+    assert "holds 16385 characters; a variable value holds at most 16384" in problems[0].message
     assert "is empty" in problems[1].message
+
+
+def test_from_file_limit_counts_characters_not_bytes(tmp_path: Path) -> None:
+    """The spec bounds a value at 16384 characters: 16384 two-byte characters fit."""
+    (tmp_path / "accents.key").write_text("é" * 16384, encoding="utf-8")
+    (tmp_path / "huge.key").write_bytes(b"k" * (4 * 16384 + 1))
+    (tmp_path / "binary.key").write_bytes(b"\xff" * 16385)
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        "version: 1\nprojects:\n  shop:\n    apps:\n      web:\n        environments:\n"
+        "          production:\n            variables:\n"
+        "              ACCENTS: {fromFile: accents.key}\n"
+        "              HUGE: {fromFile: huge.key}\n"
+        "              BINARY: {fromFile: binary.key}\n"
+    )
+    problems = problems_of([path])
+    assert [(p.line, p.column) for p in problems] == [(10, 32), (11, 34)]
+    assert "has 65537 bytes, more than 16384 characters" in problems[0].message
+    assert "is not UTF-8 text" in problems[1].message
+    (tmp_path / "huge.key").write_text("k")
+    (tmp_path / "binary.key").write_text("k")
+    assert load_manifest([path]).warnings == ()
 
 
 def test_from_file_is_resolved_against_the_declaring_file_not_the_cwd(
