@@ -1,8 +1,10 @@
 """From `--base-url` / `RECONCILER_BASE_URL` and `RECONCILER_API_KEY` to a `PlatformClient`.
 
 `local` or `local:PATH` runs the built-in emulator in-process (no server, no
-account) with its state persisted to a file. No base URL at all is an error:
-the local emulator is never picked silently.
+account) with its state persisted to a file. Reading commands leave no trace: the
+state's directory (and the default one's `.gitignore`) is made only before the
+first write. No base URL at all is an error: the local emulator is never picked
+silently.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from reconciler.errors import UsageError
 from reconciler.platform.client import PlatformClient
 from reconciler.platform.log import CallLog
 from reconciler.platform.messages import API_KEY_ENV
+from reconciler.platform.operations import OPERATIONS
 
 BASE_URL_ENV = "RECONCILER_BASE_URL"
 LOCAL = "local"
@@ -97,14 +100,6 @@ def _connect_local(
             f"--base-url local:{state_file}: the state path is a directory",
             hint="give a file path, e.g. local:.reconciler/local-platform.json",
         )
-    try:
-        state_file.parent.mkdir(parents=True, exist_ok=True)
-        if state_file == LOCAL_STATE_FILE:
-            _keep_out_of_git(state_file.parent)
-    except OSError as exc:
-        raise UsageError(
-            f"cannot create the directory for the local platform state {state_file}: {exc.strerror}"
-        ) from None
     try:  # imported lazily: commands that talk to a real platform never load the emulator
         from reconciler.emulator.app import EmulatorConfig, create_app
     except ModuleNotFoundError as exc:
@@ -117,6 +112,8 @@ def _connect_local(
 
     key = api_key or LOCAL_DEV_KEY
     try:
+        # A missing state file is an empty workspace: the emulator reads it only if it exists
+        # and writes it only when a request changed something.
         app = create_app(EmulatorConfig(state_file=state_file, dev_key=key))
     except StateFileError as error:
         raise UsageError(
@@ -127,9 +124,50 @@ def _connect_local(
         LOCAL_BASE_URL,
         key,
         parallelism=parallelism,
-        transport=httpx.ASGITransport(app=app),
+        transport=_StateDirectoryOnFirstWrite(httpx.ASGITransport(app=app), state_file),
         call_log=call_log,
     )
+
+
+class _StateDirectoryOnFirstWrite(httpx.AsyncBaseTransport):
+    """The local platform's transport: makes the state's directory before the first write.
+
+    `plan`, `validate`, `export` and `status` only read, and the README promises they write
+    nothing, so the directory (and the default one's .gitignore) cannot be made when the
+    client is. Made here, a directory that cannot be created is one clear error before the
+    write, instead of a 500 from the emulator failing to save a change it has already made.
+    """
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, state_file: Path) -> None:
+        self._inner = inner
+        self._state_file = state_file
+        self._prepared = False
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if not self._prepared and _is_write(request):
+            _make_state_directory(self._state_file)
+            self._prepared = True
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def _is_write(request: httpx.Request) -> bool:
+    """Whether the request's operation may change state (an unknown one is assumed to)."""
+    operation = OPERATIONS.get(request.url.path.rsplit("/", 1)[-1])
+    return operation is None or operation.is_write
+
+
+def _make_state_directory(state_file: Path) -> None:
+    try:
+        state_file.parent.mkdir(parents=True, exist_ok=True)
+        if state_file == LOCAL_STATE_FILE:
+            _keep_out_of_git(state_file.parent)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot create the directory for the local platform state {state_file}: {exc.strerror}"
+        ) from None
 
 
 def _keep_out_of_git(directory: Path) -> None:

@@ -221,6 +221,45 @@ def test_the_default_local_state_directory_keeps_itself_out_of_git(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    connect("local")
+
+    async def read_then_write() -> None:
+        async with connect("local") as client:
+            await client.list_all("projects.listProjects", {})
+            assert list(tmp_path.iterdir()) == []  # reading leaves no trace
+            await client.call("projects.createProject", {"name": "Shop", "slug": "shop"})
+
+    run(read_then_write())
     ignore = tmp_path / ".reconciler" / ".gitignore"
     assert ignore.read_text().splitlines()[-1] == "*"
+
+
+def test_a_local_state_directory_is_made_only_by_a_write(tmp_path: Path) -> None:
+    state = tmp_path / "new" / "sub" / "state.json"
+
+    async def session(write: bool) -> None:
+        async with connect(f"local:{state}") as client:
+            await client.list_all("projects.listProjects", {})
+            if write:
+                await client.call("projects.createProject", {"name": "Shop", "slug": "shop"})
+
+    run(session(write=False))
+    assert not (tmp_path / "new").exists()
+    run(session(write=True))
+    assert state.is_file()
+    assert not (state.parent / ".gitignore").exists()  # only the default directory gets one
+
+
+def test_a_state_directory_that_cannot_be_made_is_a_usage_error_on_the_write(
+    tmp_path: Path,
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("", encoding="utf-8")
+    state = blocker / "state.json"
+
+    async def write() -> None:
+        async with connect(f"local:{state}") as client:
+            assert await client.list_all("projects.listProjects", {}) == []
+            await client.call("projects.createProject", {"name": "Shop", "slug": "shop"})
+
+    with pytest.raises(UsageError, match="cannot create the directory for the local platform"):
+        run(write())
