@@ -132,7 +132,11 @@ def _resolve(where: str, variable: Variable, key: bytes | None) -> _Desired:
         value: str | None = source.value
         reference = secrets.register_manifest_value(where, value) if sensitive else None
     else:
-        value = secrets.resolve_secret(source)
+        try:
+            value = secrets.resolve_secret(source)
+        except secrets.SecretUnavailable as error:
+            # The source alone ("fromEnv:NAME") may be shared: say which variable needs it.
+            raise type(error)(f"{where}: {error.message}", hint=error.hint) from None
         reference = secrets.source_name(source)
     fp = None
     if sensitive and key is not None and value is not None:

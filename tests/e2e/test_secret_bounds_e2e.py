@@ -44,6 +44,7 @@ def _assert_refused(result: CliResult, value: str) -> None:
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.output
     assert "fromEnv:SHOP_BIG_SECRET" in result.output, result.output
+    assert "variable.shop/web/production/BIG_SECRET" in result.output, result.output
     assert f"{BOUND + 1} characters" in result.output, result.output
     assert f"at most {BOUND}" in result.output, result.output
     assert "s3cr3t" not in result.output and value[:40] not in result.output
