@@ -30,6 +30,7 @@ from reconciler.engine.apply import (
     check_saved_plan,
     executable_changes,
     execute,
+    secret_refs,
 )
 from reconciler.engine.changes import Plan
 from reconciler.engine.deploy import DeployOptions, DeployReport, deploy_targets, roll_out
@@ -282,6 +283,7 @@ async def _plan(
         plan = await _fresh_plan(request, manifest, client)
     else:
         plan = await _checked_saved_plan(request, manifest, saved, client)
+        _warn_unfingerprinted(saved.plan)
     if not executable_changes(plan):
         return _nothing_to_apply(plan, rendered=saved is None)
     max_deletes = request.max_deletes
@@ -291,10 +293,26 @@ async def _plan(
         plan, max_deletes=max_deletes, allow_replace=request.allow_replace, resolve=resolve_ref
     )
     if saved is None and not request.auto_approve:
-        answer = click.prompt(f"\n{CONFIRMATION}", default="", show_default=False)
+        answer = click.prompt(
+            f"\n{CONFIRMATION}", default="", show_default=False, prompt_suffix=" "
+        )
         if answer.strip() != "yes":
             raise ApplyRefused("apply cancelled: the answer was not 'yes'; nothing was applied")
     return plan
+
+
+def _warn_unfingerprinted(saved: Plan) -> None:
+    """A saved plan without fingerprints cannot show that a secret changed since it was
+    reviewed: say so rather than let the check pass in silence."""
+    unchecked = sorted({address for address, ref in secret_refs(saved) if not ref.fingerprint})
+    if unchecked:
+        click.echo(
+            f"Warning: {len(unchecked)} secret value(s) of this plan have no fingerprint "
+            f"({ENV_FINGERPRINT_KEY} was not set when it was saved), so a value changed since "
+            f"the review cannot be detected: {', '.join(unchecked)}. Set {ENV_FINGERPRINT_KEY} "
+            "for both plan and apply to have such changes refused.",
+            err=True,
+        )
 
 
 async def _fresh_plan(request: ApplyRequest, manifest: Manifest, client: Any) -> Plan:
@@ -344,7 +362,10 @@ def _nothing_to_apply(plan: Plan, *, rendered: bool) -> None:
     blocked = [c.address for c in plan.changes]
     if not blocked:
         # the rendered plan already said "No changes. Live state matches the manifest."
-        click.echo("Nothing to apply." if rendered else "No changes in the saved plan.")
+        if not rendered:
+            click.echo("No changes in the saved plan.")
+        # The same result line as any apply, so CI logs and scripts read one form.
+        click.echo("Apply complete! Resources: 0 added, 0 changed, 0 destroyed.")
         return None
     raise ApplyRefused(
         "nothing can be applied: delete protection blocks " + ", ".join(blocked),

@@ -237,6 +237,25 @@ def test_a_secret_that_changed_since_the_saved_plan_is_refused(
     assert writes(emulator) == []
 
 
+def test_a_saved_plan_without_fingerprints_warns_that_a_changed_secret_goes_unseen(
+    emulator: Any, shop: str, tmp_path: Path
+) -> None:
+    saved = tmp_path / "plan.json"
+    assert plan(emulator, "-f", shop, "--out", str(saved), env=SHOP_ENV).exit_code == 0
+    result = apply(emulator, str(saved), env={**SHOP_ENV, "SHOP_STRIPE_KEY": "sk_live_rotated"})
+    assert result.exit_code == 0, result.output
+    assert "have no fingerprint (RECONCILER_FINGERPRINT_KEY was not set" in result.output
+    assert "variable.shop/web/production/STRIPE_KEY" in result.output
+    assert "sk_live_rotated" not in result.output and SENTINEL not in result.output
+
+    keyed = {**SHOP_ENV, "RECONCILER_FINGERPRINT_KEY": "fp-key"}
+    fingerprinted = tmp_path / "keyed.json"
+    assert plan(emulator, "-f", shop, "--out", str(fingerprinted), env=keyed).exit_code == 0
+    again = apply(emulator, str(fingerprinted), env=keyed)
+    assert again.exit_code == 0, again.output
+    assert "no fingerprint" not in again.output
+
+
 def test_a_missing_secret_is_refused_before_any_write(emulator: Any, shop: str) -> None:
     result = apply(emulator, "-f", shop, "--auto-approve", env={"SHOP_STRIPE_KEY": None})
     assert result.exit_code == 1
@@ -315,7 +334,8 @@ def test_on_a_terminal_only_yes_applies(
 
     declined = apply(emulator, "-f", shop, env=SHOP_ENV, input="y\n")
     assert declined.exit_code == 1
-    assert "Do you want to perform these actions? Only 'yes' will be accepted:" in declined.output
+    assert "Do you want to perform these actions? Only 'yes' will be accepted: " in declined.output
+    assert "accepted::" not in declined.output
     assert "apply cancelled" in declined.output
     assert writes(emulator) == []
 
@@ -329,7 +349,8 @@ def test_no_changes_is_said_and_exits_zero(emulator: Any, shop: str) -> None:
     again = apply(emulator, "-f", shop, "--auto-approve", env=SHOP_ENV)
     assert again.exit_code == 0
     assert again.output.rstrip().endswith(
-        "No changes. Live state matches the manifest.\n\nNothing to apply."
+        "No changes. Live state matches the manifest.\n\n"
+        "Apply complete! Resources: 0 added, 0 changed, 0 destroyed."
     )
 
 

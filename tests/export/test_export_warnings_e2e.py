@@ -180,7 +180,7 @@ def test_every_odd_state_at_once_through_plan_json_saved_plans_and_apply(
 
     applied = cli("apply", "-f", str(exported), "--auto-approve")
     assert applied.exit_code == 0, applied.output
-    assert "Nothing to apply." in applied.stdout
+    assert "Apply complete! Resources: 0 added, 0 changed, 0 destroyed." in applied.stdout
     assert len(warning_lines(applied.stderr)) == len(STATES)
     from_saved = cli("apply", str(tmp_path / "p"))
     assert from_saved.exit_code == 0, from_saved.output
