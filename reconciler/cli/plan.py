@@ -99,15 +99,15 @@ def plan(
         fingerprint_key=fingerprint_key_from(os.environ.get(ENV_FINGERPRINT_KEY)),
     )
     result = asyncio.run(_build(manifest, options, base_url, parallelism, verbose))
-    # JSON has a place for them (`notes`); the text and markdown forms do not repeat what
-    # stderr already said.
+    # JSON and markdown carry them as notes: a pull-request comment is all a reviewer sees,
+    # not the job's stderr. The text form does not repeat what stderr already said.
     noted = with_warning_notes(result, manifest)
     if out is not None:
         from reconciler.engine.planfile import save_plan
 
         save_plan(noted, out, manifest_files=files)
     click.echo(
-        _render(noted if output_format == "json" else result, output_format, no_color), nl=False
+        _render(result if output_format == "text" else noted, output_format, no_color), nl=False
     )
     if out is not None:
         click.echo(

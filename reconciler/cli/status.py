@@ -41,9 +41,11 @@ def status(
       reconciler status -f platform/
       reconciler status -f platform/ --format json | jq '.environments[].domains'
     """
+    from reconciler.cli.validate import echo_warnings
     from reconciler.manifest.validate import load_manifest
 
     manifest = load_manifest(files)
+    echo_warnings(manifest.warnings)
     report = asyncio.run(_gather(manifest, base_url, parallelism, verbose))
     now_ms = int(time.time() * 1000)
     if output_format == "json":

@@ -178,6 +178,17 @@ def test_every_odd_state_at_once_through_plan_json_saved_plans_and_apply(
     assert f"{exported}:" not in text.stdout  # stderr said it; the text plan does not repeat it
     assert len(warning_lines(text.stderr)) == len(STATES)
 
+    # A pull-request comment is all a reviewer sees: the markdown plan carries the warnings.
+    markdown = cli("plan", "-f", str(exported), "--format", "markdown")
+    assert markdown.exit_code == 0, markdown.output
+    for state in STATES:
+        assert state.fragment in markdown.stdout, state.name
+
+    status = cli("status", "-f", str(exported), "--format", "json")
+    assert status.exit_code == 0, status.output
+    assert len(warning_lines(status.stderr)) == len(STATES)
+    json.loads(status.stdout)  # stdout stays the JSON document
+
     applied = cli("apply", "-f", str(exported), "--auto-approve")
     assert applied.exit_code == 0, applied.output
     assert "Apply complete! Resources: 0 added, 0 changed, 0 destroyed." in applied.stdout
@@ -185,5 +196,5 @@ def test_every_odd_state_at_once_through_plan_json_saved_plans_and_apply(
     from_saved = cli("apply", str(tmp_path / "p"))
     assert from_saved.exit_code == 0, from_saved.output
     assert len(warning_lines(from_saved.stderr)) == len(STATES)
-    for output in (as_json.output, text.output, applied.output, from_saved.output):
+    for output in (as_json.output, text.output, markdown.output, applied.output, from_saved.output):
         assert SECRET not in output
