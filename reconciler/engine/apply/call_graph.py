@@ -4,9 +4,10 @@ before it have finished.
 Two kinds of edge connect nodes:
 
 - *requires*: the node only makes sense once the other succeeded (a variable of
-  an app that is being created; the delete of a host before its creation in
-  another environment). When a required node fails, the node is skipped and
-  the summary names the failed change.
+  an app that is being created needs its `createApp`; the delete of a host before its
+  creation in another environment). When a required node fails, the node is skipped and
+  the summary names the failed change. A follow-up after a create (turning delete
+  protection on) is not required, only waited for.
 - *after*: the design's order (design.md §4) without a real dependency: within
   one environment domain deletions, domain creations, settings, variable sets,
   variable removals, policies; app and project deletions after everything else.
@@ -179,11 +180,25 @@ class CallGraph:
                     if address in self.blocked:
                         self._blocked_deps.setdefault(change.address, ())
                         self._blocked_deps[change.address] += (address,)
-                    for other in self.nodes_of.get(address, []):
-                        if other is not node:
-                            node.requires.add(other.index)
+                    needed, follow_ups = self._split_at_create(address)
+                    node.requires.update(o.index for o in needed if o is not node)
+                    node.after.update(o.index for o in follow_ups if o is not node)
                 for address in after:
                     node.after.update(o.index for o in self.nodes_of.get(address, []))
+
+    def _split_at_create(self, address: str) -> tuple[list[CallNode], list[CallNode]]:
+        """The nodes of `address` that a dependent needs, and the ones it only waits for.
+
+        What lives in an object needs the object to exist: the calls up to its create (for a
+        replace, the delete and the create). The calls after it (turning delete protection
+        on) are follow-ups: a dependent still waits for them, in the design's order, but
+        their failure does not skip it. Without a create, every call is needed.
+        """
+        nodes = self.nodes_of.get(address, [])
+        creates = [i for i, n in enumerate(nodes) if n.call.creates]
+        if not creates:
+            return nodes, []
+        return nodes[: creates[-1] + 1], nodes[creates[-1] + 1 :]
 
     def _add_environment_order(self) -> None:
         by_environment: dict[tuple[str, ...], dict[int, list[CallNode]]] = {}

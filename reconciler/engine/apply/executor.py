@@ -13,6 +13,8 @@ from reconciler.engine.apply.outcome import (
     ChangeResult,
     Outcome,
     SilentObserver,
+    describe_step,
+    partly_applied_error,
 )
 from reconciler.engine.apply.safety import SecretResolver
 from reconciler.engine.apply.send import ApplyOptions, CallSender
@@ -82,15 +84,27 @@ class _GraphRun:
             return ChangeResult(change, Outcome.BLOCKED, error=_blocked_reason(change))
         nodes = self.graph.nodes_of.get(change.address, [])
         calls = tuple(n.result for n in nodes if n.result is not None)
-        failures = [c for c in calls if not c.ok]
-        if failures:
-            return ChangeResult(change, Outcome.FAILED, calls, error=failures[0].error)
+        if any(not c.ok for c in calls):
+            return ChangeResult(change, Outcome.FAILED, calls, error=_failure_text(nodes))
         skipped = sorted({a for n in nodes for a in n.skipped_because})
         if not nodes:
             skipped = list(self.graph.blocked_dependencies(change.address))
         if skipped:
             return ChangeResult(change, Outcome.SKIPPED, calls, blocked_by=tuple(skipped))
         return ChangeResult(change, Outcome.DONE, calls)
+
+
+def _failure_text(nodes: list[CallNode]) -> str | None:
+    """The error of the first failed call, after what the calls before it did.
+
+    The calls of one change run in order and stop at the first failure, so the ones that
+    succeeded before it took effect: they are named, never dropped.
+    """
+    sent = [(n.call, n.result) for n in nodes if n.result is not None]
+    failed_at = next(i for i, (_, result) in enumerate(sent) if not result.ok)
+    failed, failure = sent[failed_at]
+    steps = [describe_step(call, result) for call, result in sent[:failed_at]]
+    return partly_applied_error(steps, failed, failure) if steps else failure.error
 
 
 def _blocked_reason(change: Change) -> str:

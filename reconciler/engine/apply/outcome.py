@@ -3,17 +3,34 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
-from reconciler.engine.changes import Action, Change
+from reconciler.engine.changes import Action, Call, Change
 from reconciler.engine.targets import parse_address
+from reconciler.platform.operations import OPERATIONS
+
+DELETE_OPERATIONS = frozenset({"projects.deleteProject", "apps.deleteApp", "domains.deleteDomain"})
+"""The calls that make an object disappear (a replace's first step)."""
+
+Count = Literal["added", "changed", "destroyed"]
+"""The columns of the summary line: `Resources: X added, Y changed, Z destroyed`."""
+
+_COUNTED_AS: dict[Action, frozenset[Count]] = {
+    Action.CREATE: frozenset({"added"}),
+    Action.UPDATE: frozenset({"changed"}),
+    Action.DELETE: frozenset({"destroyed"}),
+    Action.REPLACE: frozenset({"added", "destroyed"}),  # as Terraform counts it
+    Action.BLOCKED: frozenset(),
+}
+_COLUMNS: tuple[Count, ...] = ("added", "changed", "destroyed")
 
 
 class Outcome(enum.Enum):
     DONE = "done"
     FAILED = "failed"
+    """A call failed; the calls before it may have gone through (see `ChangeResult.partly_applied`)."""
     SKIPPED = "skipped"
     BLOCKED = "blocked"
 
@@ -36,13 +53,80 @@ class CallResult:
 
 @dataclass(frozen=True)
 class ChangeResult:
-    """What happened to one change. `blocked_by` names the failed/blocked changes it needed."""
+    """What happened to one change. `blocked_by` names the failed/blocked changes it needed.
+
+    `calls` holds the calls that were sent, in order; a failed change may have sent several
+    before the one that failed (a replace deletes, then creates), and those took effect.
+    """
 
     change: Change
     outcome: Outcome
     calls: tuple[CallResult, ...] = ()
     error: str | None = None
     blocked_by: tuple[str, ...] = ()
+
+    @property
+    def applied_calls(self) -> tuple[CallResult, ...]:
+        """The calls that took effect on the platform."""
+        return tuple(c for c in self.calls if c.ok)
+
+    @property
+    def partly_applied(self) -> bool:
+        """Failed after some of its calls went through: the platform is between before and after."""
+        return self.outcome is Outcome.FAILED and bool(self.applied_calls)
+
+    def counted_as(self) -> frozenset[Count]:
+        """Where the summary line counts this change: by its action once done; by what its
+        applied calls did when it failed half-way (a replace that deleted but could not
+        create again destroyed the object and added nothing)."""
+        if self.outcome is Outcome.DONE:
+            return _COUNTED_AS[self.change.action]
+        if not self.partly_applied:
+            return frozenset()
+        made_or_removed = frozenset(
+            count for c in self.applied_calls if (count := _count_of_call(c.operation)) is not None
+        )
+        # neither a create nor a delete went through (delete protection turned off before
+        # a delete that failed): the object was only modified
+        return made_or_removed or _COUNTED_AS[Action.UPDATE]
+
+
+def _count_of_call(operation: str) -> Count | None:
+    """The column a call that went through fills: `added` for a create, `destroyed` for a delete."""
+    if operation in DELETE_OPERATIONS:
+        return "destroyed"
+    known = OPERATIONS.get(operation)
+    return "added" if known is not None and known.creates else None
+
+
+def describe_step(call: Call, result: CallResult) -> str:
+    """What one call that went through did, in the words of a partly applied change's report."""
+    if call.creates:
+        return "created"
+    if call.operation in DELETE_OPERATIONS:
+        return "deleted"
+    protection = _protection_set_by(call)
+    if protection is not None:
+        return f"delete protection turned {protection}"
+    return f"{call.operation} {result.status}" if result.status is not None else call.operation
+
+
+def partly_applied_error(steps: Sequence[str], failed: Call, failure: CallResult) -> str:
+    """`partly applied: deleted, then apps.createApp failed: ... (400)`: what went through first,
+    so that nobody reads a failed replace as "nothing happened" while the old object is gone."""
+    message = failure.error or "no error message"
+    prefix = f"{failure.operation}: "  # the platform errors name their operation first
+    message = message.removeprefix(prefix)
+    protection = _protection_set_by(failed)
+    aim = f" to turn delete protection {protection}" if protection is not None else ""
+    return f"partly applied: {', '.join(steps)}, then {failure.operation} failed{aim}: {message}"
+
+
+def _protection_set_by(call: Call) -> str | None:
+    """`on`/`off` for the update that only sets delete protection: the follow-up of a create
+    (createApp cannot set it) or the step before deleting a protected object."""
+    protection = call.body.get("deleteProtection")
+    return ("on" if protection else "off") if isinstance(protection, bool) else None
 
 
 @dataclass(frozen=True)
@@ -65,11 +149,10 @@ class ApplyResult:
         return all(r.outcome is Outcome.DONE for r in self.results)
 
     def counts(self) -> tuple[int, int, int]:
-        """(added, changed, destroyed) among applied changes; a replace is one add and one destroy."""
-        done = [r.change.action for r in self.with_outcome(Outcome.DONE)]
-        added = sum(a in (Action.CREATE, Action.REPLACE) for a in done)
-        changed = sum(a is Action.UPDATE for a in done)
-        destroyed = sum(a in (Action.DELETE, Action.REPLACE) for a in done)
+        """(added, changed, destroyed) by what reached the platform: a replace is one add and
+        one destroy; a change that failed half-way counts for what its applied calls did."""
+        counted = [r.counted_as() for r in self.results]
+        added, changed, destroyed = (sum(column in c for c in counted) for column in _COLUMNS)
         return added, changed, destroyed
 
     def new_domains(self) -> tuple[NewDomain, ...]:

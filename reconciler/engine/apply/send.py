@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.engine.apply.create_once import PlatformCaller, Sleep, create_once, reread_for
-from reconciler.engine.apply.outcome import CallResult
+from reconciler.engine.apply.outcome import DELETE_OPERATIONS, CallResult
 from reconciler.engine.apply.safety import SecretResolver
 from reconciler.engine.changes import Action, Call, Change, SecretRef
 from reconciler.errors import ReconcilerError
@@ -30,9 +30,6 @@ class ApplyOptions:
     (409) for a while: with the doubling delay, about half a minute in all."""
     fingerprint_key: bytes | None = None
     """RECONCILER_FINGERPRINT_KEY: fingerprints secrets the plan could not (see `_fingerprint_late_secrets`)."""
-
-
-_DELETES = frozenset({"projects.deleteProject", "apps.deleteApp", "domains.deleteDomain"})
 
 
 def materialize(body: Any, resolve: SecretResolver) -> Any:
@@ -75,7 +72,7 @@ class CallSender:
             await self.client.call(call.operation, body)
             return CallResult(call.operation, True, status)
         except NotFound as error:
-            if call.operation in _DELETES:
+            if call.operation in DELETE_OPERATIONS:
                 # Gone is what a delete wants: an earlier attempt that answered 5xx after doing
                 # the work (the client resends deletes), or someone else, got there first.
                 return CallResult(call.operation, True, error.status)
