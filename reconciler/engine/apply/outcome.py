@@ -30,7 +30,7 @@ _COLUMNS: tuple[Count, ...] = ("added", "changed", "destroyed")
 class Outcome(enum.Enum):
     DONE = "done"
     FAILED = "failed"
-    """A call failed; the calls before it may have gone through (see `ChangeResult.partly_applied`)."""
+    """A call failed; the calls before it may have gone through (`ChangeResult.partly_applied`)."""
     SKIPPED = "skipped"
     BLOCKED = "blocked"
 
