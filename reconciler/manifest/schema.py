@@ -4,7 +4,9 @@ The schema (schemas/manifest.schema.json, shipped inside the package as
 reconciler/schemas) is what editors use; here it checks structure, types and
 simple bounds. jsonschema's own messages are written for schema authors, so
 each error is rephrased for someone editing YAML: misspelt keys get a "did
-you mean", YAML booleans and decimals where text is expected get "quote it".
+you mean", YAML booleans and decimals where text is expected get "quote it", and
+numbers YAML 1.1 reads from non-decimal text (`0644`, `0x1F`, `1:30`) say what YAML made
+of them and how to write what was meant.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from jsonschema.exceptions import ValidationError
 
 from reconciler.manifest.model import Position
 from reconciler.manifest.problems import Path, Problem
+from reconciler.manifest.yaml_nodes import NonDecimalNumber
 
 SCHEMA_RESOURCE = ("schemas", "manifest.schema.json")
 
@@ -210,6 +213,8 @@ def _type_message(error: ValidationError) -> str:
     value = error.instance
     wanted = _expected_types(error.schema)
     text_wanted = "string" in wanted
+    if isinstance(value, NonDecimalNumber):
+        return _non_decimal_message(value, wanted)
     if isinstance(value, bool) and text_wanted:
         return (
             f"YAML reads this as the boolean {str(value).lower()} (yes/no/on/off/true/false "
@@ -221,6 +226,23 @@ def _type_message(error: ValidationError) -> str:
             f'1.1); quote it exactly as intended, e.g. "{value!r}"'
         )
     return f"expected {' or '.join(wanted)}, got {_kind_of(value)}"
+
+
+def _non_decimal_message(number: NonDecimalNumber, wanted: list[str]) -> str:
+    """Text fields: quote it. Number fields: plain decimal, which every reader (a reviewer,
+    a YAML 1.2 editor) reads as the same number; for `0512`, name both numbers it could be,
+    the one a leading zero was most likely meant as first."""
+    reading = f"YAML 1.1 reads {number.text} as {number.reading()}"
+    if "string" in wanted:
+        return f'{reading}, not as the text {number.text}; quote it: "{number.text}"'
+    if "integer" in wanted or "number" in wanted:
+        if number.is_octal:
+            return (
+                f"{reading}; write numbers in plain decimal: {number.as_decimal_digits()}, "
+                f"or {number.value} if you meant octal {number.text}"
+            )
+        return f"{reading}; write numbers in plain decimal: {number.value}"
+    return f"expected {' or '.join(wanted)}, got {_kind_of(number)}"
 
 
 def _expected_types(schema: dict[str, Any]) -> list[str]:
@@ -242,4 +264,6 @@ def _kind_of(value: Any) -> str:
         return f"number {value!r}"
     if isinstance(value, str):
         return f"string {value!r}"
+    if isinstance(value, NonDecimalNumber):
+        return f"number {value.text}"
     return "a list" if isinstance(value, list) else "a mapping"

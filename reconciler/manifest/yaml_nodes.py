@@ -11,7 +11,9 @@ recording `path -> Position` for every key and value on the way.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -30,6 +32,52 @@ _PARSER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _YAML = "tag:yaml.org,2002:"
 _MERGE_TAG = _YAML + "merge"
 _SCALAR_TAGS = {_YAML + t for t in ("str", "int", "float", "bool", "null", "timestamp")}
+_PLAIN_INTEGER = re.compile(r"-?[1-9][0-9]*|0")
+_UNCLEAR_FLOAT_MARKS = ("_", ":")
+"""YAML 1.1 drops underscores in floats and reads `1:30.5` in base 60."""
+
+
+@dataclass(frozen=True)
+class NonDecimalNumber:
+    """A number YAML 1.1 reads from text that is not plain decimal: `01234` is octal 668,
+    `0x1F` 31, `0b101` 5, `1:30` base-60 90, `1_000` 1000, `+5` 5.
+
+    Such text rarely means that number: `01234` is a ZIP code, `1:30` a time, `16:9` a ratio,
+    and YAML 1.2 tools (editors among them) read `010` as ten. It is kept apart from int,
+    float and str, so every typed field refuses it (the schema's messages say how to write
+    what was meant) and no such value ever becomes text or a setting silently."""
+
+    text: str
+    value: int | float
+
+    def reading(self) -> str:
+        """How YAML 1.1 reads the text: 'an octal number (668)', 'the number 5 (...)'."""
+        digits = self.text.lstrip("+-")
+        number = str(self.value)
+        if ":" in digits:
+            return f"a base-60 number ({number})"
+        if digits.startswith("0b"):
+            return f"a binary number ({number})"
+        if digits.startswith("0x"):
+            return f"a hexadecimal number ({number})"
+        if self.is_octal:
+            return f"an octal number ({number})"
+        if "_" in digits:
+            return f"the number {number} (underscores are dropped)"
+        if self.text.startswith("+"):
+            return f"the number {number} (the + sign is dropped)"
+        return f"the number {number}"
+
+    @property
+    def is_octal(self) -> bool:
+        digits = self.text.lstrip("+-")
+        prefixed = digits[:2] in ("0b", "0x")
+        return isinstance(self.value, int) and len(digits) > 1 and digits[0] == "0" and not prefixed
+
+    def as_decimal_digits(self) -> str:
+        """`0512` -> `512`: what a leading zero was most likely meant to be."""
+        sign = "-" if self.text.startswith("-") else ""
+        return sign + (self.text.lstrip("+-").replace("_", "").lstrip("0") or "0")
 
 
 class Refused(Exception):
@@ -324,7 +372,7 @@ class Converter:
             if tag == _YAML + "bool":
                 return self._constructor.construct_yaml_bool(node)
             if tag == _YAML + "int":
-                return self._constructor.construct_yaml_int(node)
+                return _integer(node.value, self._constructor.construct_yaml_int(node))
             number = self._constructor.construct_yaml_float(node)
             if not math.isfinite(number):
                 self.problems.append(
@@ -336,7 +384,7 @@ class Converter:
                     )
                 )
                 return node.value
-            return number
+            return _float(node.value, number)
         except (ValueError, yaml.YAMLError):
             self.problems.append(
                 Problem.at(
@@ -346,3 +394,16 @@ class Converter:
                 )
             )
             return node.value
+
+
+def _integer(text: str, value: int) -> int | NonDecimalNumber:
+    """Only plain decimal text stays an int: that is the one integer form whose text every
+    reader (and `str()`, when a variable takes it as text) gives back unchanged."""
+    return value if _PLAIN_INTEGER.fullmatch(text) else NonDecimalNumber(text, value)
+
+
+def _float(text: str, value: float) -> float | NonDecimalNumber:
+    """`1_0.5`, `1:30.5`, `+0.5`: the float forms a reviewer would misread, as for integers."""
+    if text.startswith("+") or any(mark in text for mark in _UNCLEAR_FLOAT_MARKS):
+        return NonDecimalNumber(text, value)
+    return value

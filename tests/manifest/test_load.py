@@ -226,20 +226,179 @@ def test_merge_keys_and_anchors_are_expanded_with_explicit_keys_winning(tmp_path
     assert runtime.positions["port"].line == 8  # from the anchor, the first source wins
 
 
-def test_dates_and_other_implicit_scalars_stay_text_where_text_is_expected(
+def test_dates_and_plain_decimal_integers_stay_text_where_text_is_expected(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "m.yaml"
     path.write_text(
         "version: 1\nprojects:\n  shop:\n    name: 2024-01-01\n    apps:\n      web:\n"
         "        environments:\n          production:\n            variables:\n"
-        "              RELEASED: 2024-01-01\n              HEX: 0x1F\n"
+        "              RELEASED: 2024-01-01\n              PORT: 3000\n"
+        "              ZERO: 0\n              OFFSET: -12\n              LONG: {value: 8080}\n"
     )
     project = load_manifest([path]).projects[0]
     assert project.name == "2024-01-01"
     env = project.apps[0].environments[0]
     assert env.variables
-    assert [v.source.value for v in env.variables] == ["2024-01-01", "31"]  # type: ignore[union-attr]
+    assert [v.source.value for v in env.variables] == [  # type: ignore[union-attr]
+        "2024-01-01",
+        "3000",
+        "0",
+        "-12",
+        "8080",
+    ]
+
+
+def manifest_with(line: str) -> str:
+    """A manifest whose line 8 (from column 13) is `line`, inside production."""
+    return (
+        "version: 1\nprojects:\n  shop:\n    apps:\n      web:\n        environments:\n"
+        f"          production:\n            {line}\n"
+    )
+
+
+# YAML 1.1 reads each of these as an integer, not as the text written: as a variable it
+# would be sent as the second column. Refused, so nothing changes meaning silently.
+NON_DECIMAL_TEXT = [
+    ("01234", "668", "an octal number (668)"),
+    ("0644", "420", "an octal number (420)"),
+    ("1:30", "90", "a base-60 number (90)"),
+    ("16:9", "969", "a base-60 number (969)"),
+    ("0b101", "5", "a binary number (5)"),
+    ("+5", "5", "the number 5 (the + sign is dropped)"),
+    ("0x1F", "31", "a hexadecimal number (31)"),
+    ("1_000", "1000", "the number 1000 (underscores are dropped)"),
+    ("-0", "0", "the number 0"),
+    ("00", "0", "an octal number (0)"),
+]
+
+
+@pytest.mark.parametrize(("written", "converted", "reading"), NON_DECIMAL_TEXT)
+@pytest.mark.parametrize("form", ["shorthand", "value"])
+def test_a_variable_value_yaml_would_renumber_is_refused_with_quote_it(
+    tmp_path: Path, written: str, converted: str, reading: str, form: str
+) -> None:
+    path = tmp_path / "m.yaml"
+    value = written if form == "shorthand" else f"{{value: {written}}}"
+    path.write_text(manifest_with(f"variables: {{V: {value}}}"))
+    problem = only_problem([path])
+    column = 28 if form == "shorthand" else 36
+    suffix = "" if form == "shorthand" else ".value"
+    assert (problem.line, problem.column) == (8, column)
+    assert problem.path == f"projects.shop.apps.web.environments.production.variables.V{suffix}"
+    assert problem.message == (
+        f'YAML 1.1 reads {written} as {reading}, not as the text {written}; quote it: "{written}"'
+    )
+    assert f'"{converted}"' not in problem.message
+
+
+@pytest.mark.parametrize("written", [w for w, _, _ in NON_DECIMAL_TEXT])
+def test_the_quoted_form_is_kept_as_written(tmp_path: Path, written: str) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(manifest_with(f'variables: {{V: "{written}"}}'))
+    env = load_manifest([path]).projects[0].apps[0].environments[0]
+    assert env.variables
+    assert env.variables[0].source.value == written  # type: ignore[union-attr]
+
+
+def test_a_text_field_names_the_number_and_says_quote_it(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text("version: 1\nprojects:\n  shop:\n    name: 0x1F\n")
+    problem = only_problem([path])
+    assert (problem.line, problem.column, problem.path) == (4, 11, "projects.shop.name")
+    assert problem.message == (
+        'YAML 1.1 reads 0x1F as a hexadecimal number (31), not as the text 0x1F; quote it: "0x1F"'
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "column", "path", "message"),
+    [
+        (
+            "runtime: {port: 0x1F90}",
+            29,
+            "runtime.port",
+            "YAML 1.1 reads 0x1F90 as a hexadecimal number (8080); "
+            "write numbers in plain decimal: 8080",
+        ),
+        (
+            "runtime: {port: 010}",
+            29,
+            "runtime.port",
+            "YAML 1.1 reads 010 as an octal number (8); "
+            "write numbers in plain decimal: 10, or 8 if you meant octal 010",
+        ),
+        (
+            "runtime: {memoryMib: 0512}",
+            34,
+            "runtime.memoryMib",
+            "YAML 1.1 reads 0512 as an octal number (330); "
+            "write numbers in plain decimal: 512, or 330 if you meant octal 0512",
+        ),
+        (
+            "runtime: {storageMib: +512}",
+            35,
+            "runtime.storageMib",
+            "YAML 1.1 reads +512 as the number 512 (the + sign is dropped); "
+            "write numbers in plain decimal: 512",
+        ),
+        (
+            "runtime: {vCpus: 1:30.5}",
+            30,
+            "runtime.vCpus",
+            "YAML 1.1 reads 1:30.5 as a base-60 number (90.5); "
+            "write numbers in plain decimal: 90.5",
+        ),
+        (
+            "runtime: {healthcheck: {method: GET, path: /, intervalSeconds: 1:00}}",
+            76,
+            "runtime.healthcheck.intervalSeconds",
+            "YAML 1.1 reads 1:00 as a base-60 number (60); write numbers in plain decimal: 60",
+        ),
+        (
+            "regions: [{name: fra, replicas: {min: 1_0, max: 10}}]",
+            51,
+            "regions[0].replicas.min",
+            "YAML 1.1 reads 1_0 as the number 10 (underscores are dropped); "
+            "write numbers in plain decimal: 10",
+        ),
+        (
+            "regions: [{name: fra, replicas: {min: 1, max: 0b11}}]",
+            59,
+            "regions[0].replicas.max",
+            "YAML 1.1 reads 0b11 as a binary number (3); write numbers in plain decimal: 3",
+        ),
+    ],
+)
+def test_a_number_field_refuses_non_decimal_forms_and_names_the_decimal(
+    tmp_path: Path, line: str, column: int, path: str, message: str
+) -> None:
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(manifest_with(line))
+    problem = only_problem([manifest])
+    assert (problem.line, problem.column) == (8, column)
+    assert problem.path == f"projects.shop.apps.web.environments.production.{path}"
+    assert problem.message == message
+
+
+def test_a_non_decimal_number_in_a_shared_block_is_reported_where_it_is_written(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        "version: 1\nx-base: &base {port: 010}\nprojects:\n  shop:\n    apps:\n      web:\n"
+        "        environments:\n          production:\n            runtime: {<<: *base}\n"
+    )
+    problem = only_problem([path])
+    assert (problem.line, problem.column) == (2, 22)
+    assert problem.path == "projects.shop.apps.web.environments.production.runtime.port"
+    assert "octal number (8)" in problem.message
+
+
+def test_an_unused_extension_block_may_hold_any_number_form(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(MINIMAL + "x-notes: {mode: 0644, at: 1:30}\n")
+    assert load_manifest([path]).projects[0].slug == "shop"
 
 
 def test_hidden_files_and_directories_below_a_directory_are_skipped(tmp_path: Path) -> None:
