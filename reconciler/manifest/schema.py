@@ -221,9 +221,10 @@ def _type_message(error: ValidationError) -> str:
             'are booleans), not text; quote it (e.g. "on") if you mean the text'
         )
     if isinstance(value, float) and text_wanted:
+        written = getattr(value, "text", repr(value))
         return (
             f"{value!r} is a YAML number, not text (YAML drops trailing zeros: 1.10 becomes "
-            f'1.1); quote it exactly as intended, e.g. "{value!r}"'
+            f'1.1); quote it exactly as intended, e.g. "{written}"'
         )
     return f"expected {' or '.join(wanted)}, got {_kind_of(value)}"
 

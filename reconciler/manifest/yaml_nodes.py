@@ -80,6 +80,22 @@ class NonDecimalNumber:
         return sign + (self.text.lstrip("+-").replace("_", "").lstrip("0") or "0")
 
 
+class FloatAsWritten(float):
+    """A float that remembers its text, so a message can quote back `1.10` rather than
+    the `1.1` YAML made of it."""
+
+    text: str
+
+    def __new__(cls, value: float, text: str) -> FloatAsWritten:
+        number = super().__new__(cls, value)
+        number.text = text
+        return number
+
+    def __reduce__(self) -> tuple[type[FloatAsWritten], tuple[float, str]]:
+        # copy and pickle would otherwise call FloatAsWritten(value) without the text
+        return FloatAsWritten, (float(self), self.text)
+
+
 class Refused(Exception):
     """Stops reading one file; the problem is reported and the other files go on."""
 
@@ -402,8 +418,8 @@ def _integer(text: str, value: int) -> int | NonDecimalNumber:
     return value if _PLAIN_INTEGER.fullmatch(text) else NonDecimalNumber(text, value)
 
 
-def _float(text: str, value: float) -> float | NonDecimalNumber:
+def _float(text: str, value: float) -> FloatAsWritten | NonDecimalNumber:
     """`1_0.5`, `1:30.5`, `+0.5`: the float forms a reviewer would misread, as for integers."""
     if text.startswith("+") or any(mark in text for mark in _UNCLEAR_FLOAT_MARKS):
         return NonDecimalNumber(text, value)
-    return value
+    return FloatAsWritten(value, text)

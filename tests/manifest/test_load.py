@@ -401,6 +401,14 @@ def test_an_unused_extension_block_may_hold_any_number_form(tmp_path: Path) -> N
     assert load_manifest([path]).projects[0].slug == "shop"
 
 
+def test_a_decimal_where_text_is_expected_is_quoted_back_as_written(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(manifest_with("variables: {VERSION: 1.10}"))
+    problem = only_problem([path])
+    assert (problem.line, problem.column) == (8, 34)
+    assert problem.message.endswith('quote it exactly as intended, e.g. "1.10"')
+
+
 def test_hidden_files_and_directories_below_a_directory_are_skipped(tmp_path: Path) -> None:
     (tmp_path / ".github" / "workflows").mkdir(parents=True)
     (tmp_path / ".github" / "workflows" / "ci.yml").write_text("on: push\n")
