@@ -100,6 +100,14 @@ def _connect_local(
             f"--base-url local:{state_file}: the state path is a directory",
             hint="give a file path, e.g. local:.reconciler/local-platform.json",
         )
+    blocking = _nearest_existing_ancestor(state_file)
+    if not blocking.is_dir():
+        # Checked up front, not at the first write: a plan against a path that can never
+        # hold state would otherwise pass, and only the apply after it would fail.
+        raise UsageError(
+            f"--base-url local:{state_file}: {blocking} is not a directory",
+            hint="give a file path in a directory, e.g. local:.reconciler/local-platform.json",
+        )
     try:  # imported lazily: commands that talk to a real platform never load the emulator
         from reconciler.emulator.app import EmulatorConfig, create_app
     except ModuleNotFoundError as exc:
@@ -157,6 +165,13 @@ def _is_write(request: httpx.Request) -> bool:
     """Whether the request's operation may change state (an unknown one is assumed to)."""
     operation = OPERATIONS.get(request.url.path.rsplit("/", 1)[-1])
     return operation is None or operation.is_write
+
+
+def _nearest_existing_ancestor(path: Path) -> Path:
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    return parent
 
 
 def _make_state_directory(state_file: Path) -> None:

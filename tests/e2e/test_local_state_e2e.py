@@ -92,18 +92,20 @@ def test_the_default_state_and_its_gitignore_appear_only_with_apply(
     assert ignore.read_text(encoding="utf-8").splitlines()[-1] == "*"
 
 
-def test_a_state_directory_that_cannot_be_created_fails_apply_clearly(
+def test_a_state_path_under_a_file_is_refused_by_plan_and_apply(
     tmp_path: Path, manifest: Path
 ) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a directory", encoding="utf-8")
     state = blocker / "state.json"
-    plan = _run(f"local:{state}", "plan", "-f", str(manifest))
-    assert plan.exit_code == 0, plan.output  # nothing to read yet: an empty workspace
-
-    applied = _run(f"local:{state}", "apply", "-f", str(manifest), "--auto-approve")
-    assert applied.exit_code == 1, applied.output
-    assert "Traceback" not in applied.output
-    expected = f"cannot create the directory for the local platform state {state}"
-    assert expected in applied.output
+    # Refused by plan too: a path that can never hold state must not pass a plan that
+    # only its apply would fail.
+    for command in (
+        ("plan", "-f", str(manifest)),
+        ("apply", "-f", str(manifest), "--auto-approve"),
+    ):
+        result = _run(f"local:{state}", *command)
+        assert result.exit_code == 1, result.output
+        assert "Traceback" not in result.output
+        assert f"{blocker} is not a directory" in result.output
     assert blocker.read_text(encoding="utf-8") == "not a directory"

@@ -252,14 +252,23 @@ def test_a_local_state_directory_is_made_only_by_a_write(tmp_path: Path) -> None
 def test_a_state_directory_that_cannot_be_made_is_a_usage_error_on_the_write(
     tmp_path: Path,
 ) -> None:
-    blocker = tmp_path / "file"
-    blocker.write_text("", encoding="utf-8")
+    blocker = tmp_path / "sub"
     state = blocker / "state.json"
 
     async def write() -> None:
         async with connect(f"local:{state}") as client:
             assert await client.list_all("projects.listProjects", {}) == []
+            # appears between connecting and the first write, where only mkdir can see it
+            blocker.write_text("", encoding="utf-8")
             await client.call("projects.createProject", {"name": "Shop", "slug": "shop"})
 
     with pytest.raises(UsageError, match="cannot create the directory for the local platform"):
         run(write())
+
+
+def test_a_state_path_under_a_file_is_refused_before_any_request(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("", encoding="utf-8")
+    with pytest.raises(UsageError, match=f"{blocker} is not a directory"):
+        connect(f"local:{blocker}/deeper/state.json")
+    assert blocker.read_text(encoding="utf-8") == ""
