@@ -364,14 +364,8 @@ class Converter:
         if isinstance(node, ScalarNode) and node.tag == _YAML + "str":
             return node.value
         if report:
-            shown = node.value if isinstance(node, ScalarNode) else "a " + type(node).__name__
             self.problems.append(
-                Problem.at(
-                    node_position(node, self.display),
-                    path,
-                    f"key {shown!r} is not a string (YAML reads it as "
-                    f'{node.tag.removeprefix(_YAML)}); quote it, e.g. "{shown}":',
-                )
+                Problem.at(node_position(node, self.display), path, _non_string_key_message(node))
             )
         return None
 
@@ -410,6 +404,26 @@ class Converter:
                 )
             )
             return node.value
+
+
+def _non_string_key_message(node: Node) -> str:
+    """A scalar key: what YAML read it as, and the key quoted. A mapping or list key has no
+    text of its own to quote back; it comes from braces or brackets meant as part of a
+    name (an unrendered `{{ template }}`, a `[section]`) or from a stray `?` key."""
+    if isinstance(node, MappingNode):
+        return (
+            "a mapping cannot be a key: keys are names (text); if the braces belong to the "
+            'name, quote the whole key (e.g. "{name}":), otherwise write a plain name'
+        )
+    if isinstance(node, SequenceNode):
+        return (
+            "a list cannot be a key: keys are names (text); if the brackets belong to the "
+            'name, quote the whole key (e.g. "[name]":), otherwise write a plain name'
+        )
+    return (
+        f"key {node.value!r} is not a string (YAML reads it as "
+        f'{node.tag.removeprefix(_YAML)}); quote it, e.g. "{node.value}":'
+    )
 
 
 def _integer(text: str, value: int) -> int | NonDecimalNumber:
