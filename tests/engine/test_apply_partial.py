@@ -155,6 +155,7 @@ def test_a_replace_failing_at_each_call_reports_what_went_through(
     assert replace.outcome is Outcome.FAILED
     assert replace.error == error
     assert replace.partly_applied is (failed_at > 0)
+    assert replace.applied_steps == ("deleted", "created")[:failed_at]
     assert [(c.operation, c.ok) for c in replace.calls] == [
         (op, i < failed_at) for i, op in enumerate(REPLACE_CALLS[: failed_at + 1])
     ]
@@ -188,6 +189,7 @@ def test_protection_turned_off_before_a_delete_that_failed_counts_as_changed() -
     assert replace.error == (
         "partly applied: delete protection turned off, then apps.deleteApp failed: rejected (400)"
     )
+    assert replace.applied_steps == ("delete protection turned off",)
     assert replace.counted_as() == {"changed"}
     assert result.counts() == (0, 1, 0)
 

@@ -85,7 +85,7 @@ class _GraphRun:
         nodes = self.graph.nodes_of.get(change.address, [])
         calls = tuple(n.result for n in nodes if n.result is not None)
         if any(not c.ok for c in calls):
-            return ChangeResult(change, Outcome.FAILED, calls, error=_failure_text(nodes))
+            return _failed(change, nodes)
         skipped = sorted({a for n in nodes for a in n.skipped_because})
         if not nodes:
             skipped = list(self.graph.blocked_dependencies(change.address))
@@ -94,17 +94,23 @@ class _GraphRun:
         return ChangeResult(change, Outcome.DONE, calls)
 
 
-def _failure_text(nodes: list[CallNode]) -> str | None:
-    """The error of the first failed call, after what the calls before it did.
+def _failed(change: Change, nodes: list[CallNode]) -> ChangeResult:
+    """A change with a failed call: its error, after what the calls before it did.
 
     The calls of one change run in order and stop at the first failure, so the ones that
-    succeeded before it took effect: they are named, never dropped.
+    succeeded before it took effect: they are named and counted, never dropped.
     """
     sent = [(n.call, n.result) for n in nodes if n.result is not None]
     failed_at = next(i for i, (_, result) in enumerate(sent) if not result.ok)
     failed, failure = sent[failed_at]
-    steps = [describe_step(call, result) for call, result in sent[:failed_at]]
-    return partly_applied_error(steps, failed, failure) if steps else failure.error
+    steps = tuple(describe_step(call, result) for call, result in sent[:failed_at])
+    return ChangeResult(
+        change,
+        Outcome.FAILED,
+        tuple(result for _, result in sent),
+        error=partly_applied_error(steps, failed, failure) if steps else failure.error,
+        applied_steps=steps,
+    )
 
 
 def _blocked_reason(change: Change) -> str:

@@ -56,7 +56,8 @@ class ChangeResult:
     """What happened to one change. `blocked_by` names the failed/blocked changes it needed.
 
     `calls` holds the calls that were sent, in order; a failed change may have sent several
-    before the one that failed (a replace deletes, then creates), and those took effect.
+    before the one that failed (a replace deletes, then creates), and those took effect:
+    `applied_steps` says what they did, in words (`deleted`, `created`).
     """
 
     change: Change
@@ -64,6 +65,7 @@ class ChangeResult:
     calls: tuple[CallResult, ...] = ()
     error: str | None = None
     blocked_by: tuple[str, ...] = ()
+    applied_steps: tuple[str, ...] = ()
 
     @property
     def applied_calls(self) -> tuple[CallResult, ...]:
