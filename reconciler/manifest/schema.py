@@ -16,7 +16,7 @@ import functools
 import json
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from importlib import resources
 from typing import Any
 
@@ -42,6 +42,8 @@ _PATTERN_HINTS = {
     "^/": "it must start with '/'",
     "^(?!/|\\./)": "watch paths are relative to the repository root: drop the leading '/' or './'",
 }
+_QUOTED_INTEGER = re.compile(r"\s*-?(?:[1-9][0-9]*|0)\s*")
+_QUOTED_DECIMAL = re.compile(r"\s*-?[0-9]+\.[0-9]+\s*")
 _MEMBER_HINT = {
     "match": "a match item needs at least one member: path, method, header, queryParam or remoteIp",
 }
@@ -81,11 +83,58 @@ def _inline_refs(node: Any, definitions: dict[str, Any]) -> Any:
     }
 
 
+# Of several errors about one value, the one reported: the lowest rank. A wrong type or
+# a value outside a fixed set makes every other rule's complaint a side effect (`1.5` in
+# memoryMib is "not an integer", not also "too small" and "not a multiple of 256"), and
+# the bounds of a number say more than its step (100 MiB: "the minimum is 256").
+_VALUE_ERROR_RANK = {
+    "type": 0,
+    "const": 1,
+    "enum": 1,
+    "pattern": 2,
+    "minimum": 3,
+    "maximum": 3,
+    "exclusiveMinimum": 3,
+    "exclusiveMaximum": 3,
+    "minLength": 3,
+    "maxLength": 3,
+    "minItems": 3,
+    "maxItems": 3,
+    "multipleOf": 4,
+}
+
+
 def schema_problems(data: Any, locate: Locate) -> list[Problem]:
     problems: list[Problem] = []
-    for error in _validator().iter_errors(data):
+    for error in _most_precise(_validator().iter_errors(data)):
         problems.extend(_translate(error, locate))
     return problems
+
+
+def _most_precise(errors: Iterable[ValidationError]) -> list[ValidationError]:
+    """One error per wrong value (see _VALUE_ERROR_RANK); errors about members of an
+    object (unknown or missing keys) are each kept."""
+    kept: list[ValidationError] = []
+    best: dict[tuple[Any, ...], ValidationError] = {}
+    for error in errors:
+        rank = _VALUE_ERROR_RANK.get(str(error.validator))
+        if rank is None:
+            kept.append(error)
+            continue
+        value = _value_key(error)
+        current = best.get(value)
+        if current is None or rank < _VALUE_ERROR_RANK[str(current.validator)]:
+            best[value] = error
+    return kept + list(best.values())
+
+
+def _value_key(error: ValidationError) -> tuple[Any, ...]:
+    """The value an error is about: its path, and for a key's name the key as well (all
+    the keys of one mapping share the mapping's path)."""
+    path = tuple(error.absolute_path)
+    if "propertyNames" in error.absolute_schema_path:
+        return (*path, ("key", error.instance))
+    return path
 
 
 def _translate(error: ValidationError, locate: Locate) -> Iterator[Problem]:
@@ -114,7 +163,7 @@ def _translate(error: ValidationError, locate: Locate) -> Iterator[Problem]:
     if kind in ("anyOf", "oneOf"):
         branch = _matching_branch(error)
         if branch:
-            for sub in branch:
+            for sub in _most_precise(branch):
                 yield from _translate(sub, locate)
             return
     yield Problem.at(locate(path, False), path, _message(error, path))
@@ -226,7 +275,17 @@ def _type_message(error: ValidationError) -> str:
             f"{value!r} is a YAML number, not text (YAML drops trailing zeros: 1.10 becomes "
             f'1.1); quote it exactly as intended, e.g. "{written}"'
         )
-    return f"expected {' or '.join(wanted)}, got {_kind_of(value)}"
+    message = f"expected {' or '.join(wanted)}, got {_kind_of(value)}"
+    if isinstance(value, str) and _is_quoted_number(value, wanted):
+        message += f"; write it without quotes: {value.strip()}"
+    return message
+
+
+def _is_quoted_number(text: str, wanted: list[str]) -> bool:
+    """`version: "1"`, `port: "3000"`: the quotes are the only thing wrong."""
+    if _QUOTED_INTEGER.fullmatch(text):
+        return "integer" in wanted or "number" in wanted
+    return "number" in wanted and _QUOTED_DECIMAL.fullmatch(text) is not None
 
 
 def _non_decimal_message(number: NonDecimalNumber, wanted: list[str]) -> str:
