@@ -296,7 +296,7 @@ def _non_decimal_message(number: NonDecimalNumber, wanted: list[str]) -> str:
     if "string" in wanted:
         return f'{reading}, not as the text {number.text}; quote it: "{number.text}"'
     if "integer" in wanted or "number" in wanted:
-        if number.is_octal:
+        if number.is_octal and number.as_decimal_digits() != str(number.value):
             return (
                 f"{reading}; write numbers in plain decimal: {number.as_decimal_digits()}, "
                 f"or {number.value} if you meant octal {number.text}"
