@@ -42,6 +42,26 @@ _PATTERN_HINTS = {
     "^/": "it must start with '/'",
     "^(?!/|\\./)": "watch paths are relative to the repository root: drop the leading '/' or './'",
 }
+# Names people bring from elsewhere that spelling similarity cannot find (`repo` is too short
+# for difflib, `http2` is closer to 'http1' than to 'h2c'). A suggestion is made only when
+# its target is allowed where the word was written: `environment` means variables inside
+# an environment's settings (docker compose's word for them), and is left to difflib
+# ('environments') at the app level.
+_KNOWN_ALIASES = {
+    "branch": "defaultBranch",
+    "repo": "repository",
+    "env": "variables",
+    "environment": "variables",
+    "http2": "h2c",
+    "http/2": "h2c",
+    "h2": "h2c",
+    "http/1.1": "http1",
+    "http1.1": "http1",
+    "deny": "ACTION_DENY",
+    "block": "ACTION_DENY",
+    "secret": "writeonly",
+}
+_ALIAS_NOTES = {"h2c": "HTTP/2 over plain TCP, without TLS"}
 _QUOTED_INTEGER = re.compile(r"\s*-?(?:[1-9][0-9]*|0)\s*")
 _QUOTED_DECIMAL = re.compile(r"\s*-?[0-9]+\.[0-9]+\s*")
 _MEMBER_HINT = {
@@ -195,8 +215,13 @@ def _unknown_key(key: str, allowed: list[str]) -> str:
     message = f"unknown field {key!r}"
     suggestion = _closest(key, allowed)
     if suggestion:
-        message += f"; did you mean {suggestion!r}?"
+        message += _did_you_mean(suggestion)
     return message + f" (allowed here: {', '.join(allowed)})"
+
+
+def _did_you_mean(suggestion: str) -> str:
+    note = _ALIAS_NOTES.get(suggestion)
+    return f"; did you mean {suggestion!r}?" + (f" ({suggestion} is {note})" if note else "")
 
 
 def _number(value: float) -> str:
@@ -206,7 +231,11 @@ def _number(value: float) -> str:
 
 
 def _closest(word: str, candidates: list[str]) -> str | None:
-    """The candidate the user most likely meant: same letters in another case, else difflib's."""
+    """The candidate the user most likely meant: a known other name for it, the same letters
+    in another case, else difflib's."""
+    alias = _KNOWN_ALIASES.get(word.lower())
+    if alias in candidates:
+        return alias
     folded = {c.lower(): c for c in candidates}
     if word.lower() in folded:
         return folded[word.lower()]
@@ -222,7 +251,7 @@ def _message(error: ValidationError, path: Path) -> str:
     if kind == "enum":
         message = f"{value!r} is not one of {', '.join(map(str, expected))}"
         suggestion = _closest(value, [str(e) for e in expected]) if isinstance(value, str) else None
-        return message + (f"; did you mean {suggestion!r}?" if suggestion else "")
+        return message + (_did_you_mean(suggestion) if suggestion else "")
     if kind == "multipleOf":
         lowest = error.schema.get("minimum", 0)
         below = math.floor(value / expected) * expected
