@@ -293,6 +293,8 @@ def _type_message(error: ValidationError) -> str:
     text_wanted = "string" in wanted
     if isinstance(value, NonDecimalNumber):
         return _non_decimal_message(value, wanted)
+    if value is None and wanted == ["object"]:
+        return _empty_block_message(error.schema)
     if isinstance(value, bool) and text_wanted:
         return (
             f"YAML reads this as the boolean {str(value).lower()} (yes/no/on/off/true/false "
@@ -308,6 +310,15 @@ def _type_message(error: ValidationError) -> str:
     if isinstance(value, str) and _is_quoted_number(value, wanted):
         message += f"; write it without quotes: {value.strip()}"
     return message
+
+
+def _empty_block_message(schema: dict[str, Any]) -> str:
+    """`preview:` or `defaults:` with nothing under it is YAML null, not an empty block.
+    Either the settings are missing or the key is left over; a mapping keyed by name
+    (projects, apps, variables) may also mean "none", which is `{}`."""
+    if isinstance(schema.get("additionalProperties"), dict):
+        return "is empty; remove the key, or list entries under it ({} for none)"
+    return "is empty; remove the key or give it settings"
 
 
 def _is_quoted_number(text: str, wanted: list[str]) -> bool:
