@@ -49,6 +49,8 @@ def describe_change(result: ChangeResult) -> str:
         verb = _DONE_VERBS[result.change.action]
         calls = ", ".join(describe_call(c) for c in result.calls)
         return f"{address}: {verb} ({calls})" if calls else f"{address}: {verb}"
+    if result.partly_applied:  # the error starts "partly applied: deleted, then ... failed"
+        return f"{address}: {result.error}"
     if result.outcome is Outcome.FAILED:
         return f"{address}: failed: {result.error}"
     if result.outcome is Outcome.SKIPPED:
@@ -137,10 +139,13 @@ def render_report(result: ApplyResult) -> str:
     """
     sections: list[str] = []
     if not result.complete:
+        # a change that failed half-way is listed twice: what it did, and what failed
+        applied = [r for r in result.results if r.outcome is Outcome.DONE or r.partly_applied]
+        if applied:
+            sections.append(_section("Applied", [_applied(r) for r in applied]))
         sections.extend(
             _section(title, [_reason(r) for r in result.with_outcome(outcome)])
             for title, outcome in (
-                ("Applied", Outcome.DONE),
                 ("Failed", Outcome.FAILED),
                 ("Skipped because a change they need did not apply", Outcome.SKIPPED),
                 ("Not applied: delete protection", Outcome.BLOCKED),
@@ -155,10 +160,15 @@ def render_report(result: ApplyResult) -> str:
     return "\n\n".join(sections)
 
 
+def _applied(result: ChangeResult) -> str:
+    address = result.change.address
+    if result.partly_applied:
+        return f"{address} (partly applied: {', '.join(result.applied_steps)})"
+    return f"{address} ({_DONE_VERBS[result.change.action]})"
+
+
 def _reason(result: ChangeResult) -> str:
     address = result.change.address
-    if result.outcome is Outcome.DONE:
-        return f"{address} ({_DONE_VERBS[result.change.action]})"
     if result.outcome is Outcome.SKIPPED:
         return f"{address}: needs {', '.join(result.blocked_by)}"
     return f"{address}: {result.error}"

@@ -62,8 +62,9 @@ def test_a_replace_whose_create_failed_reports_the_app_as_destroyed(
 
     assert first.exit_code == 1
     partly = f"partly applied: deleted, then apps.createApp failed: {INVALID}"
-    assert f"\napp.shop/web: failed: {partly}\n" in first.output
-    assert "Applied (" not in first.output  # nothing of the plan was applied whole
+    assert f"\napp.shop/web: {partly}\n" in first.output
+    # the old app is gone: the summary lists that under "Applied" as well as the failure
+    assert "Applied (1):\n  app.shop/web (partly applied: deleted)\n" in first.output
     assert f"Failed (1):\n  app.shop/web: {partly}\n" in first.output
     assert (
         "Skipped because a change they need did not apply (2):\n"
@@ -106,13 +107,15 @@ def test_a_protected_app_whose_protection_update_failed_is_added_with_its_childr
         "partly applied: created, then apps.updateApp failed to turn delete protection on: "
         + INVALID
     )
-    assert f"\napp.shop/web: failed: {partly}\n" in first.output
-    assert (
-        "Applied (3):\n"
-        "  project.shop (created)\n"
-        "  settings.shop/web/production (created)\n"
-        "  variable.shop/web/production/LOG_LEVEL (created)\n"
-    ) in first.output
+    assert f"\napp.shop/web: {partly}\n" in first.output
+    assert "Applied (4):\n" in first.output
+    for line in (
+        "  project.shop (created)\n",
+        "  app.shop/web (partly applied: created)\n",
+        "  settings.shop/web/production (created)\n",
+        "  variable.shop/web/production/LOG_LEVEL (created)\n",
+    ):
+        assert line in first.output, line
     assert f"Failed (1):\n  app.shop/web: {partly}\n" in first.output
     assert "Skipped because" not in first.output
     assert (
@@ -157,8 +160,9 @@ def test_a_replace_whose_protection_update_failed_still_applies_its_children(
         "partly applied: deleted, created, then apps.updateApp failed to turn delete "
         f"protection on: {INVALID}"
     )
-    assert f"\napp.shop/web: failed: {partly}\n" in first.output
+    assert f"\napp.shop/web: {partly}\n" in first.output
     assert f"Failed (1):\n  app.shop/web: {partly}\n" in first.output
+    assert "  app.shop/web (partly applied: deleted, created)\n" in first.output
     assert (
         "\nApply incomplete! Resources: 3 added, 0 changed, 1 destroyed; "
         "1 failed, 0 skipped, 0 blocked.\n"
