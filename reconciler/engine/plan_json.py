@@ -293,11 +293,16 @@ def _diff_from_dict(data: Any, path: str) -> FieldDiff:
     )
 
 
+def _op(obj: dict[str, Any], path: str, allowed: tuple[str, ...]) -> str:
+    op = _typed(obj, "op", path, str)
+    if op not in allowed:
+        raise PlanShapeError(f"{path}.op", f"must be one of {', '.join(allowed)}")
+    return op
+
+
 def _item_from_dict(data: Any, path: str) -> ItemEdit:
     obj = _object(data, path)
-    op = _typed(obj, "op", path, str)
-    if op not in ITEM_OPS:
-        raise PlanShapeError(f"{path}.op", f"must be one of {', '.join(ITEM_OPS)}")
+    op = _op(obj, path, ITEM_OPS)
     return ItemEdit(
         op=op,  # type: ignore[arg-type]
         before_index=_optional_index(obj, "before_index", path),
@@ -309,9 +314,7 @@ def _item_from_dict(data: Any, path: str) -> ItemEdit:
 
 def _edit_from_dict(data: Any, path: str) -> PolicyEdit:
     obj = _object(data, path)
-    op = _typed(obj, "op", path, str)
-    if op not in POLICY_OPS:
-        raise PlanShapeError(f"{path}.op", f"must be one of {', '.join(POLICY_OPS)}")
+    op = _op(obj, path, POLICY_OPS)
     return PolicyEdit(
         op=op,  # type: ignore[arg-type]
         before_index=_optional_index(obj, "before_index", path),
