@@ -33,7 +33,13 @@ from reconciler.engine.apply import (
     secret_refs,
 )
 from reconciler.engine.changes import Plan
-from reconciler.engine.deploy import DeployOptions, DeployReport, deploy_targets, roll_out
+from reconciler.engine.deploy import (
+    FAILED_STATUSES,
+    DeployOptions,
+    DeployReport,
+    deploy_targets,
+    roll_out,
+)
 from reconciler.engine.progress import (
     PlainApplyProgress,
     PlainDeployProgress,
@@ -247,6 +253,8 @@ async def _apply(request: ApplyRequest) -> bool:
     ) as client:
         plan = await _plan(request, manifest, saved, client)
         if plan is None:
+            if request.deploy:
+                await _warn_about_failed_rollouts(manifest, client)
             return True
         result = await _execute(request, plan, client)
         click.echo("")
@@ -255,6 +263,32 @@ async def _apply(request: ApplyRequest) -> bool:
             return result.complete
         deployed = await _deploy(request, result, manifest, client)
         return result.complete and deployed.succeeded
+
+
+async def _warn_about_failed_rollouts(manifest: Manifest, client: Any) -> None:
+    """Nothing changed, so nothing is deployed: if an environment's newest deployment failed,
+    configuration an earlier run applied may not be live, and a CI job that retries after a
+    failed rollout must not pass in silence."""
+    from reconciler.platform.errors import ApiError
+    from reconciler.status import gather_status
+
+    try:
+        report = await gather_status(manifest, client)
+    except ApiError as error:  # a check on top of a finished apply: say so, do not fail it
+        click.echo(f"Note: could not check the latest deployments: {error.message}", err=True)
+        return
+    for env in report.environments:
+        newest = env.newer or env.serving
+        if newest is None or newest.status not in FAILED_STATUSES:
+            continue
+        code = f" ({newest.error_code})" if newest.error_code else ""
+        click.echo(
+            f"Warning: nothing changed, so nothing was deployed, but the newest deployment of "
+            f"{env.address} ({newest.id}) is {newest.status}{code}: configuration an earlier "
+            "apply changed may not be live. Fix the cause, then redeploy it on the platform "
+            "(or change the manifest and run apply --deploy again).",
+            err=True,
+        )
 
 
 def _load_inputs(request: ApplyRequest) -> tuple[Manifest, SavedPlan | None]:

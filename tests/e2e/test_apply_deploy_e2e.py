@@ -162,3 +162,26 @@ def test_waiting_is_bounded_by_wait_timeout(start_emulator: Any, tmp_path: Path)
     assert result.exit_code == 1
     assert "timed out: still " in result.output
     assert "when --wait-timeout ran out" in result.output
+
+
+def test_a_rerun_after_a_failed_rollout_warns_that_the_change_may_not_be_live(
+    emulator: Any, tmp_path: Path
+) -> None:
+    manifest = write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.0"))
+    assert apply(emulator, "-f", manifest, *FAST).exit_code == 0
+    write_manifest(tmp_path, image_app("ghcr.io/acme/web:fail-1"))
+    failed = apply(emulator, "-f", manifest, *FAST)
+    assert failed.exit_code == 1, failed.output
+    newest = deployments(emulator)[0]
+    assert newest["status"] == "failed"
+
+    rerun = apply(emulator, "-f", manifest, *FAST)
+
+    # Nothing changed, so nothing is deployed; but CI must not pass in silence.
+    assert rerun.exit_code == 0, rerun.output
+    assert "Apply complete! Resources: 0 added, 0 changed, 0 destroyed." in rerun.output
+    assert (
+        f"Warning: nothing changed, so nothing was deployed, but the newest deployment of "
+        f"shop/web/production ({newest['id']}) is failed (build_failed)"
+    ) in rerun.output
+    assert deployments(emulator)[0]["id"] == newest["id"]
