@@ -225,7 +225,17 @@ def apply(
             hint="pass --auto-approve (CI), or save a plan with `reconciler plan -f ... --out "
             "plan.json`, review it, and run `reconciler apply plan.json`",
         )
-    succeeded = asyncio.run(_apply(request))
+    try:
+        succeeded = asyncio.run(_apply(request))
+    except KeyboardInterrupt:
+        # The changes that finished are already printed, one line each; say what that means.
+        click.echo(
+            "Interrupted. The changes listed above finished; calls in flight may or may not "
+            "have reached the platform. Run apply again: it continues from where it stopped "
+            "and never creates anything twice.",
+            err=True,
+        )
+        sys.exit(130)
     sys.exit(0 if succeeded else 1)
 
 

@@ -451,3 +451,17 @@ def test_the_first_run_on_a_fresh_machine_needs_no_server(
     planned = runner.invoke(main, ["plan", "-f", example, "--base-url", "local"], env=env)
     assert planned.exit_code == 0, planned.output
     assert "No changes. Live state matches the manifest." in planned.output
+
+
+def test_an_interrupted_apply_says_what_the_listed_lines_mean(
+    emulator: Any, shop: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(apply_cli, "execute", interrupted)
+    result = apply(emulator, "-f", shop, "--auto-approve", env=SHOP_ENV)
+    assert result.exit_code == 130
+    assert "Interrupted. The changes listed above finished" in result.output
+    assert "Run apply again: it continues from where it stopped" in result.output
+    assert "Traceback" not in result.output
