@@ -48,11 +48,11 @@ def _seed_shop_web(server: EmulatorServer) -> tuple[str, str]:
     return project_id, app_id
 
 
-def test_a_403_names_the_app_and_project_by_slug(server: EmulatorServer, tmp_path: Path) -> None:
-    _, app_id = _seed_shop_web(server)
-    manifest = write_manifest(
+def _shop_web_runtime(tmp_path: Path, runtime: str) -> Path:
+    """A manifest managing only shop/web/production's runtime, set to `runtime`."""
+    return write_manifest(
         tmp_path,
-        """\
+        f"""\
         version: 1
         projects:
           shop:
@@ -60,9 +60,14 @@ def test_a_403_names_the_app_and_project_by_slug(server: EmulatorServer, tmp_pat
               web:
                 environments:
                   production:
-                    runtime: {port: 8080}
+                    runtime: {runtime}
         """,
     )
+
+
+def test_a_403_names_the_app_and_project_by_slug(server: EmulatorServer, tmp_path: Path) -> None:
+    _, app_id = _seed_shop_web(server)
+    manifest = _shop_web_runtime(tmp_path, "{port: 8080}")
     result = _run(server, "plan", "-f", str(manifest), key=NO_ENVIRONMENT_KEY)
     assert result.exit_code == 1, result.output
     [line] = _error_lines(result, 403)
@@ -109,19 +114,7 @@ def test_a_400_names_the_environment_app_and_project_by_slug(
 ) -> None:
     project_id, app_id = _seed_shop_web(server)
     # valid in a manifest (no maximum is known offline), beyond the emulator's plan maximum
-    manifest = write_manifest(
-        tmp_path,
-        """\
-        version: 1
-        projects:
-          shop:
-            apps:
-              web:
-                environments:
-                  production:
-                    runtime: {vCpus: 64}
-        """,
-    )
+    manifest = _shop_web_runtime(tmp_path, "{vCpus: 64}")
     result = _run(server, "apply", "-f", str(manifest), "--auto-approve")
     assert result.exit_code == 1, result.output
     lines = _error_lines(result, 400)
