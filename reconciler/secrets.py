@@ -22,7 +22,7 @@ import re
 
 from reconciler.engine.changes import SecretRef
 from reconciler.errors import ReconcilerError
-from reconciler.manifest.model import FromEnv, FromFile
+from reconciler.manifest.model import MAX_VALUE_CHARS, FromEnv, FromFile
 
 FINGERPRINT_LENGTH = 16
 MAX_DESCRIPTION = 255
@@ -30,10 +30,6 @@ _MARKER_FORMAT = "[fp:{}]"
 FINGERPRINT_SUFFIX_LENGTH = len(" " + _MARKER_FORMAT.format("0" * FINGERPRINT_LENGTH))
 """Characters the marker adds to a description (22): the manifest allows 233 for write-only ones."""
 _MARKER = re.compile(r"(?:^|\s)\[fp:([0-9a-f]{" + str(FINGERPRINT_LENGTH) + r"})\]$")
-
-MAX_VALUE_LENGTH = 16384
-"""The spec's bound on a variable value: 1 to 16384 characters (counted as code points, like the
-manifest's checks of literal values and files; a UTF-8 byte count would refuse valid text)."""
 
 SOURCE_ENV = "fromEnv"
 SOURCE_FILE = "fromFile"
@@ -70,10 +66,10 @@ def resolve_secret(source: FromEnv | FromFile) -> str | None:
 def _check_length(value: str, source: str) -> None:
     """Refuse a value the platform would answer with a 400, which fails the whole batch of
     variables sent with it: better no write at all than a half-applied environment."""
-    if len(value) > MAX_VALUE_LENGTH:
+    if len(value) > MAX_VALUE_CHARS:
         raise SecretTooLong(
             f"secret {source} has {len(value)} characters; a variable value may have at most "
-            f"{MAX_VALUE_LENGTH}",
+            f"{MAX_VALUE_CHARS}",
             hint="the platform stores no longer value: shorten it, or keep a large secret "
             "elsewhere and pass where to find it",
         )

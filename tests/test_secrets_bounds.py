@@ -13,9 +13,9 @@ import pytest
 
 from reconciler import secrets
 from reconciler.engine.changes import SecretRef
-from reconciler.manifest.model import FromEnv, FromFile
+from reconciler.manifest.model import MAX_VALUE_CHARS, FromEnv, FromFile
 
-BOUND = secrets.MAX_VALUE_LENGTH
+BOUND = MAX_VALUE_CHARS
 VALUE_MARK = "v@lue-"
 
 

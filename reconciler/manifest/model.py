@@ -182,6 +182,12 @@ class FromFile:
 VariableSource: TypeAlias = "LiteralValue | FromEnv | FromFile"
 
 
+MAX_VALUE_CHARS = 16384
+"""The spec's bound on a variable value: 1 to 16384 characters, counted as code points (a UTF-8
+byte count would refuse valid non-ASCII text). The manifest checks literals and files against
+it; secrets are checked when they are read."""
+
+
 @dataclass(frozen=True)
 class Variable:
     """One environment variable. `kind` is already defaulted: literals are

@@ -18,10 +18,10 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from reconciler.manifest.document import Document, Layered, environments
+from reconciler.manifest.model import MAX_VALUE_CHARS
 from reconciler.manifest.policy_rules import PolicyRules
 from reconciler.manifest.problems import WARNING, Path, Problem, format_path
 
-MAX_VALUE_CHARS = 16384
 UTF8_MAX_BYTES_PER_CHAR = 4
 MAX_DESCRIPTION = 255
 FINGERPRINT_SUFFIX = 22

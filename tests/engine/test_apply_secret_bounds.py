@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from reconciler.engine.apply import ApplyRefused, check_safety
-from reconciler.secrets import MAX_VALUE_LENGTH, resolve_ref
+from reconciler.manifest.model import MAX_VALUE_CHARS
+from reconciler.secrets import resolve_ref
 from tests.engine.apply_plans import plan_of, secret, variables
 
 
@@ -24,7 +25,7 @@ def test_a_too_long_secret_is_refused_naming_address_source_length_and_bound(
     assert message.startswith("secrets the plan must send cannot be sent, nothing was applied")
     assert (
         "variable.s/a/production/TOKEN: secret fromEnv:LONG_TOKEN has 18000 characters; "
-        f"a variable value may have at most {MAX_VALUE_LENGTH}"
+        f"a variable value may have at most {MAX_VALUE_CHARS}"
     ) in message
     assert "preview" not in message
     assert "t0ken" not in message
@@ -33,7 +34,7 @@ def test_a_too_long_secret_is_refused_naming_address_source_length_and_bound(
 def test_missing_and_too_long_secrets_are_listed_together(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("LONG_TOKEN", "x" * (MAX_VALUE_LENGTH + 1))
+    monkeypatch.setenv("LONG_TOKEN", "x" * (MAX_VALUE_CHARS + 1))
     monkeypatch.delenv("UNSET_TOKEN", raising=False)
     plan = plan_of(
         variables("s", "a", "production", ["LONG"], value=secret("LONG_TOKEN"))
