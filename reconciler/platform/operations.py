@@ -38,6 +38,11 @@ class Operation:
         return self.name.split(".", 1)[0]
 
     @property
+    def deletes(self) -> bool:
+        """Makes an object disappear (its permission is a `delete_...` action)."""
+        return self.action.startswith("delete_")
+
+    @property
     def safe_to_repeat(self) -> bool:
         """Reads and idempotent writes may be resent after an ambiguous failure; creates never."""
         return not self.creates

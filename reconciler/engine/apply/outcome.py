@@ -11,9 +11,6 @@ from reconciler.engine.changes import Action, Call, Change
 from reconciler.engine.targets import parse_address
 from reconciler.platform.operations import OPERATIONS
 
-DELETE_OPERATIONS = frozenset({"projects.deleteProject", "apps.deleteApp", "domains.deleteDomain"})
-"""The calls that make an object disappear (a replace's first step)."""
-
 Count = Literal["added", "changed", "destroyed"]
 """The columns of the summary line: `Resources: X added, Y changed, Z destroyed`."""
 
@@ -93,9 +90,15 @@ class ChangeResult:
         return made_or_removed or _COUNTED_AS[Action.UPDATE]
 
 
+def is_delete(operation: str) -> bool:
+    """Whether `operation` makes an object disappear (a replace's first step)."""
+    known = OPERATIONS.get(operation)
+    return known is not None and known.deletes
+
+
 def _count_of_call(operation: str) -> Count | None:
     """The column a call that went through fills: `added` for a create, `destroyed` for a delete."""
-    if operation in DELETE_OPERATIONS:
+    if is_delete(operation):
         return "destroyed"
     known = OPERATIONS.get(operation)
     return "added" if known is not None and known.creates else None
@@ -105,7 +108,7 @@ def describe_step(call: Call, result: CallResult) -> str:
     """What one call that went through did, in the words of a partly applied change's report."""
     if call.creates:
         return "created"
-    if call.operation in DELETE_OPERATIONS:
+    if is_delete(call.operation):
         return "deleted"
     protection = _protection_set_by(call)
     if protection is not None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.engine.apply.create_once import PlatformCaller, Sleep, create_once, reread_for
-from reconciler.engine.apply.outcome import DELETE_OPERATIONS, CallResult
+from reconciler.engine.apply.outcome import CallResult, is_delete
 from reconciler.engine.apply.safety import SecretResolver
 from reconciler.engine.changes import Action, Call, Change, SecretRef
 from reconciler.errors import ReconcilerError
@@ -72,7 +72,7 @@ class CallSender:
             await self.client.call(call.operation, body)
             return CallResult(call.operation, True, status)
         except NotFound as error:
-            if call.operation in DELETE_OPERATIONS:
+            if is_delete(call.operation):
                 # Gone is what a delete wants: an earlier attempt that answered 5xx after doing
                 # the work (the client resends deletes), or someone else, got there first.
                 return CallResult(call.operation, True, error.status)
