@@ -40,38 +40,35 @@ _REFERENCES = ("project", "app", "environment", "domain", "deploymentId", "curso
 
 def ideal_rounds(predecessors: Sequence[Collection[int]], parallelism: int) -> int:
     """Rounds of one latency that an ideal client needs for these calls (highest level first)."""
-    count = len(predecessors)
-    successors: list[list[int]] = [[] for _ in range(count)]
+    successors = _successors(predecessors)
+    level = _levels(successors, predecessors)  # refuses a cycle
     waiting = [len(set(p)) for p in predecessors]
-    for node, before in enumerate(predecessors):
-        for other in set(before):
-            successors[other].append(node)
-    level = _levels(successors, predecessors)
-    ready = [(-level[n], n) for n in range(count) if waiting[n] == 0]
+    ready = [(-level[n], n) for n in range(len(predecessors)) if waiting[n] == 0]
     heapq.heapify(ready)
-    rounds = done = 0
+    rounds = 0
     while ready:
         running = [heapq.heappop(ready)[1] for _ in range(min(parallelism, len(ready)))]
         rounds += 1
-        done += len(running)
         for node in running:
             for nxt in successors[node]:
                 waiting[nxt] -= 1
                 if waiting[nxt] == 0:
                     heapq.heappush(ready, (-level[nxt], nxt))
-    if done != count:
-        raise ValueError("the dependencies have a cycle")
     return rounds
 
 
 def strict_rounds(predecessors: Sequence[Collection[int]], parallelism: int) -> int:
     """`max(depth, ceil(calls / parallelism))`: no schedule at all can do better."""
+    depth = max(_levels(_successors(predecessors), predecessors), default=0)
+    return max(depth, math.ceil(len(predecessors) / parallelism))
+
+
+def _successors(predecessors: Sequence[Collection[int]]) -> list[list[int]]:
     successors: list[list[int]] = [[] for _ in predecessors]
     for node, before in enumerate(predecessors):
         for other in set(before):
             successors[other].append(node)
-    depth = max(_levels(successors, predecessors), default=0)
-    return max(depth, math.ceil(len(predecessors) / parallelism))
+    return successors
 
 
 def _levels(successors: list[list[int]], predecessors: Sequence[Collection[int]]) -> list[int]:
