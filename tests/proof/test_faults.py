@@ -184,14 +184,22 @@ def test_apply_under_fault_rules_ends_converged_or_precise_and_a_rerun_converges
     run_under_fault_rules(emulator, tmp_path, scenario, rules)
 
 
+def prepare(
+    platform: Any, tmp_path: Path, scenario: Scenario
+) -> tuple[Any, list[str], dict[str, str | None]]:
+    """The scenario's live state built through the API, then (the snapshot of the workspace
+    before the run, the manifest files, the CLI environment)."""
+    build_live_state(Seed(platform), scenario.seed)
+    before = workspace(platform.state())
+    files = write_manifest(tmp_path, scenario)
+    return before, files, cli_env(platform.base_url, platform.api_key, scenario)
+
+
 def run_under_fault_rules(
     emulator: Any, tmp_path: Path, scenario: Scenario, rules: list[dict[str, Any]]
 ) -> None:
     emulator.reset()
-    build_live_state(Seed(emulator), scenario.seed)
-    before = workspace(emulator.state())
-    files = write_manifest(tmp_path, scenario)
-    env = cli_env(emulator.base_url, emulator.api_key, scenario)
+    before, files, env = prepare(emulator, tmp_path, scenario)
 
     emulator.set_faults(rules)
     planned = run_cli(["plan", *files], env=env)
@@ -333,10 +341,7 @@ def test_apply_with_a_failing_write_is_precise_and_a_rerun_converges(
     emulator: Any, tmp_path: Path, fast_retries: list[float], operation: str, fault: str
 ) -> None:
     scenario = shop_scenario()
-    build_live_state(Seed(emulator), scenario.seed)
-    before = workspace(emulator.state())
-    files = write_manifest(tmp_path, scenario)
-    env = cli_env(emulator.base_url, emulator.api_key, scenario)
+    before, files, env = prepare(emulator, tmp_path, scenario)
     rule: dict[str, Any] = {"operation": operation, "status": int(fault[:3])}
     if fault == "500 after":
         rule["phase"] = "after"
@@ -363,10 +368,7 @@ def test_429_without_retry_after_backs_off_and_converges(
 ) -> None:
     platform = emulator
     scenario = shop_scenario()
-    build_live_state(Seed(platform), scenario.seed)
-    before = workspace(platform.state())
-    files = write_manifest(tmp_path, scenario)
-    env = cli_env(platform.base_url, platform.api_key, scenario)
+    before, files, env = prepare(platform, tmp_path, scenario)
     # Deterministic bursts (`times`), not a probability: a random 429 on every call made five
     # in a row on some call about once in ten runs, and the test then failed on chance alone.
     # Each burst stays below the client's five attempts, so backing off must carry every call.
@@ -659,10 +661,7 @@ def test_a_delete_that_failed_after_it_was_done_is_not_reported_failed(
     emulator: Any, tmp_path: Path, fast_retries: list[float], operation: str
 ) -> None:
     scenario = pruning_scenario()
-    build_live_state(Seed(emulator), scenario.seed)
-    before = workspace(emulator.state())
-    files = write_manifest(tmp_path, scenario)
-    env = cli_env(emulator.base_url, emulator.api_key, scenario)
+    before, files, env = prepare(emulator, tmp_path, scenario)
     emulator.set_faults([{"operation": operation, "status": 500, "phase": "after", "times": 1}])
 
     result = run_cli(["apply", *files, "--auto-approve"], env=env)
@@ -684,10 +683,7 @@ def test_an_idempotent_write_that_failed_after_it_was_done_is_resent_and_succeed
     emulator: Any, tmp_path: Path, fast_retries: list[float], operation: str
 ) -> None:
     scenario = pruning_scenario()
-    build_live_state(Seed(emulator), scenario.seed)
-    before = workspace(emulator.state())
-    files = write_manifest(tmp_path, scenario)
-    env = cli_env(emulator.base_url, emulator.api_key, scenario)
+    before, files, env = prepare(emulator, tmp_path, scenario)
     seeded = len(emulator.requests())
     emulator.set_faults([{"operation": operation, "status": 500, "phase": "after", "times": 1}])
 
@@ -714,10 +710,7 @@ def test_a_saved_plan_applied_under_faults_is_precise_and_a_rerun_converges(
     emulator: Any, tmp_path: Path, fast_retries: list[float], rules: list[dict[str, Any]]
 ) -> None:
     scenario = shop_scenario()
-    build_live_state(Seed(emulator), scenario.seed)
-    before = workspace(emulator.state())
-    files = write_manifest(tmp_path, scenario)
-    env = cli_env(emulator.base_url, emulator.api_key, scenario)
+    before, files, env = prepare(emulator, tmp_path, scenario)
     saved = tmp_path / "plan.json"
     planned = run_cli(["plan", *files, "--out", str(saved)], env=env)
     assert planned.exit_code == 0, planned.output
