@@ -85,6 +85,19 @@ class SecretRef:
 
 
 @dataclass(frozen=True)
+class SecretSource:
+    """Where the secret a change sends is read, as the manifest names it: `fromEnv` and the
+    variable's name, or `fromFile` and the file's path in the repository. Shown in every plan
+    format so a reviewer sees what a merge would read."""
+
+    kind: Literal["fromEnv", "fromFile"]
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name}"
+
+
+@dataclass(frozen=True)
 class Call:
     """One API call that apply will make.
 

@@ -260,8 +260,8 @@ def test_a_missing_secret_is_refused_before_any_write(emulator: Any, shop: str) 
     result = apply(emulator, "-f", shop, "--auto-approve", env={"SHOP_STRIPE_KEY": None})
     assert result.exit_code == 1
     assert (
-        "variable.shop/web/production/STRIPE_KEY: secret fromEnv:SHOP_STRIPE_KEY is not available"
-        in result.output
+        "variable.shop/web/production/STRIPE_KEY: the environment variable SHOP_STRIPE_KEY is "
+        "not set" in result.output
     )
     assert writes(emulator) == []
 

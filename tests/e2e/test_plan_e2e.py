@@ -279,7 +279,9 @@ def test_a_plan_runs_without_its_secrets_and_shows_them_unknown(cli, seed, tmp_p
     )
     assert result.exit_code == 2, result.output
     assert "(known after apply)" in result.stdout
-    assert "fromEnv:SHOP_STRIPE_KEY_UNSET" in result.stdout
+    assert (
+        "fromEnv SHOP_STRIPE_KEY_UNSET (variable.shop/web/production/STRIPE_KEY)" in result.stdout
+    )
     plan = plan_json(cli, manifest, env={"SHOP_STRIPE_KEY_UNSET": None})
     (change,) = plan["changes"]
     value = next(d for d in change["diffs"] if d["path"] == "value")

@@ -1,0 +1,166 @@
+"""Secret sources end to end: what `validate`, `plan`, `apply` and `apply PLANFILE` read, refuse
+and say, against the HTTP emulator.
+
+- `fromFile` stays inside the manifests' repository (tests/manifest/test_secret_files.py has
+  every path rule; here: each command enforces them, a saved plan too, before any write);
+- the tool's own credentials are no source;
+- plans name the source of each secret;
+- a short fingerprint key is refused before any call;
+- a missing `fromFile` is known after apply, like a missing `fromEnv`;
+- a saved plan's secret messages name the variable and say what happened.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from reconciler.engine.planfile import _checksum
+from tests.fixtures.cli import CliResult, Seed
+
+FP_KEY = "fingerprint-key-for-the-e2e-tests"
+FILE_VALUE = "tls-secret-in-the-repository"
+OUTSIDE_VALUE = "outside-secret-never-to-be-read"
+ENV_VALUE = "stripe-secret-from-the-environment"
+
+Cli = Callable[..., CliResult]
+
+
+def _repository(tmp_path: Path, variables: str) -> Path:
+    """A git work tree: the manifest in platform/, the secret file in secrets/ (one level up),
+    and a file outside the repository. Returns the manifest's path."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "secrets").mkdir()
+    (repo / "secrets" / "tls.key").write_text(FILE_VALUE)
+    (tmp_path / "outside.key").write_text(OUTSIDE_VALUE)
+    (repo / "platform").mkdir()
+    manifest = repo / "platform" / "shop.yaml"
+    manifest.write_text(
+        "version: 1\nprojects:\n  shop:\n    name: Shop\n    apps:\n      web:\n"
+        "        name: Web\n        oci: {image: ghcr.io/acme/web:1.0}\n"
+        "        environments:\n          production:\n            variables:\n"
+        + "".join(f"              {line}\n" for line in variables.strip().splitlines()),
+        encoding="utf-8",
+    )
+    return manifest
+
+
+SOURCES = "STRIPE_KEY: {fromEnv: SHOP_STRIPE_KEY}\nTLS_KEY: {fromFile: ../secrets/tls.key}"
+
+
+def _env(**extra: str | None) -> dict[str, str | None]:
+    return {"RECONCILER_FINGERPRINT_KEY": FP_KEY, "SHOP_STRIPE_KEY": ENV_VALUE, **extra}
+
+
+def _clean(result: CliResult) -> None:
+    assert "Traceback" not in result.output
+    for value in (FILE_VALUE, OUTSIDE_VALUE, ENV_VALUE, FP_KEY):
+        assert value not in result.output, f"{value!r} leaked"
+
+
+def _refused(result: CliResult) -> str:
+    assert result.exit_code == 1, result.output
+    _clean(result)
+    return result.output
+
+
+# --- 1. fromFile stays in the repository, in every command --------------------------------
+
+
+@pytest.mark.parametrize("command", ["validate", "plan", "apply"])
+def test_every_command_refuses_a_file_outside_the_repository(
+    cli: Cli, seed: Seed, tmp_path: Path, command: str
+) -> None:
+    manifest = _repository(tmp_path, "TLS_KEY: {fromFile: ../../outside.key}")
+    extra = ["--auto-approve"] if command == "apply" else []
+    stderr = _refused(cli(command, "-f", str(manifest), *extra, env=_env()))
+    assert f"{manifest}:12:35:" in stderr  # file:line:column of the fromFile value
+    assert "'../../outside.key' is outside the repository" in stderr
+    assert seed.writes() == []
+
+
+def test_a_saved_plan_reads_its_file_again_under_the_rules(
+    cli: Cli, seed: Seed, tmp_path: Path
+) -> None:
+    """Between plan and apply the secret file became a link out of the repository."""
+    manifest = _repository(tmp_path, SOURCES)
+    planfile = tmp_path / "plan.json"
+    assert cli("plan", "-f", str(manifest), "--out", str(planfile), env=_env()).exit_code == 0
+    secret = manifest.parent.parent / "secrets" / "tls.key"
+    secret.unlink()
+    secret.symlink_to(tmp_path / "outside.key")
+    stderr = _refused(cli("apply", str(planfile), env=_env()))
+    assert "'../secrets/tls.key' is outside the repository" in stderr
+    assert "(through a symbolic link)" in stderr
+    assert seed.writes() == []
+
+
+def test_a_saved_plan_edited_to_read_another_file_sends_nothing(
+    cli: Cli, seed: Seed, tmp_path: Path
+) -> None:
+    """The checksum only proves a plan file is whole (anyone can recompute it). A plan made
+    without one secret (a fork's pull request) is not compared call by call, so an edited
+    reference must be refused where files are read: only files a manifest declares are."""
+    manifest = _repository(tmp_path, SOURCES)
+    planfile = tmp_path / "plan.json"
+    made = cli("plan", "-f", str(manifest), "--out", str(planfile), env=_env(SHOP_STRIPE_KEY=None))
+    assert made.exit_code == 0, made.output
+    document = json.loads(planfile.read_text())
+    text = json.dumps(document).replace(
+        str(manifest.parent.parent / "secrets" / "tls.key"), str(tmp_path / "outside.key")
+    )
+    assert str(tmp_path / "outside.key") in text
+    document = json.loads(text)
+    document["checksum"] = _checksum(document)
+    planfile.write_text(json.dumps(document))
+    stderr = _refused(cli("apply", str(planfile), env=_env()))
+    assert "variable.shop/web/production/TLS_KEY" in stderr
+    assert f"the plan reads the file {tmp_path / 'outside.key'}, which no manifest declares" in (
+        stderr
+    )
+    assert seed.writes() == []
+
+
+# --- 5. a missing fromFile is known after apply --------------------------------------------
+
+
+def test_a_missing_secret_file_is_known_after_apply_and_refused_by_apply(
+    cli: Cli, seed: Seed, tmp_path: Path
+) -> None:
+    manifest = _repository(tmp_path, SOURCES)
+    (manifest.parent.parent / "secrets" / "tls.key").unlink()  # kept out of git
+    validated = cli("validate", "-f", str(manifest), env=_env())
+    assert validated.exit_code == 0, validated.output
+    planned = cli("plan", "-f", str(manifest), "--detailed-exitcode", env=_env())
+    assert planned.exit_code == 2, planned.output
+    _clean(planned)
+    assert "+ value = (known after apply)" in planned.stdout
+    assert (
+        "secret(s) not available to this plan: fromFile secrets/tls.key "
+        "(variable.shop/web/production/TLS_KEY)"
+    ) in planned.stdout
+    stderr = _refused(cli("apply", "-f", str(manifest), "--auto-approve", env=_env()))
+    assert (
+        "variable.shop/web/production/TLS_KEY: the file secrets/tls.key "
+        "(fromFile '../secrets/tls.key') does not exist"
+    ) in stderr
+    assert seed.writes() == []
+
+
+def test_a_plan_saved_without_its_file_applies_once_the_file_is_there(
+    cli: Cli, tmp_path: Path
+) -> None:
+    manifest = _repository(tmp_path, SOURCES)
+    secret = manifest.parent.parent / "secrets" / "tls.key"
+    secret.unlink()
+    planfile = tmp_path / "plan.json"
+    assert cli("plan", "-f", str(manifest), "--out", str(planfile), env=_env()).exit_code == 0
+    secret.write_text(FILE_VALUE)
+    applied = cli("apply", str(planfile), env=_env())
+    assert applied.exit_code == 0, applied.output
+    again = cli("plan", "-f", str(manifest), "--detailed-exitcode", env=_env())
+    assert again.exit_code == 0, again.output
