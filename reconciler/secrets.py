@@ -77,7 +77,7 @@ def _check_length(value: str, source: str) -> None:
 
 def _read_source(source: FromEnv | FromFile) -> str | None:
     """The one place a secret source is read; `secret_sources` refuses what a manifest may not
-    read (files outside the repository, non-regular files)."""
+    read (the tool's own credentials, files outside the repository, non-regular files)."""
     if isinstance(source, FromEnv):
         return read_env(source)
     return read_file(source) or None

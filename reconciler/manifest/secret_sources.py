@@ -1,8 +1,11 @@
 """Which secret sources a manifest may name, and the one place their values are read.
 
 Manifests arrive in pull requests from people who must not be able to make reconciler read
-anything outside the repository:
+anything outside the repository, nor hand its own credentials to the platform:
 
+- `fromEnv` may name any environment variable but the tool's own credentials
+  (`reconciler/credentials.py`): a variable holding the API key would give it to every app,
+  and to every key that can read variables when it is `recoverable`.
 - `fromFile` is a path relative to the manifest file's directory, and must stay inside the
   manifests' repository: the git work tree holding the manifest (the nearest directory above it
   with a `.git` directory or file), else the manifest's own directory. Symbolic links are
@@ -21,6 +24,7 @@ import os
 import stat
 from pathlib import Path
 
+from reconciler.credentials import CREDENTIALS
 from reconciler.errors import ReconcilerError
 from reconciler.manifest.model import MAX_VALUE_CHARS, FromEnv, FromFile
 
@@ -60,8 +64,23 @@ def repository_root(directory: Path) -> Path:
 # --- fromEnv ------------------------------------------------------------------------------
 
 
+def env_problem(name: str) -> str | None:
+    """Why a manifest may not read the environment variable `name`, or None."""
+    what = CREDENTIALS.get(name)
+    if what is None:
+        return None
+    return (
+        f"{name} holds reconciler's own {what}; a manifest may not read it: as a variable it "
+        "would reach every deployment of the app (and, if recoverable, every key that can read "
+        "variables). Give the app its own secret in another environment variable"
+    )
+
+
 def read_env(source: FromEnv) -> str | None:
     """The variable's value, or None when it is unset or empty (the platform needs text)."""
+    problem = env_problem(source.name)
+    if problem is not None:
+        raise SecretUnavailable(f"fromEnv {problem}")
     return os.environ.get(source.name) or None
 
 
@@ -168,6 +187,7 @@ def _unreadable(source: FromFile, error: OSError) -> SecretUnavailable:
 __all__ = [
     "SecretTooLong",
     "SecretUnavailable",
+    "env_problem",
     "from_file",
     "read_env",
     "read_file",

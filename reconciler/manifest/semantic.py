@@ -22,6 +22,7 @@ from reconciler.manifest.policy_rules import PolicyRules
 from reconciler.manifest.problems import WARNING, Path, Problem, format_path
 from reconciler.manifest.secret_sources import (
     SecretUnavailable,
+    env_problem,
     from_file,
     read_file,
 )
@@ -231,6 +232,14 @@ class _Rules:
         declared = variable.get("fromFile")
         if isinstance(declared, str) and declared:
             self._from_file((*path, "fromFile"), declared)
+        name = variable.get("fromEnv")
+        if isinstance(name, str):
+            self._from_env((*path, "fromEnv"), name)
+
+    def _from_env(self, path: Path, name: str) -> None:
+        problem = env_problem(name)
+        if problem is not None:
+            self.report(path, problem)
 
     def _from_file(self, path: Path, declared: str) -> None:
         """The path rules of `secret_sources.py`, and the text a present file holds. A missing

@@ -125,6 +125,23 @@ def test_a_saved_plan_edited_to_read_another_file_sends_nothing(
     assert seed.writes() == []
 
 
+# --- 2. the tool's own credentials are no source ------------------------------------------
+
+
+@pytest.mark.parametrize("credential", ["RECONCILER_API_KEY", "RECONCILER_FINGERPRINT_KEY"])
+@pytest.mark.parametrize("kind", ["recoverable", "writeonly"])
+@pytest.mark.parametrize("command", ["validate", "plan"])
+def test_a_manifest_cannot_read_the_tools_own_credentials(
+    cli: Cli, seed: Seed, tmp_path: Path, credential: str, kind: str, command: str
+) -> None:
+    manifest = _repository(tmp_path, f"LEAK: {{fromEnv: {credential}, kind: {kind}}}")
+    stderr = _refused(cli(command, "-f", str(manifest), env=_env()))
+    assert f"{manifest}:12:31:" in stderr
+    assert f"{credential} holds reconciler's own" in stderr
+    assert "another environment variable" in stderr  # how to fix it
+    assert seed.writes() == []
+
+
 # --- 5. a missing fromFile is known after apply --------------------------------------------
 
 

@@ -108,3 +108,14 @@ def test_ref_matches_checks_the_plan_time_fingerprint():
     assert secrets.ref_matches(ref, "v", key=b"k", variable_key="K")
     assert not secrets.ref_matches(ref, "changed", key=b"k", variable_key="K")
     assert secrets.ref_matches(SecretRef("fromEnv:X"), "anything", key=b"k", variable_key="K")
+
+
+@pytest.mark.parametrize("credential", ["RECONCILER_API_KEY", "RECONCILER_FINGERPRINT_KEY"])
+def test_the_tools_own_credentials_are_never_read_as_a_secret(monkeypatch, credential):
+    """validate refuses them in a manifest; the reader refuses them too, so a saved plan edited
+    to send `fromEnv:RECONCILER_API_KEY` cannot either."""
+    monkeypatch.setenv(credential, "the-credential-value-0123456789")
+    with pytest.raises(secrets.SecretUnavailable) as raised:
+        secrets.resolve_ref(SecretRef(f"fromEnv:{credential}"))
+    assert f"{credential} holds reconciler's own" in str(raised.value)
+    assert "the-credential-value" not in str(raised.value)
