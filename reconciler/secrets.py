@@ -19,7 +19,9 @@ import hashlib
 import hmac
 import re
 
+from reconciler.credentials import FINGERPRINT_KEY_ENV
 from reconciler.engine.changes import SecretRef, SecretSource
+from reconciler.errors import UsageError
 from reconciler.manifest.model import MAX_VALUE_CHARS, FromEnv, FromFile
 from reconciler.manifest.secret_sources import (
     SecretTooLong,
@@ -29,6 +31,7 @@ from reconciler.manifest.secret_sources import (
 )
 
 FINGERPRINT_LENGTH = 16
+MIN_FINGERPRINT_KEY_CHARS = 16
 MAX_DESCRIPTION = 255
 _MARKER_FORMAT = "[fp:{}]"
 FINGERPRINT_SUFFIX_LENGTH = len(" " + _MARKER_FORMAT.format("0" * FINGERPRINT_LENGTH))
@@ -184,5 +187,19 @@ def ref_matches(ref: SecretRef, value: str, *, key: bytes | None, variable_key: 
 
 
 def fingerprint_key_from(raw: str | None) -> bytes | None:
-    """The fingerprint key from `RECONCILER_FINGERPRINT_KEY` (its UTF-8 bytes), None when unset."""
-    return raw.encode("utf-8") if raw else None
+    """The fingerprint key from `RECONCILER_FINGERPRINT_KEY` (its UTF-8 bytes), None when unset.
+
+    It is an HMAC key: a short one can be found by trying keys against a fingerprint that
+    anyone who reads variable descriptions sees, so it is refused (its length named, never it).
+    """
+    if not raw:
+        return None
+    if len(raw) < MIN_FINGERPRINT_KEY_CHARS:
+        raise UsageError(
+            f"{FINGERPRINT_KEY_ENV} has {len(raw)} characters; a fingerprint key needs at least "
+            f"{MIN_FINGERPRINT_KEY_CHARS} (it is an HMAC key: a short one can be guessed from the "
+            "fingerprints in variable descriptions)",
+            hint="generate one with `openssl rand -hex 32`, keep it in your CI's secrets and "
+            "use the same key for plan and apply",
+        )
+    return raw.encode("utf-8")

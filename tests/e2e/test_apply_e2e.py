@@ -226,7 +226,7 @@ def test_a_saved_plan_is_refused_when_its_manifest_changed(
 def test_a_secret_that_changed_since_the_saved_plan_is_refused(
     emulator: Any, shop: str, tmp_path: Path
 ) -> None:
-    keyed = {**SHOP_ENV, "RECONCILER_FINGERPRINT_KEY": "fp-key"}
+    keyed = {**SHOP_ENV, "RECONCILER_FINGERPRINT_KEY": "fp-key-for-the-tests"}
     saved = tmp_path / "plan.json"
     assert plan(emulator, "-f", shop, "--out", str(saved), env=keyed).exit_code == 0
     result = apply(emulator, str(saved), env={**keyed, "SHOP_STRIPE_KEY": "sk_live_rotated"})
@@ -248,7 +248,7 @@ def test_a_saved_plan_without_fingerprints_warns_that_a_changed_secret_goes_unse
     assert "variable.shop/web/production/STRIPE_KEY" in result.output
     assert "sk_live_rotated" not in result.output and SENTINEL not in result.output
 
-    keyed = {**SHOP_ENV, "RECONCILER_FINGERPRINT_KEY": "fp-key"}
+    keyed = {**SHOP_ENV, "RECONCILER_FINGERPRINT_KEY": "fp-key-for-the-tests"}
     fingerprinted = tmp_path / "keyed.json"
     assert plan(emulator, "-f", shop, "--out", str(fingerprinted), env=keyed).exit_code == 0
     again = apply(emulator, str(fingerprinted), env=keyed)

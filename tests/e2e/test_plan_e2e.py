@@ -780,7 +780,10 @@ def test_a_sentinel_secret_appears_nowhere(cli, seed, tmp_path, fmt):
         """,
     )
     out = tmp_path / "plan.json"
-    env = {"SECRET_SOURCE_ENV": sentinel + "-changed", "RECONCILER_FINGERPRINT_KEY": "k-123456"}
+    env = {
+        "SECRET_SOURCE_ENV": sentinel + "-changed",
+        "RECONCILER_FINGERPRINT_KEY": "k-1234567890abcdef",
+    }
     result = cli("plan", "-f", str(manifest), "--format", fmt, "-v", "--out", str(out), env=env)
     assert result.exit_code == 0, result.output
     assert "environments.listEnvironmentVariables" in result.stderr  # -v logged the calls

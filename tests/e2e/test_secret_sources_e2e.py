@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -140,6 +141,38 @@ def test_a_manifest_cannot_read_the_tools_own_credentials(
     assert f"{credential} holds reconciler's own" in stderr
     assert "another environment variable" in stderr  # how to fix it
     assert seed.writes() == []
+
+
+# --- 4. a short fingerprint key ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["plan", "apply"])
+def test_a_fingerprint_key_shorter_than_16_characters_is_refused_before_any_call(
+    cli: Cli, emulator: Any, tmp_path: Path, command: str
+) -> None:
+    manifest = _repository(tmp_path, SOURCES)
+    extra = ["--auto-approve"] if command == "apply" else []
+    short = "k" * 15
+    result = cli(command, "-f", str(manifest), *extra, env=_env(RECONCILER_FINGERPRINT_KEY=short))
+    stderr = _refused(result)
+    assert short not in result.output
+    assert "RECONCILER_FINGERPRINT_KEY has 15 characters" in stderr
+    assert "at least 16" in stderr
+    assert emulator.requests() == []
+    sixteen = cli("plan", "-f", str(manifest), env=_env(RECONCILER_FINGERPRINT_KEY="k" * 16))
+    assert sixteen.exit_code == 0, sixteen.output
+
+
+def test_a_saved_plan_applied_with_a_short_key_makes_no_call(
+    cli: Cli, emulator: Any, tmp_path: Path
+) -> None:
+    manifest = _repository(tmp_path, SOURCES)
+    planfile = tmp_path / "plan.json"
+    assert cli("plan", "-f", str(manifest), "--out", str(planfile), env=_env()).exit_code == 0
+    emulator.reset()
+    result = cli("apply", str(planfile), env=_env(RECONCILER_FINGERPRINT_KEY="short"))
+    assert "RECONCILER_FINGERPRINT_KEY has 5 characters" in _refused(result)
+    assert emulator.requests() == []
 
 
 # --- 5. a missing fromFile is known after apply --------------------------------------------

@@ -31,7 +31,16 @@ API_KEY = "SNTL-apikey-Xj2Vh7Rk9p"
 ROTATED_SECRET = "SNTL-rotated-Cw5Ye1Gu8n"
 BAD_KEY = "SNTL-badkey-Ah3Pf6Ds2e"
 FINGERPRINT_KEY = "SNTL-fpkey-Mo4Ki9Lz7t"
-SENTINELS = (ENV_SECRET, FILE_SECRET, LITERAL_SECRET, API_KEY, ROTATED_SECRET, BAD_KEY)
+SHORT_FINGERPRINT_KEY = "SNTL-fk-Q2w"  # refused: under 16 characters
+SENTINELS = (
+    ENV_SECRET,
+    FILE_SECRET,
+    LITERAL_SECRET,
+    API_KEY,
+    ROTATED_SECRET,
+    BAD_KEY,
+    SHORT_FINGERPRINT_KEY,
+)
 """Everything that must never be shown. The fingerprint key is checked separately."""
 
 ENV_NAME = "SHOP_STRIPE_KEY"
@@ -333,6 +342,15 @@ def test_an_invalid_manifest_never_quotes_a_writeonly_value(ws: Workspace, varia
     for command in ("validate", "plan"):
         result = _fail(ws, command, "-f", str(ws.manifest))
         assert "variables.LITERAL" in result.output, result.output
+
+
+def test_a_short_fingerprint_key_is_refused_without_echoing_it(ws: Workspace) -> None:
+    m = str(ws.manifest)
+    assert ws.run("plan", "-f", m, "--out", "plan.json").exit_code == 0
+    short = {"RECONCILER_FINGERPRINT_KEY": SHORT_FINGERPRINT_KEY}
+    for args in (("plan", "-f", m), ("apply", "-f", m, "--auto-approve"), ("apply", "plan.json")):
+        result = _fail(ws, *args, "-v", env=short)
+        assert "RECONCILER_FINGERPRINT_KEY has 11 characters" in result.stderr
 
 
 def test_a_stale_plan_is_refused_without_a_secret(ws: Workspace) -> None:

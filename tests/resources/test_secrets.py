@@ -6,6 +6,7 @@ import pytest
 
 from reconciler import secrets
 from reconciler.engine.changes import SecretRef
+from reconciler.errors import UsageError
 from reconciler.manifest.model import FromEnv
 from reconciler.manifest.secret_sources import from_file
 
@@ -119,3 +120,14 @@ def test_the_tools_own_credentials_are_never_read_as_a_secret(monkeypatch, crede
         secrets.resolve_ref(SecretRef(f"fromEnv:{credential}"))
     assert f"{credential} holds reconciler's own" in str(raised.value)
     assert "the-credential-value" not in str(raised.value)
+
+
+def test_a_fingerprint_key_needs_16_characters():
+    assert secrets.fingerprint_key_from(None) is None and secrets.fingerprint_key_from("") is None
+    assert secrets.fingerprint_key_from("k" * 16) == b"k" * 16
+    assert secrets.fingerprint_key_from("é" * 16) == "é".encode() * 16  # characters, not bytes
+    with pytest.raises(UsageError) as raised:
+        secrets.fingerprint_key_from("fifteen-chars!!")
+    assert raised.value.exit_code == 1
+    assert "RECONCILER_FINGERPRINT_KEY has 15 characters" in str(raised.value)
+    assert "fifteen-chars" not in str(raised.value)
