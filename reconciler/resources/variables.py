@@ -224,6 +224,7 @@ def _plan_one(
             after=after,
             diffs=tuple(diffs),
             position=variable.pos,
+            secret_source=desired.source,
         )
         return change, item
     diffs, reason = [], None
@@ -249,6 +250,7 @@ def _plan_one(
         reason=reason,
         notes=(_REASON_NOTES[reason],) if reason in _REASON_NOTES else (),
         position=variable.pos,
+        secret_source=desired.source,
     )
     return change, item
 

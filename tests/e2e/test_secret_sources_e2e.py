@@ -143,6 +143,29 @@ def test_a_manifest_cannot_read_the_tools_own_credentials(
     assert seed.writes() == []
 
 
+# --- 3. plans name the source of each secret ---------------------------------------------
+
+
+def test_every_plan_format_names_where_each_secret_is_read(cli: Cli, tmp_path: Path) -> None:
+    manifest = _repository(tmp_path, SOURCES + "\nNODE_ENV: production")
+    text = cli("plan", "-f", str(manifest), env=_env())
+    assert text.exit_code == 0, text.output
+    _clean(text)
+    assert "# value read from fromEnv SHOP_STRIPE_KEY" in text.stdout
+    assert "# value read from fromFile secrets/tls.key" in text.stdout  # its path in the repo
+    markdown = cli("plan", "-f", str(manifest), "--format", "markdown", env=_env())
+    _clean(markdown)
+    assert "# value read from fromEnv SHOP_STRIPE_KEY" in markdown.stdout  # inside the diff block
+    assert "# value read from fromFile secrets/tls.key" in markdown.stdout
+    planned = cli("plan", "-f", str(manifest), "--format", "json", env=_env())
+    _clean(planned)
+    changes = {c["address"]: c for c in json.loads(planned.stdout)["changes"]}
+    prefix = "variable.shop/web/production/"
+    assert changes[prefix + "STRIPE_KEY"]["secret_source"] == {"fromEnv": "SHOP_STRIPE_KEY"}
+    assert changes[prefix + "TLS_KEY"]["secret_source"] == {"fromFile": "secrets/tls.key"}
+    assert "secret_source" not in changes[prefix + "NODE_ENV"]
+
+
 # --- 4. a short fingerprint key ------------------------------------------------------------
 
 

@@ -166,6 +166,9 @@ def test_every_command_and_format_on_the_happy_path(ws: Workspace) -> None:
         assert "api: " in result.stderr  # the -v log ran
     text = ws.run("plan", "-f", m).stdout
     assert "(sensitive value)" in text
+    # each secret's source is named (never its value): what a merge would read
+    assert f"# value read from fromEnv {ENV_NAME}" in text
+    assert "# value read from fromFile secrets/tls.key" in text
     saved = ws.run("plan", "-f", m, "--out", "plan.json", "--format", "json")
     assert saved.exit_code == 0, saved.output
     assert ws.run("apply", "plan.json", "-v").exit_code == 0
