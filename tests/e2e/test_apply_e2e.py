@@ -232,7 +232,10 @@ def test_a_secret_that_changed_since_the_saved_plan_is_refused(
     result = apply(emulator, str(saved), env={**keyed, "SHOP_STRIPE_KEY": "sk_live_rotated"})
     assert result.exit_code == 1
     assert "secrets changed since the plan was saved" in result.output
-    assert "variable.shop/web/production/STRIPE_KEY (fromEnv:SHOP_STRIPE_KEY)" in result.output
+    assert (
+        "variable.shop/web/production/STRIPE_KEY: the value of fromEnv SHOP_STRIPE_KEY changed"
+        in result.output
+    )
     assert "sk_live_rotated" not in result.output
     assert writes(emulator) == []
 

@@ -57,6 +57,14 @@ def _env(**extra: str | None) -> dict[str, str | None]:
     return {"RECONCILER_FINGERPRINT_KEY": FP_KEY, "SHOP_STRIPE_KEY": ENV_VALUE, **extra}
 
 
+def _saved_plan(cli: Cli, manifest: Path, **env: str | None) -> Path:
+    """`plan --out` beside the repository; returns the plan file."""
+    planfile = manifest.parents[2] / "plan.json"
+    made = cli("plan", "-f", str(manifest), "--out", str(planfile), env=_env(**env))
+    assert made.exit_code == 0, made.output
+    return planfile
+
+
 def _clean(result: CliResult) -> None:
     assert "Traceback" not in result.output
     for value in (FILE_VALUE, OUTSIDE_VALUE, ENV_VALUE, FP_KEY):
@@ -89,8 +97,7 @@ def test_a_saved_plan_reads_its_file_again_under_the_rules(
 ) -> None:
     """Between plan and apply the secret file became a link out of the repository."""
     manifest = _repository(tmp_path, SOURCES)
-    planfile = tmp_path / "plan.json"
-    assert cli("plan", "-f", str(manifest), "--out", str(planfile), env=_env()).exit_code == 0
+    planfile = _saved_plan(cli, manifest)
     secret = manifest.parent.parent / "secrets" / "tls.key"
     secret.unlink()
     secret.symlink_to(tmp_path / "outside.key")
@@ -107,9 +114,7 @@ def test_a_saved_plan_edited_to_read_another_file_sends_nothing(
     without one secret (a fork's pull request) is not compared call by call, so an edited
     reference must be refused where files are read: only files a manifest declares are."""
     manifest = _repository(tmp_path, SOURCES)
-    planfile = tmp_path / "plan.json"
-    made = cli("plan", "-f", str(manifest), "--out", str(planfile), env=_env(SHOP_STRIPE_KEY=None))
-    assert made.exit_code == 0, made.output
+    planfile = _saved_plan(cli, manifest, SHOP_STRIPE_KEY=None)
     document = json.loads(planfile.read_text())
     text = json.dumps(document).replace(
         str(manifest.parent.parent / "secrets" / "tls.key"), str(tmp_path / "outside.key")
@@ -190,8 +195,7 @@ def test_a_saved_plan_applied_with_a_short_key_makes_no_call(
     cli: Cli, emulator: Any, tmp_path: Path
 ) -> None:
     manifest = _repository(tmp_path, SOURCES)
-    planfile = tmp_path / "plan.json"
-    assert cli("plan", "-f", str(manifest), "--out", str(planfile), env=_env()).exit_code == 0
+    planfile = _saved_plan(cli, manifest)
     emulator.reset()
     result = cli("apply", str(planfile), env=_env(RECONCILER_FINGERPRINT_KEY="short"))
     assert "RECONCILER_FINGERPRINT_KEY has 5 characters" in _refused(result)
@@ -230,10 +234,74 @@ def test_a_plan_saved_without_its_file_applies_once_the_file_is_there(
     manifest = _repository(tmp_path, SOURCES)
     secret = manifest.parent.parent / "secrets" / "tls.key"
     secret.unlink()
-    planfile = tmp_path / "plan.json"
-    assert cli("plan", "-f", str(manifest), "--out", str(planfile), env=_env()).exit_code == 0
+    planfile = _saved_plan(cli, manifest)
     secret.write_text(FILE_VALUE)
     applied = cli("apply", str(planfile), env=_env())
     assert applied.exit_code == 0, applied.output
     again = cli("plan", "-f", str(manifest), "--detailed-exitcode", env=_env())
     assert again.exit_code == 0, again.output
+
+
+# --- 6. a saved plan's secret messages -----------------------------------------------------
+
+
+def _applied_then_saved(cli: Cli, tmp_path: Path) -> tuple[Path, Path]:
+    """Everything applied, then an empty plan saved (the plan sends no secret)."""
+    manifest = _repository(tmp_path, SOURCES)
+    assert cli("apply", "-f", str(manifest), "--auto-approve", env=_env()).exit_code == 0
+    return manifest, _saved_plan(cli, manifest)
+
+
+def test_a_secret_rotated_after_review_is_named(cli: Cli, seed: Seed, tmp_path: Path) -> None:
+    _, planfile = _applied_then_saved(cli, tmp_path)
+    writes = len(seed.writes())
+    stderr = _refused(cli("apply", str(planfile), env=_env(SHOP_STRIPE_KEY="rotated-value")))
+    assert "was the file edited" not in stderr
+    assert (
+        "variable.shop/web/production/STRIPE_KEY: the value of fromEnv SHOP_STRIPE_KEY changed "
+        "since the plan was saved"
+    ) in stderr
+    assert "`reconciler plan --out PLANFILE` again" in stderr  # what to do
+    assert len(seed.writes()) == writes
+
+
+def test_a_secret_missing_at_apply_is_named_as_missing(
+    cli: Cli, seed: Seed, tmp_path: Path
+) -> None:
+    manifest, planfile = _applied_then_saved(cli, tmp_path)
+    writes = len(seed.writes())
+    stderr = _refused(cli("apply", str(planfile), env=_env(SHOP_STRIPE_KEY=None)))
+    assert "was the file edited" not in stderr and "RECONCILER_FINGERPRINT_KEY" not in stderr
+    assert (
+        "variable.shop/web/production/STRIPE_KEY: the environment variable SHOP_STRIPE_KEY is "
+        "not set"
+    ) in stderr
+    (manifest.parent.parent / "secrets" / "tls.key").unlink()
+    stderr = _refused(cli("apply", str(planfile), env=_env()))
+    assert (
+        "variable.shop/web/production/TLS_KEY: the file secrets/tls.key "
+        "(fromFile '../secrets/tls.key') does not exist"
+    ) in stderr
+    assert len(seed.writes()) == writes
+
+
+def test_a_secret_the_saved_plan_sends_is_named_when_missing_or_rotated(
+    cli: Cli, seed: Seed, tmp_path: Path
+) -> None:
+    manifest = _repository(tmp_path, SOURCES)
+    planfile = _saved_plan(cli, manifest)
+    missing = _refused(cli("apply", str(planfile), env=_env(SHOP_STRIPE_KEY=None)))
+    assert "RECONCILER_FINGERPRINT_KEY" not in missing
+    assert (
+        "variable.shop/web/production/STRIPE_KEY: the environment variable SHOP_STRIPE_KEY is "
+        "not set"
+    ) in missing
+    rotated = _refused(cli("apply", str(planfile), env=_env(SHOP_STRIPE_KEY="rotated-value")))
+    assert (
+        "variable.shop/web/production/STRIPE_KEY: the value of fromEnv SHOP_STRIPE_KEY changed "
+        "since the plan was saved"
+    ) in rotated
+    unkeyed = _refused(cli("apply", str(planfile), env=_env(RECONCILER_FINGERPRINT_KEY=None)))
+    assert "RECONCILER_FINGERPRINT_KEY is not set" in unkeyed
+    assert "variable.shop/web/production/STRIPE_KEY" in unkeyed
+    assert seed.writes() == []

@@ -373,6 +373,24 @@ def test_a_secret_changed_since_the_plan_is_refused_without_either_value(ws: Wor
     )
 
 
+def test_a_saved_plan_that_leaves_secrets_alone_names_them_without_a_value(
+    ws: Workspace,
+) -> None:
+    """After an apply, the saved plan sends no secret; one rotated or gone since is refused
+    with the variable and its source named, and neither value shown."""
+    applied(ws)
+    m = str(ws.manifest)
+    assert ws.run("plan", "-f", m, "--out", "plan.json").exit_code == 0
+    rotated = _fail(ws, "apply", "plan.json", "-v", env={ENV_NAME: ROTATED_SECRET})
+    assert f"STRIPE_KEY: the value of fromEnv {ENV_NAME} changed" in rotated.stderr
+    (ws.root / "secrets" / "tls.key").write_text(ROTATED_SECRET, encoding="utf-8")
+    rotated_file = _fail(ws, "apply", "plan.json")
+    assert "TLS_KEY: the value of fromFile secrets/tls.key changed" in rotated_file.stderr
+    (ws.root / "secrets" / "tls.key").write_text(FILE_SECRET, encoding="utf-8")
+    missing = _fail(ws, "apply", "plan.json", env={ENV_NAME: None})
+    assert f"STRIPE_KEY: the environment variable {ENV_NAME} is not set" in missing.stderr
+
+
 def test_a_missing_secret_is_refused_before_any_write(ws: Workspace) -> None:
     m = str(ws.manifest)
     plan = ws.run("plan", "-f", m, env={ENV_NAME: None})
