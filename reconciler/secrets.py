@@ -17,14 +17,21 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import re
 
-from reconciler.engine.changes import SecretRef
-from reconciler.errors import ReconcilerError
+from reconciler.credentials import FINGERPRINT_KEY_ENV
+from reconciler.engine.changes import SecretRef, SecretSource
+from reconciler.errors import UsageError
 from reconciler.manifest.model import MAX_VALUE_CHARS, FromEnv, FromFile
+from reconciler.manifest.secret_sources import (
+    SecretTooLong,
+    SecretUnavailable,
+    read_env,
+    read_file,
+)
 
 FINGERPRINT_LENGTH = 16
+MIN_FINGERPRINT_KEY_CHARS = 16
 MAX_DESCRIPTION = 255
 _MARKER_FORMAT = "[fp:{}]"
 FINGERPRINT_SUFFIX_LENGTH = len(" " + _MARKER_FORMAT.format("0" * FINGERPRINT_LENGTH))
@@ -41,13 +48,9 @@ SOURCE_MANIFEST = "manifest"
 # saved plan from its manifest files) can resolve them.
 _manifest_values: dict[str, str] = {}
 
-
-class SecretUnavailable(ReconcilerError):
-    """A secret that must be sent cannot be read. The message names the source, never a value."""
-
-
-class SecretTooLong(SecretUnavailable):
-    """A secret longer than the platform stores: its length is named, never its value."""
+# The `fromFile` sources of the manifests planned in this process, by path: what a
+# `fromFile:PATH` reference may read (see `reference_for`).
+_file_sources: dict[str, FromFile] = {}
 
 
 def resolve_secret(source: FromEnv | FromFile) -> str | None:
@@ -76,22 +79,11 @@ def _check_length(value: str, source: str) -> None:
 
 
 def _read_source(source: FromEnv | FromFile) -> str | None:
+    """The one place a secret source is read; `secret_sources` refuses what a manifest may not
+    read (the tool's own credentials, files outside the repository, non-regular files)."""
     if isinstance(source, FromEnv):
-        return os.environ.get(source.name) or None
-    try:
-        with open(source.path, encoding="utf-8") as handle:
-            return handle.read() or None
-    except FileNotFoundError:
-        return None
-    except UnicodeDecodeError:
-        raise SecretUnavailable(
-            f"secret file {source.declared} is not UTF-8 text",
-            hint="variable values are text; encode binary secrets (e.g. base64) first",
-        ) from None
-    except OSError as error:
-        raise SecretUnavailable(
-            f"secret file {source.declared} cannot be read: {error.strerror}"
-        ) from None
+        return read_env(source)
+    return read_file(source) or None
 
 
 def source_name(source: FromEnv | FromFile) -> str:
@@ -99,6 +91,21 @@ def source_name(source: FromEnv | FromFile) -> str:
     if isinstance(source, FromEnv):
         return f"{SOURCE_ENV}:{source.name}"
     return f"{SOURCE_FILE}:{source.path}"
+
+
+def reference_for(source: FromEnv | FromFile) -> str:
+    """`source_name`, remembering a file source so that `resolve_ref` reads it under the rules
+    of the manifest that declares it (the repository it must stay in)."""
+    if isinstance(source, FromFile):
+        _file_sources[source.path] = source
+    return source_name(source)
+
+
+def describe_source(source: FromEnv | FromFile) -> SecretSource:
+    """The source as the manifest names it, for people: a file by its path in the repository."""
+    if isinstance(source, FromEnv):
+        return SecretSource(SOURCE_ENV, source.name)
+    return SecretSource(SOURCE_FILE, source.shown)
 
 
 def register_manifest_value(address: str, value: str) -> str:
@@ -140,22 +147,35 @@ def split_fingerprint(description: str | None) -> tuple[str | None, str | None]:
 
 
 def resolve_ref(ref: SecretRef) -> str:
-    """The value behind a `SecretRef`, read now; raises `SecretUnavailable` naming the source."""
+    """The value behind a `SecretRef`, read now; raises `SecretUnavailable` saying which source
+    is missing (the caller names the variable).
+
+    A `fromFile` reference is read only when a manifest loaded in this process declares that
+    file (`reference_for`), under that declaration's rules: a saved plan edited to name another
+    file reads nothing."""
     kind, _, name = ref.source.partition(":")
     value: str | None
     if kind == SOURCE_ENV:
         value = resolve_secret(FromEnv(name))
-        hint = f"set the environment variable {name}"
+        missing, hint = f"the environment variable {name} is not set", f"set {name}"
     elif kind == SOURCE_FILE:
-        value = resolve_secret(FromFile(path=name, declared=name))
-        hint = f"create the file {name}"
+        source = _file_sources.get(name)
+        if source is None:
+            raise SecretUnavailable(
+                f"the plan reads the file {name}, which no manifest declares now",
+                hint="plan again from the manifest files and apply the new plan",
+            )
+        value = resolve_secret(source)
+        missing = f"the file {source.shown} (fromFile {source.declared!r}) does not exist"
+        hint = f"create {source.shown}"
     elif kind == SOURCE_MANIFEST:
         value = _manifest_values.get(name)
+        missing = f"the manifest's write-only value of {name} is not known to this process"
         hint = "plan again from the manifest files in this process (reconciler apply -f ...)"
     else:
         raise SecretUnavailable(f"unknown secret reference {ref.source!r} in the plan")
     if value is None:
-        raise SecretUnavailable(f"secret {ref.source} is not available", hint=hint)
+        raise SecretUnavailable(missing, hint=hint)
     return value
 
 
@@ -167,5 +187,19 @@ def ref_matches(ref: SecretRef, value: str, *, key: bytes | None, variable_key: 
 
 
 def fingerprint_key_from(raw: str | None) -> bytes | None:
-    """The fingerprint key from `RECONCILER_FINGERPRINT_KEY` (its UTF-8 bytes), None when unset."""
-    return raw.encode("utf-8") if raw else None
+    """The fingerprint key from `RECONCILER_FINGERPRINT_KEY` (its UTF-8 bytes), None when unset.
+
+    It is an HMAC key: a short one can be found by trying keys against a fingerprint that
+    anyone who reads variable descriptions sees, so it is refused (its length named, never it).
+    """
+    if not raw:
+        return None
+    if len(raw) < MIN_FINGERPRINT_KEY_CHARS:
+        raise UsageError(
+            f"{FINGERPRINT_KEY_ENV} has {len(raw)} characters; a fingerprint key needs at least "
+            f"{MIN_FINGERPRINT_KEY_CHARS} (it is an HMAC key: a short one can be guessed from the "
+            "fingerprints in variable descriptions)",
+            hint="generate one with `openssl rand -hex 32`, keep it in your CI's secrets and "
+            "use the same key for plan and apply",
+        )
+    return raw.encode("utf-8")

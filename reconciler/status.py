@@ -15,6 +15,7 @@ that is current but not the newest costs one `deployments.getDeployment`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from typing import Any, Protocol
 
 from reconciler.manifest.model import ENVIRONMENT_NAMES, App, Manifest
 from reconciler.platform.errors import NotFound
+from reconciler.resources.domains import ONE_ENVIRONMENT_ONLY, where_attached
 
 FORMAT_VERSION = "1"
 FINAL_DEPLOYMENT_STATUSES = frozenset(
@@ -29,6 +31,7 @@ FINAL_DEPLOYMENT_STATUSES = frozenset(
 )
 DOMAIN_STATUSES = ("pending", "verifying", "verified", "failed")
 NOT_CREATED = "not created"
+ATTACHED_ELSEWHERE = "attached elsewhere"
 
 
 class Client(Protocol):
@@ -100,13 +103,18 @@ class DnsRecordInfo:
 class DomainInfo:
     host: str
     status: str
-    """One of DOMAIN_STATUSES, or NOT_CREATED for a manifest host not on the platform yet."""
+    """One of DOMAIN_STATUSES, NOT_CREATED for a manifest host not on the platform yet, or
+    ATTACHED_ELSEWHERE for one attached to another environment of the workspace."""
     in_manifest: bool | None
     """None when the manifest leaves this environment's domains unmanaged."""
     verification_error: str | None = None
     records_not_seen: tuple[DnsRecordInfo, ...] = ()
     removed_by_next_apply: bool = False
     """Live, not in a manifest that manages the environment's domains, and prune.domains on."""
+    attached_to: str | None = None
+    """ATTACHED_ELSEWHERE: the environment holding the host, `project/app/environment`."""
+    moved_by_next_apply: bool = False
+    """ATTACHED_ELSEWHERE to an environment whose domains the manifest manages: apply moves it."""
 
 
 @dataclass(frozen=True)
@@ -142,6 +150,13 @@ async def gather_status(manifest: Manifest, client: Client) -> StatusReport:
     live object; the report names them as the manifest does."""
     refs = [p.id or p.slug for p in manifest.projects]
     projects = await asyncio.gather(*(_project_apps(client, ref) for ref in refs))
+    managed = frozenset(
+        f"{project.slug}/{app.slug}/{environment.name}"
+        for project in manifest.projects
+        for app in project.apps
+        for environment in app.environments
+        if isinstance(environment.domains, tuple)
+    )
     jobs = []
     for project, ref, live_apps in zip(manifest.projects, refs, projects, strict=True):
         for app in project.apps:
@@ -155,7 +170,7 @@ async def gather_status(manifest: Manifest, client: Client) -> StatusReport:
             for name in names:
                 where = Where(project.slug, app.slug, name, ref)
                 wanted = hosts_by_env.get(name, UNMANAGED_DOMAINS)
-                jobs.append(_environment_status(client, where, live_app, wanted))
+                jobs.append(_environment_status(client, where, live_app, wanted, managed))
     return StatusReport(tuple(await asyncio.gather(*jobs)))
 
 
@@ -199,11 +214,13 @@ async def _environment_status(
     where: Where,
     live_app: Mapping[str, Any] | None,
     wanted: DomainsWanted,
+    managed: frozenset[str],
 ) -> EnvironmentStatus:
     project, app, environment = where.project, where.app, where.environment
     if live_app is None:
-        domains = tuple(DomainInfo(h, NOT_CREATED, True) for h in sorted(wanted.hosts))
-        return EnvironmentStatus(project, app, environment, app_exists=False, domains=domains)
+        missing = tuple(DomainInfo(h, NOT_CREATED, True) for h in sorted(wanted.hosts))
+        found = await _where_missing_hosts_are(client, missing, managed)
+        return EnvironmentStatus(project, app, environment, app_exists=False, domains=found)
     body = {
         "project": where.project_ref,
         "app": str(live_app.get("slug", app)),
@@ -220,8 +237,25 @@ async def _environment_status(
         rolled_back=environment == "production" and live_app.get("isRolledBack") is True,
         serving=serving,
         newer=newer,
-        domains=_domains(live_domains, wanted),
+        domains=await _where_missing_hosts_are(client, _domains(live_domains, wanted), managed),
     )
+
+
+async def _where_missing_hosts_are(
+    client: Client, found: tuple[DomainInfo, ...], managed: frozenset[str]
+) -> tuple[DomainInfo, ...]:
+    """Manifest hosts not in their environment, looked up in the whole workspace (as the plan
+    does): one attached to another environment says where, instead of "not created"."""
+    missing = [d for d in found if d.status == NOT_CREATED]
+    places = await asyncio.gather(*(where_attached(client, d.host) for d in missing))
+    located = {
+        d.host: dataclasses.replace(
+            d, status=ATTACHED_ELSEWHERE, attached_to=where, moved_by_next_apply=where in managed
+        )
+        for d, where in zip(missing, places, strict=True)
+        if where is not None
+    }
+    return tuple(located.get(d.host, d) for d in found)
 
 
 async def _deployments(
@@ -327,6 +361,8 @@ def report_to_dict(report: StatusReport, now_ms: int) -> dict[str, Any]:
                         "inManifest": d.in_manifest,
                         "removedByNextApply": d.removed_by_next_apply,
                         "verificationError": d.verification_error,
+                        "attachedTo": d.attached_to,
+                        "movedByNextApply": d.moved_by_next_apply,
                         "dnsRecordsNotSeen": [
                             {"type": r.type, "name": r.name, "value": r.value, "ttl": r.ttl}
                             for r in d.records_not_seen
@@ -365,7 +401,7 @@ def report_tables(report: StatusReport, now_ms: int) -> Tables:
         tables.deployments.extend(_deployment_rows(env, now_ms))
         for domain in env.domains:
             tables.domains.append((domain.host, env.address, domain.status, _domain_detail(domain)))
-            if domain.status not in ("verified", NOT_CREATED):
+            if domain.status not in ("verified", NOT_CREATED, ATTACHED_ELSEWHERE):
                 tables.records.extend(
                     (domain.host, r.type, r.name, r.value, "-" if r.ttl is None else str(r.ttl))
                     for r in domain.records_not_seen
@@ -428,6 +464,10 @@ def _error_note(info: DeploymentInfo) -> str:
 def _domain_detail(domain: DomainInfo) -> str:
     if domain.status == NOT_CREATED:
         return "in the manifest, not on the platform: run `reconciler apply`"
+    if domain.status == ATTACHED_ELSEWHERE:
+        if domain.moved_by_next_apply:
+            return f"attached to {domain.attached_to}: the next apply moves it here"
+        return f"attached to {domain.attached_to}; {ONE_ENVIRONMENT_ONLY}"
     parts = []
     if domain.removed_by_next_apply:
         parts.append("not in the manifest: the next apply removes it")

@@ -13,7 +13,8 @@ import pytest
 
 from reconciler import secrets
 from reconciler.engine.changes import SecretRef
-from reconciler.manifest.model import MAX_VALUE_CHARS, FromEnv, FromFile
+from reconciler.manifest.model import MAX_VALUE_CHARS, FromEnv
+from reconciler.manifest.secret_sources import from_file
 
 BOUND = MAX_VALUE_CHARS
 VALUE_MARK = "v@lue-"
@@ -48,7 +49,7 @@ def test_a_file_secret_too_long_names_its_path(tmp_path: Path) -> None:
     path = tmp_path / "big.pem"
     path.write_text(_value(BOUND + 10), encoding="utf-8")
     with pytest.raises(secrets.SecretTooLong) as raised:
-        secrets.resolve_secret(FromFile(str(path), "big.pem"))
+        secrets.resolve_secret(from_file("big.pem", tmp_path))
     assert f"fromFile:{path} has {BOUND + 10} characters" in str(raised.value)
     assert VALUE_MARK not in str(raised.value)
 
@@ -61,7 +62,7 @@ def test_characters_are_counted_not_bytes(
     path = tmp_path / "accents.txt"
     path.write_text("é" * length, encoding="utf-8")
     monkeypatch.setenv("BOUNDS_ACCENTS", "é" * length)
-    for source in (FromFile(str(path), "accents.txt"), FromEnv("BOUNDS_ACCENTS")):
+    for source in (from_file("accents.txt", tmp_path), FromEnv("BOUNDS_ACCENTS")):
         if fits:
             assert secrets.resolve_secret(source) == "é" * length
         else:

@@ -113,12 +113,7 @@ class ApplyRequest:
     base_url: str | None
     parallelism: int
     verbose: bool
-
-    @property
-    def fingerprint_key(self) -> bytes | None:
-        from reconciler.secrets import fingerprint_key_from
-
-        return fingerprint_key_from(os.environ.get(ENV_FINGERPRINT_KEY))
+    fingerprint_key: bytes | None
 
 
 @click.command()
@@ -203,6 +198,8 @@ def apply(
     Exit status: 0 when everything applied (and, with --deploy, every
     deployment went live); 1 otherwise.
     """
+    from reconciler.secrets import fingerprint_key_from
+
     _check_inputs(planfile, files, targets)
     request = ApplyRequest(
         planfile=planfile,
@@ -218,6 +215,7 @@ def apply(
         base_url=base_url,
         parallelism=parallelism,
         verbose=verbose,
+        fingerprint_key=fingerprint_key_from(os.environ.get(ENV_FINGERPRINT_KEY)),
     )
     if not request.planfile and not request.auto_approve and not stdin_is_interactive():
         raise ApplyRefused(

@@ -16,13 +16,14 @@ from typing import Any, TypeVar
 
 import click
 
+from reconciler.credentials import API_KEY_ENV, FINGERPRINT_KEY_ENV
 from reconciler.errors import ReconcilerError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 ENV_BASE_URL = "RECONCILER_BASE_URL"
-ENV_API_KEY = "RECONCILER_API_KEY"
-ENV_FINGERPRINT_KEY = "RECONCILER_FINGERPRINT_KEY"
+ENV_API_KEY = API_KEY_ENV
+ENV_FINGERPRINT_KEY = FINGERPRINT_KEY_ENV
 ENV_DEBUG = "RECONCILER_DEBUG"
 
 

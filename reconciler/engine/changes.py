@@ -18,6 +18,7 @@ from reconciler.manifest.model import Position
 FORMAT_VERSION = "1.0"
 
 ResourceKind = Literal["project", "app", "settings", "variable", "policies", "domain"]
+SecretSourceKind = Literal["fromEnv", "fromFile"]
 
 
 class Action(enum.Enum):
@@ -82,6 +83,19 @@ class SecretRef:
 
     def to_json(self) -> dict[str, Any]:
         return {"$secret": {"source": self.source, "fingerprint": self.fingerprint}}
+
+
+@dataclass(frozen=True)
+class SecretSource:
+    """Where the secret a change sends is read, as the manifest names it: `fromEnv` and the
+    variable's name, or `fromFile` and the file's path in the repository. Shown in every plan
+    format so a reviewer sees what a merge would read."""
+
+    kind: SecretSourceKind
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name}"
 
 
 @dataclass(frozen=True)
@@ -153,6 +167,7 @@ class Change:
     addresses whose calls must succeed first. `reason` is a short machine
     word (`delete_protected`, `source_type_changed`, `renamed`,
     `attached_elsewhere`, ...) and `notes` the sentences a reviewer reads.
+    `secret_source` names where the secret value a variable's change sends is read.
     """
 
     address: str
@@ -167,6 +182,7 @@ class Change:
     depends_on: tuple[str, ...] = ()
     position: Position | None = None
     policy_edits: tuple[PolicyEdit, ...] = ()
+    secret_source: SecretSource | None = None
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.platform.operations import permission
-from reconciler.resources.domains import host_of
+from reconciler.resources.domains import attachment_by_ids, host_of
 from reconciler.resources.policies import normalise_policy
 
 _VOLATILE = frozenset({"createdAt", "updatedAt", "currentDeploymentId", "isRolledBack"})
@@ -80,14 +80,7 @@ class LiveRecord:
 
     def describe(self, domain: Mapping[str, Any]) -> str:
         """Where a looked-up domain is attached, in slugs where this plan has seen the IDs."""
-        environment_id = str(domain.get("environmentId"))
-        if environment_id in self.labels:
-            return self.labels[environment_id]
-        app_id, project_id = str(domain.get("appId")), str(domain.get("projectId"))
-        if app_id in self.labels:
-            return f"{self.labels[app_id]}, environment {environment_id}"
-        project = self.labels.get(project_id, f"project {project_id}")
-        return f"{project}, app {app_id}, environment {environment_id} (outside this manifest)"
+        return attachment_by_ids(domain, self.labels)
 
     def digest(self) -> str:
         text = json.dumps(self.state, sort_keys=True, separators=(",", ":"), default=str)

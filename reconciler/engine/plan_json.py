@@ -47,6 +47,8 @@ from reconciler.engine.changes import (
     PolicyEdit,
     ResourceKind,
     SecretRef,
+    SecretSource,
+    SecretSourceKind,
 )
 from reconciler.engine.secret_guard import SENSITIVE
 from reconciler.errors import ReconcilerError
@@ -55,6 +57,7 @@ from reconciler.manifest.model import Position
 SECRET_MARKER = "$secret"
 ABSENT_MARKER = "$absent"
 RESOURCE_KINDS: tuple[str, ...] = get_args(ResourceKind)
+SECRET_SOURCE_KINDS: tuple[str, ...] = get_args(SecretSourceKind)
 NOTE_SEVERITIES = ("info", "warning", "error")
 POLICY_OPS = ("keep", "insert", "remove", "change")
 ITEM_OPS = ("insert", "remove", "change")
@@ -135,6 +138,8 @@ def _change_to_dict(change: Change) -> dict[str, Any]:
     }
     if change.reason is not None:
         out["action_reason"] = change.reason
+    if change.secret_source is not None:
+        out["secret_source"] = {change.secret_source.kind: change.secret_source.name}
     return out
 
 
@@ -264,7 +269,26 @@ def _change_from_dict(data: Any, path: str) -> Change:
         depends_on=_strings(obj, "depends_on", path),
         position=_position(obj, path),
         policy_edits=_items(obj, "policy_edits", path, _edit_from_dict),
+        secret_source=_secret_source(obj, path),
     )
+
+
+def _secret_source(obj: Mapping[str, Any], path: str) -> SecretSource | None:
+    """`{"fromEnv": NAME}` or `{"fromFile": PATH}`; absent in plans written before it existed."""
+    if "secret_source" not in obj:
+        return None
+    found = obj["secret_source"]
+    entries = list(found.items()) if isinstance(found, dict) else []
+    if len(entries) != 1 or entries[0][0] not in SECRET_SOURCE_KINDS:
+        raise PlanShapeError(
+            f"{path}.secret_source", 'expected {"fromEnv": str} or {"fromFile": str}'
+        )
+    kind, name = entries[0]
+    if not isinstance(name, str):
+        raise PlanShapeError(
+            f"{path}.secret_source.{kind}", f"expected a string, got {_kind(name)}"
+        )
+    return SecretSource(kind, name)  # type: ignore[arg-type]
 
 
 def _action(obj: Mapping[str, Any], path: str) -> Action:

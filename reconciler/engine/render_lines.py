@@ -359,7 +359,15 @@ def attribute_lines(symbol: str, mapping: Mapping[str, Any] | None, depth: int =
 
 
 def change_body(change: Change) -> list[Line]:
-    """The attribute lines of a change (without heading and notes)."""
+    """The attribute lines of a change (without heading and notes), ending with where its
+    secret value is read: a reviewer sees what a merge would read, never the value."""
+    lines = _attribute_body(change)
+    if change.secret_source is not None:
+        lines.append(Line(NEUTRAL, 0, f"# value read from {clean(str(change.secret_source))}"))
+    return lines
+
+
+def _attribute_body(change: Change) -> list[Line]:
     if change.policy_edits:
         lines = policy_lines(change.policy_edits)
         for diff in change.diffs:

@@ -9,7 +9,6 @@ hosts normalised, policies normalised to the API's shape.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from reconciler.manifest.document import Document, Layered, environments
@@ -20,7 +19,6 @@ from reconciler.manifest.model import (
     Domain,
     Environment,
     FromEnv,
-    FromFile,
     GitSource,
     Healthcheck,
     LiteralValue,
@@ -39,6 +37,7 @@ from reconciler.manifest.model import (
 )
 from reconciler.manifest.policy_rules import STRING_MATCH_KINDS
 from reconciler.manifest.problems import Path
+from reconciler.manifest.secret_sources import from_file
 from reconciler.manifest.semantic import normalise_host
 
 
@@ -211,9 +210,8 @@ def _variable(document: Document, key: str, raw: Any, path: Path) -> Variable:
     elif "fromEnv" in raw:
         source = FromEnv(raw["fromEnv"])
     else:
-        declared = raw["fromFile"]
         directory = document.directory_of(document.at((*path, "fromFile")))
-        source = FromFile(os.path.normpath(directory / declared), declared)
+        source = from_file(raw["fromFile"], directory)
     default_kind = "recoverable" if isinstance(source, LiteralValue) else "writeonly"
     return Variable(
         key=key,

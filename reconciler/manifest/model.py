@@ -21,6 +21,7 @@ place in their file.
 from __future__ import annotations
 
 import enum
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -173,10 +174,18 @@ class FromEnv:
 
 @dataclass(frozen=True)
 class FromFile:
-    """A secret read from a file; `path` is resolved against the manifest's directory."""
+    """A secret read from a file: `declared` as the manifest writes it, `path` resolved
+    against the manifest file's directory, `root` the directory it must stay in (the git work
+    tree holding the manifest, else the manifest's directory; see `secret_sources.py`)."""
 
     path: str
     declared: str
+    root: str
+
+    @property
+    def shown(self) -> str:
+        """The path relative to `root`: where a reviewer finds the file in the repository."""
+        return os.path.relpath(self.path, self.root)
 
 
 VariableSource: TypeAlias = "LiteralValue | FromEnv | FromFile"

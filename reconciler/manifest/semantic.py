@@ -14,15 +14,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path as FsPath
 from typing import Any
 
 from reconciler.manifest.document import Document, Layered, environments
 from reconciler.manifest.model import MAX_VALUE_CHARS
 from reconciler.manifest.policy_rules import PolicyRules
 from reconciler.manifest.problems import WARNING, Path, Problem, format_path
+from reconciler.manifest.secret_sources import (
+    SecretUnavailable,
+    env_problem,
+    from_file,
+    read_file,
+)
 
-UTF8_MAX_BYTES_PER_CHAR = 4
 MAX_DESCRIPTION = 255
 FINGERPRINT_SUFFIX = 22
 MAX_WRITEONLY_DESCRIPTION = MAX_DESCRIPTION - FINGERPRINT_SUFFIX
@@ -228,49 +232,33 @@ class _Rules:
         declared = variable.get("fromFile")
         if isinstance(declared, str) and declared:
             self._from_file((*path, "fromFile"), declared)
+        name = variable.get("fromEnv")
+        if isinstance(name, str):
+            self._from_env((*path, "fromEnv"), name)
+
+    def _from_env(self, path: Path, name: str) -> None:
+        problem = env_problem(name)
+        if problem is not None:
+            self.report(path, problem)
 
     def _from_file(self, path: Path, declared: str) -> None:
-        position = self.doc.at(path)
-        target = self.doc.directory_of(position) / declared
-        hint = "(relative paths are read from the manifest file's directory)"
+        """The path rules of `secret_sources.py`, and the text a present file holds. A missing
+        file is fine: secret files are kept out of git, and the plan shows the value as known
+        after apply."""
+        source = from_file(declared, self.doc.directory_of(self.doc.at(path)))
         try:
-            if not target.exists():
-                self.report(path, f"file {declared!r} does not exist {hint}")
-            elif not target.is_file():
-                self.report(path, f"{declared!r} is not a regular file {hint}")
-            else:
-                self._file_value_length(path, declared, target)
-        except OSError as error:
-            self.report(path, f"cannot read {declared!r}: {error.strerror}")
-
-    def _file_value_length(self, path: Path, declared: str, target: FsPath) -> None:
-        """The spec bounds a value in characters (1 to 16384), not bytes: a file of 16384
-        non-ASCII characters is a valid value, so the text is counted when bytes cannot tell."""
-        size = target.stat().st_size
-        if size == 0:
+            text = read_file(source)
+        except SecretUnavailable as error:
+            self.report(path, error.message)
+            return
+        if text == "":
             self.report(path, f"file {declared!r} is empty; a variable value needs text")
-            return
-        if size <= MAX_VALUE_CHARS:
-            return
-        if size > UTF8_MAX_BYTES_PER_CHAR * MAX_VALUE_CHARS:
+        elif text is not None and len(text) > MAX_VALUE_CHARS:
+            # counted in characters, as the spec bounds a value (16384 `é` fit)
             self.report(
                 path,
-                f"file {declared!r} has {size} bytes, more than {MAX_VALUE_CHARS} characters; "
-                f"a variable value holds at most {MAX_VALUE_CHARS} characters",
-            )
-            return
-        length = _text_length(target)
-        if length is None:
-            self.report(
-                path,
-                f"file {declared!r} is not UTF-8 text; variable values are text: encode binary "
-                "secrets (e.g. base64) first",
-            )
-        elif length > MAX_VALUE_CHARS:
-            self.report(
-                path,
-                f"file {declared!r} holds {length} characters; a variable value holds at most "
-                f"{MAX_VALUE_CHARS}",
+                f"file {declared!r} holds {len(text)} characters; a variable value holds at "
+                f"most {MAX_VALUE_CHARS}",
             )
 
     def _domains(self, path: Path, domains: list[Any]) -> None:
@@ -334,16 +322,6 @@ def _settings_blocks(app_path: Path, app: dict[str, Any]) -> Iterator[tuple[Path
         for name, env in envs.items():
             if isinstance(env, dict):
                 yield (*app_path, "environments", name), env
-
-
-def _text_length(target: FsPath) -> int | None:
-    """Characters of the value `fromFile` sends, read as plan and apply read it (UTF-8,
-    universal newlines); None when the file is not UTF-8. Only the length leaves here."""
-    try:
-        with open(target, encoding="utf-8") as handle:
-            return len(handle.read())
-    except UnicodeDecodeError:
-        return None
 
 
 def _is_int(value: object) -> bool:

@@ -22,7 +22,7 @@ from typing import Any
 
 from reconciler.engine.changes import Action, Change, Note
 from reconciler.manifest.model import Position
-from reconciler.platform.errors import NotFound
+from reconciler.platform.errors import ApiError, NotFound
 from reconciler.resources.common import EnvironmentRef, address, make_call, require_fields
 
 READ_OPERATION = "domains.listDomains"
@@ -45,6 +45,39 @@ async def lookup_domain(client: Any, host: str) -> dict[str, Any] | None:
     except NotFound:
         return None
     return require_fields(LOOKUP_OPERATION, found, "projectId", "appId", "environmentId")
+
+
+ONE_ENVIRONMENT_ONLY = (
+    "a domain can be in only one environment of the workspace, so apply would fail (409): "
+    "remove it there first, or manage that environment's domains in this manifest so the plan "
+    "moves it"
+)
+"""What to do about a host the manifest adds that is attached elsewhere (plan and status)."""
+
+
+async def where_attached(client: Any, host: str) -> str | None:
+    """Where `host` is attached in the workspace (`project/app/environment`, or its IDs when
+    the key may not read those objects), None when it is free."""
+    attached = await lookup_domain(client, host)
+    if attached is None:
+        return None
+    try:
+        return await locate(client, attached)
+    except ApiError:
+        return attachment_by_ids(attached, {})
+
+
+def attachment_by_ids(domain: Mapping[str, Any], labels: Mapping[str, str]) -> str:
+    """Where a looked-up domain is attached, in slugs where `labels` (IDs of environments,
+    apps and projects -> their slugs) knows them, else by ID."""
+    environment_id = str(domain.get("environmentId"))
+    if environment_id in labels:
+        return labels[environment_id]
+    app_id, project_id = str(domain.get("appId")), str(domain.get("projectId"))
+    if app_id in labels:
+        return f"{labels[app_id]}, environment {environment_id}"
+    project = labels.get(project_id, f"project {project_id}")
+    return f"{project}, app {app_id}, environment {environment_id} (outside this manifest)"
 
 
 async def locate(client: Any, domain: Mapping[str, Any]) -> str:
@@ -214,10 +247,6 @@ def _create_checked(
             depends_on=app_change,
             notes=(f"now attached to {where}, which this plan deletes first",),
         )
-    message = (
-        f"{host} is already attached to {where}; a domain can be in only one environment of the "
-        f"workspace, so apply would fail (409): remove it there first, or manage that "
-        f"environment's domains in this manifest so the plan moves it"
-    )
+    message = f"{host} is already attached to {where}; {ONE_ENVIRONMENT_ONLY}"
     notes.append(Note("warning", message, env.address_of(host)))
     return _create(env, host, reason="attached_elsewhere", notes=(message,))

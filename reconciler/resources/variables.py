@@ -31,7 +31,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reconciler import secrets
-from reconciler.engine.changes import ABSENT, UNKNOWN, Action, Change, FieldDiff, SecretRef
+from reconciler.engine.changes import (
+    ABSENT,
+    UNKNOWN,
+    Action,
+    Change,
+    FieldDiff,
+    SecretRef,
+    SecretSource,
+)
 from reconciler.manifest.model import UNSET, Environment, LiteralValue, Variable
 from reconciler.resources.common import (
     SENSITIVE,
@@ -69,6 +77,8 @@ class _Desired:
     sensitive: bool
     sent: str | SecretRef
     fingerprint: str | None
+    source: SecretSource | None = None
+    """Where a `fromEnv`/`fromFile` value is read (None for a literal)."""
 
 
 def _every_variable(_address: str) -> bool:
@@ -100,8 +110,8 @@ def plan_variables(
         if not selected(where):
             continue  # not planned, so neither sent nor reported (missing secret, presence)
         desired = _resolve(where, variable, fingerprint_key)
-        if desired.value is None and not isinstance(variable.source, LiteralValue):
-            result.missing_sources.append(secrets.source_name(variable.source))
+        if desired.value is None and desired.source is not None:
+            result.missing_sources.append(f"{desired.source} ({where})")
         current = live_by_key.get(variable.key)
         if (
             current is not None
@@ -128,6 +138,7 @@ def plan_variables(
 def _resolve(where: str, variable: Variable, key: bytes | None) -> _Desired:
     source = variable.source
     sensitive = variable.kind == "writeonly" or variable.is_secret_reference
+    shown = None
     if isinstance(source, LiteralValue):
         value: str | None = source.value
         reference = secrets.register_manifest_value(where, value) if sensitive else None
@@ -136,8 +147,10 @@ def _resolve(where: str, variable: Variable, key: bytes | None) -> _Desired:
             value = secrets.resolve_secret(source)
         except secrets.SecretUnavailable as error:
             # The source alone ("fromEnv:NAME") may be shared: say which variable needs it.
-            raise type(error)(f"{where}: {error.message}", hint=error.hint) from None
-        reference = secrets.source_name(source)
+            place = f"{variable.pos}: " if variable.pos else ""
+            raise type(error)(f"{place}{where}: {error.message}", hint=error.hint) from None
+        reference = secrets.reference_for(source)
+        shown = secrets.describe_source(source)
     fp = None
     if sensitive and key is not None and value is not None:
         fp = secrets.fingerprint(key, variable.key, value)
@@ -145,7 +158,9 @@ def _resolve(where: str, variable: Variable, key: bytes | None) -> _Desired:
         assert value is not None
         return _Desired(variable, value, False, value, None)
     assert reference is not None
-    return _Desired(variable, value, True, SecretRef(source=reference, fingerprint=fp), fp)
+    return _Desired(
+        variable, value, True, SecretRef(source=reference, fingerprint=fp), fp, source=shown
+    )
 
 
 def _shown_value(desired: _Desired) -> str:
@@ -209,6 +224,7 @@ def _plan_one(
             after=after,
             diffs=tuple(diffs),
             position=variable.pos,
+            secret_source=desired.source,
         )
         return change, item
     diffs, reason = [], None
@@ -234,6 +250,7 @@ def _plan_one(
         reason=reason,
         notes=(_REASON_NOTES[reason],) if reason in _REASON_NOTES else (),
         position=variable.pos,
+        secret_source=desired.source,
     )
     return change, item
 

@@ -226,13 +226,16 @@ def test_a_saved_plan_is_refused_when_its_manifest_changed(
 def test_a_secret_that_changed_since_the_saved_plan_is_refused(
     emulator: Any, shop: str, tmp_path: Path
 ) -> None:
-    keyed = {**SHOP_ENV, "RECONCILER_FINGERPRINT_KEY": "fp-key"}
+    keyed = {**SHOP_ENV, "RECONCILER_FINGERPRINT_KEY": "fp-key-for-the-tests"}
     saved = tmp_path / "plan.json"
     assert plan(emulator, "-f", shop, "--out", str(saved), env=keyed).exit_code == 0
     result = apply(emulator, str(saved), env={**keyed, "SHOP_STRIPE_KEY": "sk_live_rotated"})
     assert result.exit_code == 1
     assert "secrets changed since the plan was saved" in result.output
-    assert "variable.shop/web/production/STRIPE_KEY (fromEnv:SHOP_STRIPE_KEY)" in result.output
+    assert (
+        "variable.shop/web/production/STRIPE_KEY: the value of fromEnv SHOP_STRIPE_KEY changed"
+        in result.output
+    )
     assert "sk_live_rotated" not in result.output
     assert writes(emulator) == []
 
@@ -248,7 +251,7 @@ def test_a_saved_plan_without_fingerprints_warns_that_a_changed_secret_goes_unse
     assert "variable.shop/web/production/STRIPE_KEY" in result.output
     assert "sk_live_rotated" not in result.output and SENTINEL not in result.output
 
-    keyed = {**SHOP_ENV, "RECONCILER_FINGERPRINT_KEY": "fp-key"}
+    keyed = {**SHOP_ENV, "RECONCILER_FINGERPRINT_KEY": "fp-key-for-the-tests"}
     fingerprinted = tmp_path / "keyed.json"
     assert plan(emulator, "-f", shop, "--out", str(fingerprinted), env=keyed).exit_code == 0
     again = apply(emulator, str(fingerprinted), env=keyed)
@@ -260,8 +263,8 @@ def test_a_missing_secret_is_refused_before_any_write(emulator: Any, shop: str) 
     result = apply(emulator, "-f", shop, "--auto-approve", env={"SHOP_STRIPE_KEY": None})
     assert result.exit_code == 1
     assert (
-        "variable.shop/web/production/STRIPE_KEY: secret fromEnv:SHOP_STRIPE_KEY is not available"
-        in result.output
+        "variable.shop/web/production/STRIPE_KEY: the environment variable SHOP_STRIPE_KEY is "
+        "not set" in result.output
     )
     assert writes(emulator) == []
 

@@ -279,7 +279,9 @@ def test_a_plan_runs_without_its_secrets_and_shows_them_unknown(cli, seed, tmp_p
     )
     assert result.exit_code == 2, result.output
     assert "(known after apply)" in result.stdout
-    assert "fromEnv:SHOP_STRIPE_KEY_UNSET" in result.stdout
+    assert (
+        "fromEnv SHOP_STRIPE_KEY_UNSET (variable.shop/web/production/STRIPE_KEY)" in result.stdout
+    )
     plan = plan_json(cli, manifest, env={"SHOP_STRIPE_KEY_UNSET": None})
     (change,) = plan["changes"]
     value = next(d for d in change["diffs"] if d["path"] == "value")
@@ -778,7 +780,10 @@ def test_a_sentinel_secret_appears_nowhere(cli, seed, tmp_path, fmt):
         """,
     )
     out = tmp_path / "plan.json"
-    env = {"SECRET_SOURCE_ENV": sentinel + "-changed", "RECONCILER_FINGERPRINT_KEY": "k-123456"}
+    env = {
+        "SECRET_SOURCE_ENV": sentinel + "-changed",
+        "RECONCILER_FINGERPRINT_KEY": "k-1234567890abcdef",
+    }
     result = cli("plan", "-f", str(manifest), "--format", fmt, "-v", "--out", str(out), env=env)
     assert result.exit_code == 0, result.output
     assert "environments.listEnvironmentVariables" in result.stderr  # -v logged the calls

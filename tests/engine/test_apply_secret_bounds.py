@@ -44,4 +44,4 @@ def test_missing_and_too_long_secrets_are_listed_together(
         check_safety(plan, max_deletes=10, allow_replace=False, resolve=resolve_ref)
     message = str(refused.value)
     assert "variable.s/a/production/LONG: secret fromEnv:LONG_TOKEN has 16385" in message
-    assert "variable.s/a/preview/GONE: secret fromEnv:UNSET_TOKEN is not available" in message
+    assert "variable.s/a/preview/GONE: the environment variable UNSET_TOKEN is not set" in message

@@ -95,6 +95,17 @@ class TestRoundTrip:
         assert document["checksum"].startswith("sha256:")
         assert list(document) == sorted(document)
 
+    def test_secret_sources_round_trip_and_plans_without_them_still_load(self, saved: Path) -> None:
+        document = _read(saved)
+        sources = [c.get("secret_source") for c in document["changes"]]
+        assert {"fromEnv": "SHOP_STRIPE_KEY"} in sources
+        assert {"fromFile": "secrets/tls.key"} in sources
+        for change in document["changes"]:  # as a 1.0 writer before the field existed
+            change.pop("secret_source", None)
+        _rewrite(saved, document)
+        loaded = load_plan(saved).plan
+        assert all(change.secret_source is None for change in loaded.changes)
+
     def test_readers_ignore_unknown_fields(self, saved: Path) -> None:
         document = _read(saved)
         document["added_by_a_newer_minor_version"] = {"x": 1}
@@ -214,6 +225,10 @@ class TestBrokenFiles:
             (lambda d: d["changes"][4]["calls"][0]["body"]["variables"][0]["value"]["$secret"].pop("source"), "a secret reference must be"),
             (lambda d: d["changes"][7]["policy_edits"][0].update(op="move"), "changes[7].policy_edits[0].op: must be one of"),
             (lambda d: d["changes"][7]["policy_edits"][0].update(before_index=-1), "before_index: must not be negative"),
+            (lambda d: d["changes"][4].update(secret_source="fromEnv:X"), 'changes[4].secret_source: expected {"fromEnv": str} or {"fromFile": str}'),
+            (lambda d: d["changes"][4].update(secret_source={"fromEnv": "X", "fromFile": "y"}), "changes[4].secret_source: expected"),
+            (lambda d: d["changes"][4].update(secret_source={"fromVault": "X"}), "changes[4].secret_source: expected"),
+            (lambda d: d["changes"][4].update(secret_source={"fromFile": 7}), "changes[4].secret_source.fromFile: expected a string, got a number"),
             (lambda d: d["notes"][0].update(severity="fatal"), "notes[0].severity: must be one of"),
             (lambda d: d.update(max_deletes=True), "max_deletes: expected an integer, got a boolean"),
             (lambda d: d.update(permissions=["a", None]), "permissions[1]: expected a string, got null"),

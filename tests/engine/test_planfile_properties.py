@@ -21,6 +21,7 @@ from reconciler.engine.changes import (
     Plan,
     PolicyEdit,
     SecretRef,
+    SecretSource,
 )
 from reconciler.engine.plan_json import RESOURCE_KINDS
 from reconciler.engine.planfile import load_plan, save_plan
@@ -98,6 +99,8 @@ changes = st.builds(
     depends_on=st.lists(texts, max_size=2).map(tuple),
     position=positions,
     policy_edits=st.lists(edits, max_size=3).map(tuple),
+    secret_source=st.none()
+    | st.builds(SecretSource, kind=st.sampled_from(["fromEnv", "fromFile"]), name=texts),
 )
 notes = st.builds(
     Note,

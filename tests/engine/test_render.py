@@ -26,6 +26,7 @@ from reconciler.engine.changes import (
     Plan,
     PolicyEdit,
     SecretRef,
+    SecretSource,
 )
 from reconciler.engine.render import plan_to_dict, render_json, render_markdown, render_text
 from reconciler.engine.secret_guard import PlainSecretError
@@ -148,6 +149,7 @@ def secret_create() -> Change:
                 "environment.env_1234.set_environment_variables",
             ),
         ),
+        secret_source=SecretSource("fromEnv", "SHOP_STRIPE_KEY"),
     )
 
 
@@ -160,6 +162,7 @@ def secret_unknown_update() -> Change:
         after={"key": "TLS_KEY", "kind": "writeonly", "value": UNKNOWN},
         diffs=(FieldDiff("value", SENSITIVE, UNKNOWN, sensitive=True, known_after_apply=True),),
         notes=("the secret's source fromFile:secrets/tls.key is missing; it is compared at apply",),
+        secret_source=SecretSource("fromFile", "secrets/tls.key"),
     )
 
 
@@ -382,6 +385,16 @@ class TestText:
         lines = render_text(sample_plan()).splitlines()
         assert "      + value = (sensitive value)" in lines
         assert "      ~ value = (sensitive value) -> (known after apply)" in lines
+
+    def test_each_secret_names_its_source_inside_its_block(self) -> None:
+        text = render_text(sample_plan())
+        stripe = text[text.index("# variable.shop/web/production/STRIPE_KEY") :]
+        assert stripe[: stripe.index("    }")].endswith(
+            "      + value = (sensitive value)\n        # value read from fromEnv SHOP_STRIPE_KEY\n"
+        )
+        tls = text[text.index("# variable.shop/web/production/TLS_KEY") :]
+        assert "        # value read from fromFile secrets/tls.key\n    }" in tls
+        assert text.count("# value read from") == 2  # only changes that send a secret
 
     def test_policy_list_edit_shows_one_insert_one_change_one_removal(self) -> None:
         lines = render_text(sample_plan()).splitlines()
@@ -641,6 +654,13 @@ class TestMarkdown:
         assert "will be updated in-place</summary>" in section
         assert '```diff\n~ name = "Web" -> "Shop Web"\n```' in section
 
+    def test_each_secret_names_its_source_in_its_diff_block(self) -> None:
+        text = render_markdown(sample_plan())
+        section = text[text.index("production/TLS&#95;KEY</code>") :]
+        section = section[: section.index("</details>")]
+        assert "~ value = (sensitive value) -> (known after apply)\n" in section
+        assert "# value read from fromFile secrets/tls.key\n" in section
+
     def test_diff_lines_start_with_their_symbol_for_github_colouring(self) -> None:
         text = render_markdown(sample_plan())
         policies = text[text.index("<code>policies.shop/web/production</code>") :]
@@ -781,6 +801,7 @@ def test_control_characters_in_plan_text_cannot_inject_escape_codes() -> None:
         diffs=(FieldDiff(f"name{evil}", evil, {evil: evil}),),
         reason=evil,
         notes=(evil,),
+        secret_source=SecretSource("fromFile", evil),
     )
     plan = Plan(changes=(change,), notes=(Note("error", evil, evil),), permissions=(evil,))
     for output in (render_text(plan), render_markdown(plan)):

@@ -193,7 +193,7 @@ environments:
     }
     assert by_key["TOKEN"].source == FromEnv("WEB_TOKEN")
     assert by_key["TLS_KEY"].source == FromFile(
-        str(tmp_path / "secrets" / "tls.key"), "secrets/tls.key"
+        str(tmp_path / "secrets" / "tls.key"), "secrets/tls.key", str(tmp_path)
     )
     assert by_key["TOKEN"].is_secret_reference and not by_key["PORT"].is_secret_reference
     assert by_key["PORT"].pos and (by_key["PORT"].pos.line, by_key["PORT"].pos.column) == (9, 15)
@@ -210,7 +210,7 @@ def test_from_file_resolves_against_the_declaring_files_directory(tmp_path: Path
     )
     manifest = load_manifest([tmp_path])
     (variable,) = manifest.projects[0].apps[0].environments[0].variables  # type: ignore[misc]
-    assert variable.source == FromFile(str(team / "db.password"), "db.password")
+    assert variable.source == FromFile(str(team / "db.password"), "db.password", str(team))
 
 
 def test_empty_collections_are_authoritative(write_manifest: WriteManifest) -> None:

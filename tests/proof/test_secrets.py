@@ -31,7 +31,16 @@ API_KEY = "SNTL-apikey-Xj2Vh7Rk9p"
 ROTATED_SECRET = "SNTL-rotated-Cw5Ye1Gu8n"
 BAD_KEY = "SNTL-badkey-Ah3Pf6Ds2e"
 FINGERPRINT_KEY = "SNTL-fpkey-Mo4Ki9Lz7t"
-SENTINELS = (ENV_SECRET, FILE_SECRET, LITERAL_SECRET, API_KEY, ROTATED_SECRET, BAD_KEY)
+SHORT_FINGERPRINT_KEY = "SNTL-fk-Q2w"  # refused: under 16 characters
+SENTINELS = (
+    ENV_SECRET,
+    FILE_SECRET,
+    LITERAL_SECRET,
+    API_KEY,
+    ROTATED_SECRET,
+    BAD_KEY,
+    SHORT_FINGERPRINT_KEY,
+)
 """Everything that must never be shown. The fingerprint key is checked separately."""
 
 ENV_NAME = "SHOP_STRIPE_KEY"
@@ -157,6 +166,9 @@ def test_every_command_and_format_on_the_happy_path(ws: Workspace) -> None:
         assert "api: " in result.stderr  # the -v log ran
     text = ws.run("plan", "-f", m).stdout
     assert "(sensitive value)" in text
+    # each secret's source is named (never its value): what a merge would read
+    assert f"# value read from fromEnv {ENV_NAME}" in text
+    assert "# value read from fromFile secrets/tls.key" in text
     saved = ws.run("plan", "-f", m, "--out", "plan.json", "--format", "json")
     assert saved.exit_code == 0, saved.output
     assert ws.run("apply", "plan.json", "-v").exit_code == 0
@@ -335,6 +347,15 @@ def test_an_invalid_manifest_never_quotes_a_writeonly_value(ws: Workspace, varia
         assert "variables.LITERAL" in result.output, result.output
 
 
+def test_a_short_fingerprint_key_is_refused_without_echoing_it(ws: Workspace) -> None:
+    m = str(ws.manifest)
+    assert ws.run("plan", "-f", m, "--out", "plan.json").exit_code == 0
+    short = {"RECONCILER_FINGERPRINT_KEY": SHORT_FINGERPRINT_KEY}
+    for args in (("plan", "-f", m), ("apply", "-f", m, "--auto-approve"), ("apply", "plan.json")):
+        result = _fail(ws, *args, "-v", env=short)
+        assert "RECONCILER_FINGERPRINT_KEY has 11 characters" in result.stderr
+
+
 def test_a_stale_plan_is_refused_without_a_secret(ws: Workspace) -> None:
     m = str(ws.manifest)
     assert ws.run("plan", "-f", m, "--out", "plan.json").exit_code == 0
@@ -350,6 +371,24 @@ def test_a_secret_changed_since_the_plan_is_refused_without_either_value(ws: Wor
     assert ws.emu.requests() == [] or all(
         r["operation"].split(".")[-1].startswith(("get", "list")) for r in ws.emu.requests()
     )
+
+
+def test_a_saved_plan_that_leaves_secrets_alone_names_them_without_a_value(
+    ws: Workspace,
+) -> None:
+    """After an apply, the saved plan sends no secret; one rotated or gone since is refused
+    with the variable and its source named, and neither value shown."""
+    applied(ws)
+    m = str(ws.manifest)
+    assert ws.run("plan", "-f", m, "--out", "plan.json").exit_code == 0
+    rotated = _fail(ws, "apply", "plan.json", "-v", env={ENV_NAME: ROTATED_SECRET})
+    assert f"STRIPE_KEY: the value of fromEnv {ENV_NAME} changed" in rotated.stderr
+    (ws.root / "secrets" / "tls.key").write_text(ROTATED_SECRET, encoding="utf-8")
+    rotated_file = _fail(ws, "apply", "plan.json")
+    assert "TLS_KEY: the value of fromFile secrets/tls.key changed" in rotated_file.stderr
+    (ws.root / "secrets" / "tls.key").write_text(FILE_SECRET, encoding="utf-8")
+    missing = _fail(ws, "apply", "plan.json", env={ENV_NAME: None})
+    assert f"STRIPE_KEY: the environment variable {ENV_NAME} is not set" in missing.stderr
 
 
 def test_a_missing_secret_is_refused_before_any_write(ws: Workspace) -> None:

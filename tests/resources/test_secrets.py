@@ -6,7 +6,9 @@ import pytest
 
 from reconciler import secrets
 from reconciler.engine.changes import SecretRef
-from reconciler.manifest.model import FromEnv, FromFile
+from reconciler.errors import UsageError
+from reconciler.manifest.model import FromEnv
+from reconciler.manifest.secret_sources import from_file
 
 
 def test_from_env_is_read_and_missing_or_empty_is_none(monkeypatch):
@@ -18,18 +20,23 @@ def test_from_env_is_read_and_missing_or_empty_is_none(monkeypatch):
     assert secrets.resolve_secret(FromEnv("PLAN_TEST_UNSET")) is None
 
 
-def test_from_file_keeps_the_exact_bytes_and_missing_is_none(tmp_path):
-    path = tmp_path / "tls.key"
-    path.write_text("line one\nline two\n")
-    assert secrets.resolve_secret(FromFile(str(path), "tls.key")) == "line one\nline two\n"
-    assert secrets.resolve_secret(FromFile(str(tmp_path / "nope"), "nope")) is None
+def test_from_file_keeps_a_trailing_newline_and_missing_is_none(tmp_path):
+    (tmp_path / "tls.key").write_text("line one\nline two\n")
+    assert secrets.resolve_secret(from_file("tls.key", tmp_path)) == "line one\nline two\n"
+    assert secrets.resolve_secret(from_file("nope", tmp_path)) is None
+
+
+def test_from_file_reads_windows_line_ends_as_newlines(tmp_path):
+    """Universal newlines, as the README says: CRLF and a lone CR are read as LF."""
+    (tmp_path / "crlf.key").write_bytes(b"one\r\ntwo\rthree\r\n")
+    assert secrets.resolve_secret(from_file("crlf.key", tmp_path)) == "one\ntwo\nthree\n"
 
 
 def test_a_binary_file_is_an_error_naming_the_declared_path_only(tmp_path):
-    path = tmp_path / "bin.key"
-    path.write_bytes(b"\xff\xfe\x00secretbytes")
+    (tmp_path / "declared").mkdir()
+    (tmp_path / "declared" / "bin.key").write_bytes(b"\xff\xfe\x00secretbytes")
     with pytest.raises(secrets.SecretUnavailable) as raised:
-        secrets.resolve_secret(FromFile(str(path), "declared/bin.key"))
+        secrets.resolve_secret(from_file("declared/bin.key", tmp_path))
     assert "declared/bin.key" in str(raised.value)
     assert "secretbytes" not in str(raised.value)
 
@@ -65,14 +72,27 @@ def test_split_without_a_marker_returns_the_description():
 def test_resolve_ref_reads_the_source_now_and_names_it_when_missing(monkeypatch, tmp_path):
     monkeypatch.setenv("PLAN_TEST_REF", "v1")
     assert secrets.resolve_ref(SecretRef("fromEnv:PLAN_TEST_REF")) == "v1"
-    path = tmp_path / "f"
-    path.write_text("file-value")
-    assert secrets.resolve_ref(SecretRef(f"fromFile:{path}")) == "file-value"
+    (tmp_path / "f").write_text("file-value")
+    reference = secrets.reference_for(from_file("f", tmp_path))
+    assert secrets.resolve_ref(SecretRef(reference)) == "file-value"
     monkeypatch.delenv("PLAN_TEST_REF")
     with pytest.raises(secrets.SecretUnavailable) as raised:
         secrets.resolve_ref(SecretRef("fromEnv:PLAN_TEST_REF"))
-    assert "fromEnv:PLAN_TEST_REF" in str(raised.value)
+    assert "the environment variable PLAN_TEST_REF is not set" in str(raised.value)
     assert raised.value.exit_code == 1
+    (tmp_path / "f").unlink()
+    with pytest.raises(secrets.SecretUnavailable, match=r"the file f \(fromFile 'f'\) does not"):
+        secrets.resolve_ref(SecretRef(reference))
+
+
+def test_resolve_ref_reads_only_files_a_manifest_declares(tmp_path):
+    """A saved plan edited to send another file's content reads nothing: the reference must be
+    one the manifests planned in this process declare, read under their rules."""
+    (tmp_path / "undeclared.key").write_text("not-for-the-platform")
+    with pytest.raises(secrets.SecretUnavailable) as raised:
+        secrets.resolve_ref(SecretRef(f"fromFile:{tmp_path / 'undeclared.key'}"))
+    assert "which no manifest declares now" in str(raised.value)
+    assert "not-for-the-platform" not in str(raised.value)
 
 
 def test_manifest_literals_resolve_in_the_process_that_planned_them():
@@ -89,3 +109,25 @@ def test_ref_matches_checks_the_plan_time_fingerprint():
     assert secrets.ref_matches(ref, "v", key=b"k", variable_key="K")
     assert not secrets.ref_matches(ref, "changed", key=b"k", variable_key="K")
     assert secrets.ref_matches(SecretRef("fromEnv:X"), "anything", key=b"k", variable_key="K")
+
+
+@pytest.mark.parametrize("credential", ["RECONCILER_API_KEY", "RECONCILER_FINGERPRINT_KEY"])
+def test_the_tools_own_credentials_are_never_read_as_a_secret(monkeypatch, credential):
+    """validate refuses them in a manifest; the reader refuses them too, so a saved plan edited
+    to send `fromEnv:RECONCILER_API_KEY` cannot either."""
+    monkeypatch.setenv(credential, "the-credential-value-0123456789")
+    with pytest.raises(secrets.SecretUnavailable) as raised:
+        secrets.resolve_ref(SecretRef(f"fromEnv:{credential}"))
+    assert f"{credential} holds reconciler's own" in str(raised.value)
+    assert "the-credential-value" not in str(raised.value)
+
+
+def test_a_fingerprint_key_needs_16_characters():
+    assert secrets.fingerprint_key_from(None) is None and secrets.fingerprint_key_from("") is None
+    assert secrets.fingerprint_key_from("k" * 16) == b"k" * 16
+    assert secrets.fingerprint_key_from("é" * 16) == "é".encode() * 16  # characters, not bytes
+    with pytest.raises(UsageError) as raised:
+        secrets.fingerprint_key_from("fifteen-chars!!")
+    assert raised.value.exit_code == 1
+    assert "RECONCILER_FINGERPRINT_KEY has 15 characters" in str(raised.value)
+    assert "fifteen-chars" not in str(raised.value)

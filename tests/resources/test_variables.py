@@ -86,7 +86,9 @@ def test_missing_secret_is_known_after_apply_and_reported(monkeypatch):
     (change,) = result.changes
     assert change.after["value"] == UNKNOWN
     assert next(d for d in change.diffs if d.path == "value").known_after_apply
-    assert result.missing_sources == ["fromEnv:PLAN_VAR_MISSING"]
+    assert result.missing_sources == [
+        "fromEnv PLAN_VAR_MISSING (variable.shop/web/production/TOKEN)"
+    ]
 
 
 def test_without_key_write_only_compares_by_presence_and_kind(monkeypatch):

@@ -98,7 +98,7 @@ def test_untargeted_variables_are_not_reported_as_missing_or_compared_by_presenc
     result = plan(manifest, current, f"{ADDRESS}/V001")
     assert result.missing_sources == [] and result.compared_by_presence == []
     everything = plan(manifest, current, ADDRESS)
-    assert everything.missing_sources == ["fromEnv:TARGETS_MISSING_SECRET"]
+    assert everything.missing_sources == [f"fromEnv TARGETS_MISSING_SECRET ({ADDRESS}/MISSING)"]
     assert everything.compared_by_presence == [f"{ADDRESS}/TOKEN"]
 
 

@@ -184,6 +184,30 @@ def test_every_domain_status_with_records_not_seen(platform, manifest) -> None:
     assert "not in the manifest" in text
 
 
+def test_a_domain_attached_to_another_project_says_where(platform, manifest) -> None:
+    """The plan says where a host it adds is attached; status says the same, not "not
+    created" (the host exists, in blog/site/production, so apply would get a 409)."""
+    ok(platform, "projects.createProject", {"name": "Blog", "slug": "blog"})
+    ok(
+        platform,
+        "apps.createApp",
+        {"project": "blog", "name": "Site", "slug": "site", "oci": {"image": "ghost:5"}},
+    )
+    elsewhere = {"project": "blog", "app": "site", "environment": "production"}
+    ok(platform, "domains.createDomain", {**elsewhere, "domain": "e.example.com"})
+    domains = {
+        d["domain"]: d for d in environments(platform, manifest)["web/production"]["domains"]
+    }
+    assert domains["e.example.com"]["status"] == "attached elsewhere"
+    assert domains["e.example.com"]["attachedTo"] == "blog/site/production"
+    assert domains["e.example.com"]["movedByNextApply"] is False
+    assert domains["a.example.com"]["status"] == "not created"  # free: created by apply
+    text = status(platform, manifest).stdout
+    assert "attached to blog/site/production; a domain can be in only one environment" in text
+    plan = run_cli(["plan", "-f", str(manifest)], env=platform_env(platform, KEY)).stdout
+    assert "e.example.com is already attached to blog/site/production" in plan
+
+
 def test_errors_are_messages(platform, manifest, tmp_path: Path) -> None:
     env = platform_env(platform, "wrong")
     result = run_cli(["status", "-f", str(manifest)], env=env)

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from reconciler.manifest.model import App, Domain, Environment, Manifest, Project, Prune
 from reconciler.status import (
+    ATTACHED_ELSEWHERE,
     NOT_CREATED,
     format_age,
     gather_status,
@@ -61,6 +62,7 @@ def client_for(
             "deployments.listDeployments": list_deployments,
             "deployments.getDeployment": lambda body: deployments[body["deploymentId"]],
             "domains.listDomains": list_domains,
+            "domains.getDomain": not_found("domains.getDomain"),
         }
     )
 
@@ -184,13 +186,18 @@ def test_rolled_back_production_warns_and_preview_shows_its_newest() -> None:
 
 
 def test_app_or_project_not_created_yet() -> None:
-    client = FakeClient({"apps.listApps": not_found("apps.listApps")})
+    client = FakeClient(
+        {
+            "apps.listApps": not_found("apps.listApps"),
+            "domains.getDomain": not_found("domains.getDomain"),
+        }
+    )
     desired = manifest(web(Environment("production", domains=(Domain("shop.example.com"),))))
     report = status_of(client, desired)
     (env,) = report.environments
     assert not env.app_exists
     assert [(d.host, d.status) for d in env.domains] == [("shop.example.com", NOT_CREATED)]
-    assert client.operations() == ["apps.listApps"]
+    assert client.operations() == ["apps.listApps", "domains.getDomain"]
     assert "app not created" in render_text(report, NOW)
 
 
@@ -368,3 +375,87 @@ def test_long_error_messages_are_one_short_line_in_tables_and_whole_in_json() ->
     assert len(row) < 250
     data = json.loads(render_json(report, NOW))["environments"][0]["newerDeployment"]
     assert data["error"]["message"] == message
+
+
+ELSEWHERE = {
+    "id": "dom_blog",
+    "domain": "blog.example.com",
+    "status": "verified",
+    "projectId": "proj_blog0001",
+    "appId": "app_site0001",
+    "environmentId": "env_site0001",
+}
+
+
+def _attached_client(*, readable: bool = True) -> FakeClient:
+    """blog.example.com is not in shop/web/production but attached to blog/site/production."""
+    client = client_for({"slug": "web"}, {}, {})
+    client.handlers["domains.getDomain"] = lambda body: (
+        ELSEWHERE if body["domain"] == "blog.example.com" else not_found("x")(body)
+    )
+    slugs = {
+        "projects.getProject": {"slug": "blog"},
+        "apps.getApp": {"slug": "site"},
+        "environments.getEnvironment": {"slug": "production"},
+    }
+    for operation, answer in slugs.items():
+        client.handlers[operation] = (
+            (lambda body, answer=answer: answer) if readable else not_found(operation)
+        )
+    return client
+
+
+def test_a_host_attached_to_another_project_says_where() -> None:
+    hosts = (Domain("blog.example.com"), Domain("new.example.com"))
+    client = _attached_client()
+    report = status_of(client, manifest(web(Environment("production", domains=hosts))))
+    by_host = {d.host: d for d in report.environments[0].domains}
+    assert by_host["new.example.com"].status == NOT_CREATED
+    blog = by_host["blog.example.com"]
+    assert (blog.status, blog.attached_to) == (ATTACHED_ELSEWHERE, "blog/site/production")
+    text = render_text(report, NOW)
+    assert re.search(
+        r"blog\.example\.com +shop/web/production +attached elsewhere +attached to "
+        r"blog/site/production; a domain can be in only one environment",
+        text,
+    ), text
+    assert "remove it there first" in text
+    data = json.loads(render_json(report, NOW))["environments"][0]["domains"]
+    found = next(d for d in data if d["domain"] == "blog.example.com")
+    assert (found["status"], found["attachedTo"]) == ("attached elsewhere", "blog/site/production")
+    assert next(d for d in data if d["domain"] == "new.example.com")["attachedTo"] is None
+    # looked up only for hosts that are not where the manifest wants them
+    assert [b["domain"] for op, b in client.calls if op == "domains.getDomain"] == [
+        "blog.example.com",
+        "new.example.com",
+    ]
+
+
+def test_where_a_host_is_attached_falls_back_to_ids_when_the_key_cannot_read_there() -> None:
+    client = _attached_client(readable=False)
+    desired = manifest(web(Environment("production", domains=(Domain("blog.example.com"),))))
+    (blog,) = status_of(client, desired).environments[0].domains
+    assert blog.status == ATTACHED_ELSEWHERE
+    assert blog.attached_to == (
+        "project proj_blog0001, app app_site0001, environment env_site0001 (outside this manifest)"
+    )
+
+
+def test_a_host_attached_to_another_environment_of_the_manifest_moves_on_the_next_apply() -> None:
+    moving = dict(ELSEWHERE, domain="shop.example.com", env="preview")
+    client = client_for({"slug": "web"}, {}, {}, domains=[moving])
+    client.handlers["domains.getDomain"] = lambda body: moving
+    client.handlers["projects.getProject"] = lambda body: {"slug": "shop"}
+    client.handlers["apps.getApp"] = lambda body: {"slug": "web"}
+    client.handlers["environments.getEnvironment"] = lambda body: {"slug": "preview"}
+    desired = manifest(
+        web(
+            Environment("production", domains=(Domain("shop.example.com"),)),
+            Environment("preview", domains=()),
+        )
+    )
+    report = status_of(client, desired)
+    production = report.environments[0]
+    (info,) = production.domains
+    assert (info.status, info.attached_to) == (ATTACHED_ELSEWHERE, "shop/web/preview")
+    assert "attached to shop/web/preview: the next apply moves it here" in render_text(report, NOW)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from reconciler.credentials import FINGERPRINT_KEY_ENV
 from reconciler.engine.changes import Action, Call, Change, Plan, SecretRef
 from reconciler.errors import ReconcilerError
 from reconciler.secrets import SecretTooLong, ref_matches, split_fingerprint
@@ -126,7 +127,8 @@ def check_saved_plan(
     state: a different manifest digest means the files changed, a different
     live digest that someone changed the platform since (a stale plan). Then each
     secret the plan sends must still resolve to the value fingerprinted at plan
-    time.
+    time, and the calls must be the ones the plan rebuilt now makes. Every refusal
+    about a secret names the variable and its source.
     """
     if current.manifest_digest != saved.manifest_digest:
         raise ApplyRefused(
@@ -139,32 +141,141 @@ def check_saved_plan(
             hint=_REPLAN,
         )
     check_secrets(saved, resolve)
-    changed = _changed_secrets(saved, resolve, fingerprint_key)
-    if changed:
-        raise ApplyRefused(
-            "secrets changed since the plan was saved, nothing was applied: " + ", ".join(changed),
-            hint=_REPLAN,
-        )
-    # Same manifest, same live state, yet other calls: the file was edited after review (its
+    _check_fingerprints(saved, resolve, fingerprint_key)
+    # Same manifest, same live state, yet other calls: a secret changed or went missing since
+    # (the plan rebuilt now compares it differently), or the file was edited after review (its
     # checksum only proves it is whole; anyone can recompute it). A plan made without some
     # secrets cannot be held to this: what it will send for them is only known now.
-    if not _has_unknowns(saved) and _sent(saved) != _sent(current):
+    if not _has_unknowns(saved):
+        _check_same_calls(saved, current, resolve)
+
+
+def _check_fingerprints(
+    saved: Plan, resolve: SecretResolver, fingerprint_key: bytes | None
+) -> None:
+    """Each secret the plan sends still has the value whose fingerprint the plan recorded."""
+    sources = _sources(saved)
+    fingerprinted = [
+        (address, key, ref)
+        for change in executable_changes(saved)
+        for call in change.calls
+        for address, key, ref in _variable_secrets(change, call)
+        if ref.fingerprint is not None
+    ]
+    if fingerprinted and fingerprint_key is None:
         raise ApplyRefused(
-            "the saved plan's calls differ from the plan its manifest and live state give now "
-            "(was the file edited?), nothing was applied",
-            hint=_REPLAN,
+            f"the plan recorded fingerprints of the secrets it sends "
+            f"({', '.join(address for address, _, _ in fingerprinted)}), but "
+            f"{FINGERPRINT_KEY_ENV} is not set now, so apply cannot check that they are still "
+            "the values reviewed; nothing was applied",
+            hint=f"set the same {FINGERPRINT_KEY_ENV} as when the plan was made, then rerun",
+        )
+    changed = [
+        f"{address}: the value of {sources.get(address, ref.source)} changed since the plan "
+        "was saved (it does not match the fingerprint the plan recorded)"
+        for address, key, ref in fingerprinted
+        if not ref_matches(ref, resolve(ref), key=fingerprint_key, variable_key=key)
+    ]
+    if changed:
+        raise ApplyRefused(
+            "secrets changed since the plan was saved, nothing was applied:\n  "
+            + "\n  ".join(changed),
+            hint=f"{_REPLAN} (if the values are right but {FINGERPRINT_KEY_ENV} differs from "
+            "the one the plan was made with, use that key instead)",
         )
 
 
-def _sent(plan: Plan) -> list[tuple[str, str, list[tuple[str, Any]]]]:
-    """What apply would send, up to what legitimately differs between plan and apply time:
-    secret references compare by source (their fingerprints are checked on their own) and
-    descriptions without the fingerprint marker (a secret missing at plan time gets one at
-    apply time)."""
-    return [
-        (c.address, c.action.value, [(call.operation, _comparable(call.body)) for call in c.calls])
+def _check_same_calls(saved: Plan, current: Plan, resolve: SecretResolver) -> None:
+    """The saved plan sends what the plan rebuilt now sends; each difference is explained."""
+    saved_calls, current_calls = _sent(saved), _sent(current)
+    differing = sorted(
+        address
+        for address in saved_calls.keys() | current_calls.keys()
+        if saved_calls.get(address) != current_calls.get(address)
+    )
+    if not differing:
+        return
+    secrets_now = _SecretsNow(saved, current, resolve)
+    explained = {address: secrets_now.explain(address) for address in differing}
+    unexplained = [address for address, why in explained.items() if why is None]
+    if unexplained:
+        raise ApplyRefused(
+            "the saved plan's calls for "
+            + ", ".join(unexplained)
+            + " differ from the plan its manifest and live state give now: the plan file was "
+            "edited after it was saved; nothing was applied",
+            hint=_REPLAN,
+        )
+    raise ApplyRefused(
+        "secrets changed since the plan was saved, nothing was applied:\n  "
+        + "\n  ".join(f"{address}: {why}" for address, why in explained.items()),
+        hint=f"{_REPLAN}; or give the secrets the values the plan was made with",
+    )
+
+
+class _SecretsNow:
+    """Why a variable's calls differ between a saved plan and the plan rebuilt now, when the
+    reason is its secret: gone since the plan was made, or holding another value."""
+
+    def __init__(self, saved: Plan, current: Plan, resolve: SecretResolver) -> None:
+        self.saved = {c.address: c for c in executable_changes(saved)}
+        self.current = {c.address: c for c in executable_changes(current)}
+        self.refs = {
+            address: ref
+            for change in executable_changes(current)
+            for call in change.calls
+            for address, _, ref in _variable_secrets(change, call)
+        }
+        self.resolve = resolve
+
+    def explain(self, address: str) -> str | None:
+        before, now = self.saved.get(address), self.current.get(address)
+        change = now or before
+        if change is None or change.secret_source is None:
+            return None  # not a secret: nothing but an edit explains it
+        source = change.secret_source
+        missing = self._missing(address)
+        if missing is not None:
+            return (
+                f"{missing}; the plan was made with it, so apply cannot check that it still "
+                "holds the value reviewed"
+            )
+        changed = f"the value of {source} changed since the plan was saved"
+        if before is None:
+            return f"{changed}: it no longer matches the fingerprint on the platform"
+        if now is None:
+            return f"{changed}: it now matches the platform, so the plan's update is outdated"
+        return changed
+
+    def _missing(self, address: str) -> str | None:
+        ref = self.refs.get(address)
+        if ref is None:
+            return None
+        try:
+            self.resolve(ref)
+        except ReconcilerError as error:
+            return error.message
+        return None
+
+
+def _sources(plan: Plan) -> dict[str, str]:
+    """Each variable's secret source as people read it (`fromEnv NAME`), by address."""
+    return {
+        change.address: str(change.secret_source)
+        for change in plan.changes
+        if change.secret_source is not None
+    }
+
+
+def _sent(plan: Plan) -> dict[str, tuple[str, list[tuple[str, Any]]]]:
+    """What apply would send, by address, up to what legitimately differs between plan and
+    apply time: secret references compare by source (their fingerprints are checked on their
+    own) and descriptions without the fingerprint marker (a secret missing at plan time gets
+    one at apply time)."""
+    return {
+        c.address: (c.action.value, [(call.operation, _comparable(call.body)) for call in c.calls])
         for c in executable_changes(plan)
-    ]
+    }
 
 
 def _has_unknowns(plan: Plan) -> bool:
@@ -182,28 +293,3 @@ def _comparable(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_comparable(item) for item in value]
     return value
-
-
-def _changed_secrets(
-    saved: Plan, resolve: SecretResolver, fingerprint_key: bytes | None
-) -> list[str]:
-    """`address (source)` of each secret whose value no longer matches its plan-time fingerprint."""
-    changed = []
-    sent = (
-        secret
-        for change in executable_changes(saved)
-        for call in change.calls
-        for secret in _variable_secrets(change, call)
-    )
-    for address, variable_key, ref in sent:
-        if ref.fingerprint is None:
-            continue
-        if fingerprint_key is None:
-            raise ApplyRefused(
-                "the plan fingerprinted its secrets but RECONCILER_FINGERPRINT_KEY is not set, "
-                "so they cannot be checked against it; nothing was applied",
-                hint="set the same RECONCILER_FINGERPRINT_KEY as when the plan was made",
-            )
-        if not ref_matches(ref, resolve(ref), key=fingerprint_key, variable_key=variable_key):
-            changed.append(f"{address} ({ref.source})")
-    return changed

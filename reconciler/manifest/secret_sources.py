@@ -1,0 +1,195 @@
+"""Which secret sources a manifest may name, and the one place their values are read.
+
+Manifests arrive in pull requests from people who must not be able to make reconciler read
+anything outside the repository, nor hand its own credentials to the platform:
+
+- `fromEnv` may name any environment variable but the tool's own credentials
+  (`reconciler/credentials.py`): a variable holding the API key would give it to every app,
+  and to every key that can read variables when it is `recoverable`.
+- `fromFile` is a path relative to the manifest file's directory, and must stay inside the
+  manifests' repository: the git work tree holding the manifest (the nearest directory above it
+  with a `.git` directory or file), else the manifest's own directory. Symbolic links are
+  resolved first, so a link committed into the repository cannot point out of it; nothing
+  under `.git/` is read (remote URLs can carry tokens); only regular files are read (a fifo
+  or a device would block or never end).
+
+`validate` reports these rules with the variable's file, line and column; plan, apply and
+saved-plan apply read every file secret through `read_file`, which enforces them again at the
+moment of reading. A missing file is no error here: its value is known after apply.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from reconciler.credentials import CREDENTIALS
+from reconciler.errors import ReconcilerError
+from reconciler.manifest.model import MAX_VALUE_CHARS, FromEnv, FromFile
+
+UTF8_MAX_BYTES_PER_CHAR = 4
+MAX_FILE_BYTES = UTF8_MAX_BYTES_PER_CHAR * MAX_VALUE_CHARS
+"""Bytes past which a file cannot hold a valid value, whatever its characters: never read."""
+
+_RELATIVE = "relative to the manifest file's directory"
+
+
+class SecretUnavailable(ReconcilerError):
+    """A secret that must be sent cannot be read. The message names the source, never a value."""
+
+
+class SecretTooLong(SecretUnavailable):
+    """A secret longer than the platform stores: its length is named, never its value."""
+
+
+def from_file(declared: str, directory: Path) -> FromFile:
+    """The `fromFile` source `declared` in a manifest file that lives in `directory`."""
+    return FromFile(
+        path=os.path.normpath(directory / declared),
+        declared=declared,
+        root=str(repository_root(directory)),
+    )
+
+
+def repository_root(directory: Path) -> Path:
+    """The git work tree holding `directory` (found without running git), else `directory`."""
+    resolved = Path(os.path.realpath(directory))
+    for candidate in (resolved, *resolved.parents):
+        if os.path.lexists(candidate / ".git"):
+            return candidate
+    return resolved
+
+
+# --- fromEnv ------------------------------------------------------------------------------
+
+
+def env_problem(name: str) -> str | None:
+    """Why a manifest may not read the environment variable `name`, or None."""
+    what = CREDENTIALS.get(name)
+    if what is None:
+        return None
+    return (
+        f"{name} holds reconciler's own {what}; a manifest may not read it: as a variable it "
+        "would reach every deployment of the app (and, if recoverable, every key that can read "
+        "variables). Give the app its own secret in another environment variable"
+    )
+
+
+def read_env(source: FromEnv) -> str | None:
+    """The variable's value, or None when it is unset or empty (the platform needs text)."""
+    problem = env_problem(source.name)
+    if problem is not None:
+        raise SecretUnavailable(f"fromEnv {problem}")
+    return os.environ.get(source.name) or None
+
+
+# --- fromFile -----------------------------------------------------------------------------
+
+
+def read_file(source: FromFile) -> str | None:
+    """The file's text (UTF-8; universal newlines, so CRLF and a lone CR read as LF; a trailing
+    newline kept), or None when it does not exist. Raises `SecretUnavailable` for a path the
+    rules above refuse and for a file that is not UTF-8 text, `SecretTooLong` for one that
+    cannot hold a valid value."""
+    target = _allowed_target(source)
+    try:
+        before = os.stat(target)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as error:
+        raise _unreadable(source, error) from None
+    _check_regular(source, before.st_mode)
+    if before.st_size > MAX_FILE_BYTES:
+        raise SecretTooLong(
+            f"file {source.declared!r} has {before.st_size} bytes, more than {MAX_VALUE_CHARS} "
+            f"characters; a variable value holds at most {MAX_VALUE_CHARS} characters"
+        )
+    return _read_text(source, target, before)
+
+
+def _allowed_target(source: FromFile) -> str:
+    """The file to read (symbolic links resolved), once the path rules allow it."""
+    declared, root = source.declared, Path(source.root)
+    where = _describe_root(root)
+    if os.path.isabs(declared):
+        raise SecretUnavailable(
+            f"{declared!r} is an absolute path; fromFile reads only files inside {where}: "
+            f"give a path {_RELATIVE}"
+        )
+    target = Path(os.path.realpath(source.path))
+    if target != root and root not in target.parents:
+        through = " (through a symbolic link)" if _inside(Path(source.path), root) else ""
+        raise SecretUnavailable(
+            f"{declared!r} is outside {where}{through}; fromFile reads only files inside it: "
+            f"keep the secret file there (out of git, e.g. listed in .gitignore) and give its "
+            f"path {_RELATIVE}"
+        )
+    if ".git" in target.relative_to(root).parts:
+        raise SecretUnavailable(
+            f"{declared!r} is inside .git/, which holds git's own data (remote URLs can carry "
+            f"tokens), not secrets: point fromFile at a secret file outside .git/, {_RELATIVE}"
+        )
+    return str(target)
+
+
+def _describe_root(root: Path) -> str:
+    if os.path.lexists(root / ".git"):
+        return f"the repository {root}"
+    return f"the manifest's directory {root} (no git work tree holds it)"
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _check_regular(source: FromFile, mode: int) -> None:
+    if stat.S_ISREG(mode):
+        return
+    kind = "a directory" if stat.S_ISDIR(mode) else "a fifo" if stat.S_ISFIFO(mode) else None
+    kind = kind or ("a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket")
+    raise SecretUnavailable(
+        f"{source.declared!r} is not a regular file (it is {kind}); fromFile reads the text of "
+        f"a regular file: point it at one, {_RELATIVE}"
+    )
+
+
+def _read_text(source: FromFile, target: str, checked: os.stat_result) -> str:
+    # O_NOFOLLOW and the same-file check: the file read is the one checked, even if the path
+    # was swapped for a link or a fifo in between; O_NONBLOCK so a fifo cannot block the open.
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        descriptor = os.open(target, flags)
+    except OSError as error:
+        raise _unreadable(source, error) from None
+    with os.fdopen(descriptor, encoding="utf-8") as handle:
+        opened = os.fstat(descriptor)
+        if (opened.st_dev, opened.st_ino) != (checked.st_dev, checked.st_ino):
+            raise SecretUnavailable(
+                f"{source.declared!r} changed while it was being read; run the command again"
+            )
+        _check_regular(source, opened.st_mode)
+        try:
+            return handle.read(MAX_FILE_BYTES + 1)
+        except UnicodeDecodeError:
+            raise SecretUnavailable(
+                f"file {source.declared!r} is not UTF-8 text; variable values are text: encode "
+                "binary secrets (e.g. base64) first"
+            ) from None
+        except OSError as error:
+            raise _unreadable(source, error) from None
+
+
+def _unreadable(source: FromFile, error: OSError) -> SecretUnavailable:
+    return SecretUnavailable(f"file {source.declared!r} cannot be read: {error.strerror}")
+
+
+__all__ = [
+    "SecretTooLong",
+    "SecretUnavailable",
+    "env_problem",
+    "from_file",
+    "read_env",
+    "read_file",
+    "repository_root",
+]
