@@ -2,7 +2,8 @@
 
 A call that takes a slug (a create, or a rename through a pinned id) waits for the call that
 frees it (a rename away, a delete); its failure skips the taker instead of letting it meet a
-409; a cycle broken through a temporary slug is no cycle for apply.
+409; a rename right after the delete that freed its slug waits out the platform's background
+cleanup of the deleted app; a cycle broken through a temporary slug is no cycle for apply.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from reconciler.engine.apply import ApplyOptions, ApplyResult, Outcome, execute
 from reconciler.engine.changes import Action, Change, Plan
-from reconciler.platform.errors import PermissionDenied
+from reconciler.platform.errors import Conflict, PermissionDenied
 from tests.engine.apply_plans import FakePlatform, app_create, app_delete, call, plan_of, settings
 
 
@@ -86,6 +87,37 @@ def test_a_rename_into_a_pruned_slug_follows_the_delete_and_other_work_precedes_
         "apps.deleteApp",
         "apps.updateApp",
     ]
+
+
+def test_a_rename_after_a_delete_waits_out_the_cleanup_of_the_deleted_app() -> None:
+    def cleanup(operation: str, body: Any, attempt: int) -> Any:
+        if operation == "apps.updateApp" and attempt <= 2:
+            return Conflict("slug in use (409)", operation=operation, status=409)
+        return None
+
+    delete = Change(
+        "app.p/app_old",
+        "app",
+        Action.DELETE,
+        {"slug": "api"},
+        None,
+        calls=(call("apps.deleteApp", {"project": "p", "app": "app_old"}),),
+    )
+    platform = FakePlatform(fail=cleanup)
+
+    result = run(plan_of(rename("app_v2", "api-v2", "api"), delete), platform)
+
+    assert result.complete
+    assert platform.operations() == ["apps.deleteApp"] + ["apps.updateApp"] * 3
+
+
+def test_a_conflict_on_a_rename_that_follows_no_delete_is_reported_at_once() -> None:
+    platform = FakePlatform(
+        fail=lambda op, body, attempt: Conflict("taken (409)", operation=op, status=409)
+    )
+    result = run(plan_of(rename("app_a", "a", "b")), platform)
+    assert platform.operations() == ["apps.updateApp"]
+    assert result.with_outcome(Outcome.FAILED)[0].error == "taken (409)"
 
 
 def test_when_the_rename_away_fails_what_takes_its_slug_is_skipped() -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from reconciler.engine.apply.outcome import CallResult
+from reconciler.engine.apply.outcome import CallResult, is_delete
 from reconciler.engine.apply.safety import ApplyRefused, executable_changes
 from reconciler.engine.changes import Action, Call, Change, Plan
 from reconciler.engine.slug_moves import slug_scope, slug_steps
@@ -45,6 +45,9 @@ class CallNode:
     after: set[int] = field(default_factory=set)
     result: CallResult | None = None
     skipped_because: tuple[str, ...] = ()
+    after_delete: bool = False
+    """It takes a slug a delete of this apply frees, which the platform may still hold while it
+    cleans up the deleted object in the background: a 409 is waited out."""
 
     @property
     def succeeded(self) -> bool:
@@ -179,6 +182,7 @@ class CallGraph:
             freer = freed_by.get(slug)
             if freer is not None and freer.owner is not node.owner:
                 node.requires.add(freer.index)
+                node.after_delete = is_delete(freer.call.operation)
                 self._slug_freers.setdefault(node.owner.address, set()).add(freer.owner.address)
 
     def _dependencies(self, change: Change) -> tuple[set[str], set[str]]:
