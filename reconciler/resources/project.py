@@ -39,8 +39,13 @@ async def read_project(client: Any, desired: Project) -> dict[str, Any] | None:
 
 async def read_slug(client: Any, reference: str, *, object_id: str | None = None) -> dict[str, Any]:
     """The project with this id or slug; raises NotFound when there is none."""
-    found = await client.call(READ_OPERATION, {"project": reference}, object_id=object_id)
-    return require_fields(READ_OPERATION, found, "id", "slug")
+    found: dict[str, Any] = require_fields(
+        READ_OPERATION,
+        await client.call(READ_OPERATION, {"project": reference}, object_id=object_id),
+        "id",
+        "slug",
+    )
+    return found
 
 
 async def slug_holder(client: Any, slug: str) -> dict[str, Any] | None:

@@ -10,6 +10,7 @@ address appears once, and that the next plan is empty.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections import Counter
@@ -347,10 +348,16 @@ def test_a_rename_into_the_slug_of_a_pruned_app(
     assert planned["summary"] == {"add": 0, "blocked": 0, "change": 2, "destroy": 1}
     listed = [c["address"] for c in planned["changes"]]
     assert listed.index(deleted) < listed.index("app.shop/api")
-    assert f"# {deleted} will be destroyed" in text and "# app.shop/api will be" in text
+    assert f"# {deleted} will be destroyed" in text
+    for address in (deleted, "app.shop/api", "app.shop/web"):
+        assert text.count(f"# {address} will be") == 1
     assert "Plan: 0 to add, 2 to change, 1 to destroy." in text
     assert "**Plan:** 0 to add, 2 to change, 1 to destroy." in markdown
-    assert deleted in markdown
+    # the caution block lists the one app destroyed; each change is folded once
+    markdown = html.unescape(markdown)
+    assert f"> - <code>{deleted}</code>\n" in markdown
+    for address in (deleted, "app.shop/api", "app.shop/web"):
+        assert markdown.count(f"<code>{address}</code> will be") == 1
     assert "Resources: 0 added, 2 changed, 1 destroyed." in output
     assert finished_order(output, [deleted, "app.shop/api"]) == [deleted, "app.shop/api"]
     live = objects.live()
