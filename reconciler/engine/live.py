@@ -42,6 +42,10 @@ class LiveRecord:
         if live is not None:
             self.labels[live["id"]] = f"project {live.get('slug', slug)}"
 
+    def slug_holder(self, kind: str, slug: str, holder: Mapping[str, Any] | None) -> None:
+        """Who held a slug the plan looked up (a rename target, a temporary slug)."""
+        self.state[f"{kind} slug {slug}"] = None if holder is None else holder.get("id")
+
     def apps(self, project_slug: str, apps: Sequence[Mapping[str, Any]]) -> None:
         self.state[f"apps {project_slug}"] = sorted(
             (_stable(a) for a in apps), key=lambda a: str(a.get("id"))

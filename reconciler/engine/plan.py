@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reconciler import __version__
+from reconciler.engine import slug_moves
 from reconciler.engine.changes import Action, Change, Note, Plan
 from reconciler.engine.live import LiveRecord, fingerprint_mode
 from reconciler.engine.targets import Scope, parse_address
@@ -40,6 +41,7 @@ from reconciler.manifest.model import (
     Manifest,
     Project,
 )
+from reconciler.platform.errors import PermissionDenied
 from reconciler.resources import app as apps
 from reconciler.resources import domains, policies, project, settings, variables
 from reconciler.resources.common import EnvironmentRef
@@ -91,6 +93,7 @@ class _Planner:
         default_factory=list
     )
     going_away: dict[str, str] = field(default_factory=dict)
+    slug_holders: dict[slug_moves.Scope, dict[str, str]] = field(default_factory=dict)
     missing_sources: set[str] = field(default_factory=set)
     compared_by_presence: int = 0
 
@@ -100,11 +103,13 @@ class _Planner:
         in_scope = [p for p in self.manifest.projects if self.scope.reads(p.slug)]
         await asyncio.gather(*(self._plan_project(p) for p in in_scope))
         await self._plan_domains()
+        await self._order_slug_moves()
 
     async def _plan_project(self, desired: Project) -> None:
         live = await project.read_project(self.client, desired)
         self.record.read(project.READ_OPERATION, live["id"] if live else None)
         self.record.project(desired.slug, live)
+        live = await self._hold_project_slugs(desired, live)
         change = project.plan_project(desired, live)
         self._add(change)
         depends = _dependency(change, Action.CREATE)
@@ -122,12 +127,20 @@ class _Planner:
         live_apps = await apps.read_apps(self.client, live["id"])
         self.record.read(apps.READ_OPERATION)
         self.record.apps(desired.slug, live_apps)
-        matched = {a.slug: apps.find_live_app(desired.slug, a, live_apps) for a in desired.apps}
+        pinned = {a.id for a in desired.apps if a.id}
+        matched = {
+            a.slug: apps.find_live_app(desired.slug, a, live_apps, pinned) for a in desired.apps
+        }
+        self.slug_holders[("app", desired.slug)] = {
+            a["slug"]: f"app {desired.slug}/{a['slug']}, which the manifest does not list"
+            for a in live_apps
+        }
+        # every app's own change is planned (from listApps, no more reads): a targeted rename
+        # may need another app's rename or delete first (`_targeted` keeps what it needs)
         await asyncio.gather(
             *(
                 self._plan_app(desired, a, matched[a.slug], project_ref, project_id, depends)
                 for a in desired.apps
-                if self.scope.reads(desired.slug, a.slug)
             )
         )
         claimed = {a["id"] for a in matched.values() if a is not None}
@@ -135,12 +148,62 @@ class _Planner:
             if live_app["id"] not in claimed:
                 self._unmanaged_app(desired, project_ref, live_app)
 
+    async def _hold_project_slugs(
+        self, desired: Project, live: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        """Note who holds the slugs `desired` leaves and takes (engine/slug_moves.py), and
+        return the live project it stands for: none when, unpinned, it found by its slug a
+        project the manifest pins under another key (renamed away: this one is new)."""
+        held = self.slug_holders.setdefault(("project",), {})
+        pinned = {p.id: p.slug for p in self.manifest.projects if p.id}
+        if live is not None:
+            held[live["slug"]] = project.slug_label(live, pinned)
+        if desired.id is None and live is not None and live["id"] in pinned:
+            return None
+        if live is not None and live["slug"] != desired.slug:
+            try:
+                holder = await project.slug_holder(self.client, desired.slug)
+            except PermissionDenied:
+                return live  # a key that may not see the holder: apply finds out
+            self.record.read(project.READ_OPERATION, holder["id"] if holder else None)
+            self.record.slug_holder("project", desired.slug, holder)
+            if holder is not None:
+                held.setdefault(desired.slug, project.slug_label(holder, pinned))
+        return live
+
+    async def _order_slug_moves(self) -> None:
+        """Make what takes a slug wait for what frees it, and break rename cycles through a
+        temporary slug (engine/slug_moves.py)."""
+        wanted: dict[slug_moves.Scope, set[str]] = {("project",): set()}
+        for desired in self.manifest.projects:
+            wanted[("project",)].add(desired.slug)
+            wanted[("app", desired.slug)] = {a.slug for a in desired.apps}
+        moves = slug_moves.SlugMoves(self.changes, self.slug_holders, wanted)
+        temporaries: dict[str, str] = {}
+        for cycle in moves.cycles():
+            is_free = self._project_slug_is_free if cycle.scope == ("project",) else None
+            temporaries[cycle.breaker.address] = await slug_moves.temporary_slug(
+                cycle, moves.taken(cycle.scope) | set(temporaries.values()), is_free
+            )
+        self.changes, notes = moves.resolved(temporaries)
+        self.notes.extend(notes)
+
+    async def _project_slug_is_free(self, slug: str) -> bool:
+        try:
+            holder = await project.slug_holder(self.client, slug)
+        except PermissionDenied:
+            return False  # not known to be free
+        self.record.read(project.READ_OPERATION, holder["id"] if holder else None)
+        self.record.slug_holder("project", slug, holder)
+        return holder is None
+
     def _unmanaged_app(
         self, desired: Project, project_ref: str, live_app: Mapping[str, Any]
     ) -> None:
         slug = live_app.get("slug", live_app["id"])
         if self.manifest.prune.apps:
-            change = apps.plan_app_delete(desired.slug, project_ref, live_app)
+            wanted = any(a.slug == slug for a in desired.apps)
+            change = apps.plan_app_delete(desired.slug, project_ref, live_app, slug_wanted=wanted)
             if change.action is Action.DELETE:
                 self.going_away[live_app["id"]] = change.address
             self._add(change)
@@ -396,7 +459,8 @@ class _Planner:
     # -- assembling the plan -----------------------------------------------------------------
 
     def plan(self) -> Plan:
-        changes, included = self._targeted(sorted(self.changes, key=self._order))
+        listed = slug_moves.listing_order(sorted(self.changes, key=self._order))
+        changes, included = self._targeted(listed)
         notes = [n for n in self.notes if n.address is None or self.scope.covers(n.address)]
         notes.extend(self._plan_notes(changes, included))
         permissions = set(self.record.permissions)

@@ -9,7 +9,7 @@ app is deleted with its deployments, domains and variables and created again.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from reconciler.engine.changes import ABSENT, Action, Change, FieldDiff
@@ -30,10 +30,17 @@ async def read_apps(client: Any, project_id: str) -> list[dict[str, Any]]:
 
 
 def find_live_app(
-    project_slug: str, desired: App, live_apps: Sequence[Mapping[str, Any]]
+    project_slug: str,
+    desired: App,
+    live_apps: Sequence[Mapping[str, Any]],
+    pinned: Collection[str] = (),
 ) -> Mapping[str, Any] | None:
     """The live app `desired` stands for: by pinned id, else by slug. A missing pinned id is
-    an error (a new app would get another id and never converge)."""
+    an error (a new app would get another id and never converge).
+
+    An app the manifest pins (`pinned`: the ids pinned in its project) is never matched by
+    slug: when it is renamed away, an unpinned entry with its old slug is a new app.
+    """
     if desired.id is not None:
         found = next((a for a in live_apps if a.get("id") == desired.id), None)
         if found is None:
@@ -44,7 +51,10 @@ def find_live_app(
                 "new app, or pin the id of an existing one",
             )
         return found
-    return next((a for a in live_apps if a.get("slug") == desired.slug), None)
+    return next(
+        (a for a in live_apps if a.get("slug") == desired.slug and a.get("id") not in pinned),
+        None,
+    )
 
 
 def desired_source_type(desired: App) -> str | None:
@@ -111,10 +121,22 @@ def plan_app(
     return _update(project_slug, project_ref, desired, live)
 
 
-def plan_app_delete(project_slug: str, project_ref: str, live: Mapping[str, Any]) -> Change:
-    """Delete an app the manifest no longer lists (only with prune.apps)."""
+def plan_app_delete(
+    project_slug: str, project_ref: str, live: Mapping[str, Any], *, slug_wanted: bool = False
+) -> Change:
+    """Delete an app the manifest no longer lists (only with prune.apps).
+
+    `slug_wanted`: the manifest gives its slug to another app (renamed into it through a pinned
+    id), whose change has the address `app.<project>/<slug>`; this one is addressed by its id so
+    that every address of the plan stays one change.
+    """
     slug = live.get("slug", live["id"])
-    where = address("app", project_slug, slug)
+    where = address("app", project_slug, live["id"] if slug_wanted else slug)
+    took = (
+        (f"addressed by its id: its slug {slug!r} goes to the app the manifest calls {slug!r}",)
+        if slug_wanted
+        else ()
+    )
     if live.get("deleteProtection"):
         return Change(
             address=where,
@@ -127,6 +149,7 @@ def plan_app_delete(project_slug: str, project_ref: str, live: Mapping[str, Any]
                 "delete protection is on, so prune.apps cannot delete it: to delete it, list "
                 "it in the manifest with `deleteProtection: false`, apply, then remove it "
                 "(or leave prune.apps off to keep it unmanaged)",
+                *took,
             ),
         )
     return Change(
@@ -142,7 +165,7 @@ def plan_app_delete(project_slug: str, project_ref: str, live: Mapping[str, Any]
         ),
         reason="pruned",
         notes=("not in the manifest and prune.apps is on: deleted with its deployments, "
-               "domains and variables",),
+               "domains and variables", *took),
     )  # fmt: skip
 
 

@@ -25,10 +25,8 @@ async def read_project(client: Any, desired: Project) -> dict[str, Any] | None:
     A pinned id that does not exist is an error: creating a new project would get another id,
     and the manifest would never converge.
     """
-    reference = desired.id or desired.slug
     try:
-        found = await client.call(READ_OPERATION, {"project": reference}, object_id=desired.id)
-        return require_fields(READ_OPERATION, found, "id", "slug")
+        return await read_slug(client, desired.id or desired.slug, object_id=desired.id)
     except NotFound:
         if desired.id is None:
             return None
@@ -37,6 +35,35 @@ async def read_project(client: Any, desired: Project) -> dict[str, Any] | None:
             hint=f"remove `id: {desired.id}` from {desired.pos or 'the manifest'} to create a "
             "new project, or pin the id of an existing one",
         ) from None
+
+
+async def read_slug(client: Any, reference: str, *, object_id: str | None = None) -> dict[str, Any]:
+    """The project with this id or slug; raises NotFound when there is none."""
+    found: dict[str, Any] = require_fields(
+        READ_OPERATION,
+        await client.call(READ_OPERATION, {"project": reference}, object_id=object_id),
+        "id",
+        "slug",
+    )
+    return found
+
+
+async def slug_holder(client: Any, slug: str) -> dict[str, Any] | None:
+    """The project holding `slug` in the workspace, or None when it is free."""
+    try:
+        return await read_slug(client, slug)
+    except NotFound:
+        return None
+
+
+def slug_label(live: Mapping[str, Any], pinned: Mapping[str, str]) -> str:
+    """How a note names the live project holding a slug (`pinned`: id -> manifest key)."""
+    if live["id"] in pinned:
+        return (
+            f"project {live['slug']}, which the manifest pins as {pinned[live['id']]!r} "
+            "(target it too)"
+        )
+    return f"project {live['slug']}, which the manifest does not list"
 
 
 def display(project: Mapping[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,10 @@ Two kinds of edge connect nodes:
   creation in another environment). When a required node fails, the node is skipped and
   the summary names the failed change. A follow-up after a create (turning delete
   protection on) is not required, only waited for.
+  A call that takes a slug (a create or a rename) requires the call that frees it (a rename
+  away or a delete), read from the calls themselves (`engine/slug_moves.py`): this edge runs
+  from call to call, not from change to change, so a rename cycle broken through a temporary
+  slug is no cycle here.
 - *after*: the design's order (design.md §4) without a real dependency: within
   one environment domain deletions, domain creations, settings, variable sets,
   variable removals, policies; app and project deletions after everything else.
@@ -19,9 +23,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from reconciler.engine.apply.outcome import CallResult
+from reconciler.engine.apply.outcome import CallResult, is_delete
 from reconciler.engine.apply.safety import ApplyRefused, executable_changes
 from reconciler.engine.changes import Action, Call, Change, Plan
+from reconciler.engine.slug_moves import slug_scope, slug_steps
 from reconciler.engine.targets import parse_address
 
 # phases within one environment, run in this order (design.md §4)
@@ -40,6 +45,9 @@ class CallNode:
     after: set[int] = field(default_factory=set)
     result: CallResult | None = None
     skipped_because: tuple[str, ...] = ()
+    after_delete: bool = False
+    """It takes a slug a delete of this apply frees, which the platform may still hold while it
+    cleans up the deleted object in the background: a 409 is waited out."""
 
     @property
     def succeeded(self) -> bool:
@@ -124,6 +132,8 @@ class CallGraph:
         self._build_nodes()
         self._cover_batched_variables()
         self._blocked_deps: dict[str, tuple[str, ...]] = {}
+        self._slug_freers: dict[str, set[str]] = {}
+        self._add_slug_order()
         self._add_requires()
         self._add_environment_order()
         self._add_deletions_last()
@@ -155,9 +165,33 @@ class CallGraph:
                     node.covers.append(change)
                     self.nodes_of[change.address].append(node)
 
+    def _add_slug_order(self) -> None:
+        """Each call taking a slug requires the call of another change that frees it."""
+        freed_by: dict[tuple[tuple[str, ...], str], CallNode] = {}
+        taking: list[tuple[CallNode, tuple[tuple[str, ...], str]]] = []
+        for change in self.changes:
+            scope = slug_scope(change)
+            if scope is None:
+                continue
+            for node, step in zip(self.nodes_of[change.address], slug_steps(change), strict=True):
+                if step.frees is not None:
+                    freed_by[(scope, step.frees)] = node
+                if step.takes is not None:
+                    taking.append((node, (scope, step.takes)))
+        for node, slug in taking:
+            freer = freed_by.get(slug)
+            if freer is not None and freer.owner is not node.owner:
+                node.requires.add(freer.index)
+                node.after_delete = is_delete(freer.call.operation)
+                self._slug_freers.setdefault(node.owner.address, set()).add(freer.owner.address)
+
     def _dependencies(self, change: Change) -> tuple[set[str], set[str]]:
-        """(required, ordered-after) change addresses of one change."""
-        required = set(change.depends_on)
+        """(required, ordered-after) change addresses of one change.
+
+        A dependency on the change that frees a slug this one takes is left out: the call
+        edges of `_add_slug_order` already hold it, and more precisely.
+        """
+        required = set(change.depends_on) - self._slug_freers.get(change.address, set())
         after: set[str] = set()
         for parent in _parent_addresses(change):
             if parent in self.by_address:

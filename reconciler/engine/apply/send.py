@@ -55,19 +55,20 @@ class CallSender:
         self.sleep = sleep
         self._slots = asyncio.Semaphore(options.parallelism)
 
-    async def send(self, owner: Change, call: Call) -> CallResult:
-        """Send `call` of the change `owner`; never raises."""
+    async def send(self, owner: Change, call: Call, after_delete: bool = False) -> CallResult:
+        """Send `call` of the change `owner`; never raises. `after_delete`: it takes a slug that
+        a delete just freed, so a 409 is waited out as for the create of a replace."""
         async with self._slots:
-            return await self._send(owner, call)
+            return await self._send(owner, call, after_delete)
 
-    async def _send(self, owner: Change, call: Call) -> CallResult:
+    async def _send(self, owner: Change, call: Call, after_delete: bool) -> CallResult:
         status = OPERATIONS[call.operation].success_status if call.operation in OPERATIONS else None
         try:
             body = materialize(call.body, self.resolve)
             if self.options.fingerprint_key is not None:
                 _fingerprint_late_secrets(call.body, body, self.options.fingerprint_key)
-            if call.creates:
-                data, reread = await self._create(owner, call, body)
+            if call.creates or after_delete:
+                data, reread = await self._create(owner, call, body, after_delete)
                 return CallResult(call.operation, True, status, data=data, reread=reread)
             await self.client.call(call.operation, body)
             return CallResult(call.operation, True, status)
@@ -86,8 +87,10 @@ class CallSender:
                 call.operation, False, None, error=f"internal error ({type(error).__name__})"
             )
 
-    async def _create(self, owner: Change, call: Call, body: Mapping[str, Any]) -> tuple[Any, bool]:
-        replacing = owner.action is Action.REPLACE
+    async def _create(
+        self, owner: Change, call: Call, body: Mapping[str, Any], after_delete: bool
+    ) -> tuple[Any, bool]:
+        replacing = owner.action is Action.REPLACE or after_delete
         options = self.options
         return await create_once(
             self.client,
