@@ -25,7 +25,7 @@ from jsonschema.exceptions import ValidationError
 
 from reconciler.manifest.model import Position
 from reconciler.manifest.problems import Path, Problem
-from reconciler.manifest.yaml_nodes import NonDecimalNumber
+from reconciler.manifest.yaml_nodes import NonDecimalNumber, Yaml11Boolean
 
 SCHEMA_RESOURCE = ("schemas", "manifest.schema.json")
 
@@ -293,6 +293,8 @@ def _type_message(error: ValidationError) -> str:
     text_wanted = "string" in wanted
     if isinstance(value, NonDecimalNumber):
         return _non_decimal_message(value, wanted)
+    if isinstance(value, Yaml11Boolean):
+        return _yaml11_boolean_message(value, wanted)
     if value is None and wanted == ["object"]:
         return _empty_block_message(error.schema)
     if isinstance(value, bool) and text_wanted:
@@ -309,7 +311,23 @@ def _type_message(error: ValidationError) -> str:
     message = f"expected {' or '.join(wanted)}, got {_kind_of(value)}"
     if isinstance(value, str) and _is_quoted_number(value, wanted):
         message += f"; write it without quotes: {value.strip()}"
+    elif isinstance(value, str) and "boolean" in wanted:
+        message += "; write true or false, without quotes"
     return message
+
+
+def _yaml11_boolean_message(boolean: Yaml11Boolean, wanted: list[str]) -> str:
+    """`yes`/`no`/`on`/`off`: a boolean to YAML 1.1, text to YAML 1.2 (and so to editors). The
+    manifest must mean the same to both: true/false in a boolean field, quotes in a text one."""
+    reading = f"YAML 1.1 reads {boolean.text} as the boolean {str(boolean.value).lower()}"
+    if "boolean" in wanted:
+        return (
+            f"{reading}, but editors and YAML 1.2 read it as the text {boolean.text!r}; "
+            f"write true or false"
+        )
+    if "string" in wanted:
+        return f'{reading}, not text; quote it (e.g. "{boolean.text}") if you mean the text'
+    return f"expected {' or '.join(wanted)}, got {_kind_of(boolean)}"
 
 
 def _empty_block_message(schema: dict[str, Any]) -> str:
@@ -366,4 +384,6 @@ def _kind_of(value: Any) -> str:
         return f"string {value!r}"
     if isinstance(value, NonDecimalNumber):
         return f"number {value.text}"
+    if isinstance(value, Yaml11Boolean):
+        return f"YAML 1.1 boolean {value.text}"
     return "a list" if isinstance(value, list) else "a mapping"
