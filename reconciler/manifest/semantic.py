@@ -27,7 +27,6 @@ MAX_DESCRIPTION = 255
 FINGERPRINT_SUFFIX = 22
 MAX_WRITEONLY_DESCRIPTION = MAX_DESCRIPTION - FINGERPRINT_SUFFIX
 
-_REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 _DIGEST = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[+._-][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}")
 _LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
@@ -94,21 +93,8 @@ class _Rules:
             self._ids[pinned] = id_path
 
     def _source(self, path: Path, app: dict[str, Any]) -> None:
-        git, oci = app.get("git"), app.get("oci")
-        if git is not None and oci is not None and "git" in app:
-            self.report(
-                (*path, "oci"),
-                "an app has one source: keep either `git` (a repository) or `oci` (an image)",
-                key=True,
-            )
-        if isinstance(git, dict):
-            repository = git.get("repository")
-            if isinstance(repository, str) and not _REPOSITORY.fullmatch(repository):
-                self.report(
-                    (*path, "git", "repository"),
-                    f"{repository!r} is not a repository: write it as owner/name "
-                    "(e.g. acme/shop-web), without a URL or .git suffix",
-                )
+        # one source only, and `owner/name`: the schema's rules
+        oci = app.get("oci")
         if isinstance(oci, dict):
             image = oci.get("image")
             if isinstance(image, str) and image:
@@ -189,19 +175,8 @@ class _Rules:
     def _variable(self, path: Path, variable: Any) -> None:
         if not isinstance(variable, dict):
             return  # a shorthand literal: its type and length are the schema's
+        # exactly one of value/fromEnv/fromFile: the schema's rule
         sources = [s for s in ("value", "fromEnv", "fromFile") if s in variable]
-        if not sources:
-            self.report(
-                path,
-                "a variable needs a value: set exactly one of `value`, `fromEnv` or `fromFile`",
-            )
-        elif len(sources) > 1:
-            self.report(
-                (*path, sources[1]),
-                f"set exactly one of `value`, `fromEnv` or `fromFile` (this one has "
-                f"{' and '.join(sources)}): remove the others",
-                key=True,
-            )
         value = variable.get("value")
         if _is_int(value) and len(str(value)) > MAX_VALUE_CHARS:
             self.report((*path, "value"), f"the value is longer than {MAX_VALUE_CHARS} characters")
