@@ -26,7 +26,7 @@ SHELL_OPERATORS = {"|", "||", "&&", ";", ">", ">>", "<", "&", "(", ")", "2>", "2
 # Values the scripts give these shell variables (DEPLOY_FLAG: its non-empty form) and arrays
 # (`files`: the -f arguments the action builds from its `manifests` input).
 SHELL_VARIABLES = {"MANIFESTS": "platform/", "DEPLOY_FLAG": "--deploy", "out": "out"}
-SHELL_ARRAYS = {"files": ["-f", "platform/"], "extra": []}
+SHELL_ARRAYS = {"files": ["-f", "platform/"], "extra": [], "checks": []}
 
 
 def load(path: Path) -> dict[str, Any]:

@@ -305,6 +305,18 @@ def test_manifest_paths_and_args_are_values_never_shell(workspace: Path) -> None
     assert not marker.exists()
 
 
+def test_validate_takes_the_args(workspace: Path) -> None:
+    manifest = workspace / "platform" / "quickstart.yaml"
+    text = manifest.read_text()
+    assert "replicas: {min: 2, max: 6}" in text
+    manifest.write_text(text.replace("{min: 2, max: 6}", "{min: 6, max: 2}"))  # only a warning
+    lenient = LocalRunner(workspace, {**LOCAL, "command": "validate"})
+    lenient.run("Run reconciler")
+    strict = LocalRunner(workspace, {**LOCAL, "command": "validate", "args": "--strict"})
+    strict.run("Run reconciler")
+    assert (lenient.outputs["exit-code"], strict.outputs["exit-code"]) == ("0", "1")
+
+
 def test_an_unknown_command_fails_the_step(workspace: Path) -> None:
     result = LocalRunner(workspace, {**LOCAL, "command": "destroy"}).run("Run reconciler")
     assert result.returncode == 1
