@@ -20,9 +20,10 @@ from collections.abc import Callable, Iterable, Iterator
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
+from reconciler.manifest.formats import EXPLAINED_FORMATS
 from reconciler.manifest.model import Position
 from reconciler.manifest.problems import Path, Problem
 from reconciler.manifest.yaml_nodes import NonDecimalNumber, Yaml11Boolean
@@ -70,11 +71,34 @@ def manifest_schema() -> dict[str, Any]:
     return schema
 
 
+_FINAL_DOLLAR = re.compile(r"(?<!\\)\$$")
+
+
+@functools.cache
+def _ecma_regex(pattern: str) -> re.Pattern[str]:
+    """A schema pattern as editors (ECMA-262) read it: a final `$` is the end of the text,
+    where Python's `$` would also match before a final newline."""
+    return re.compile(_FINAL_DOLLAR.sub(r"\\Z", pattern))
+
+
+def _pattern(
+    validator: Draft202012Validator, pattern: str, instance: Any, schema: dict[str, Any]
+) -> Iterator[ValidationError]:
+    if validator.is_type(instance, "string") and not _ecma_regex(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+_ManifestValidator = validators.extend(Draft202012Validator, {"pattern": _pattern})
+
+
 @functools.cache
 def _validator() -> Draft202012Validator:
     # Built once, with the (non-recursive) $refs inlined: resolving a $ref on every app
     # and environment was a sixth of the time of validating a large workspace.
-    return Draft202012Validator(_inline_refs(manifest_schema(), manifest_schema()["$defs"]))
+    validator: Draft202012Validator = _ManifestValidator(
+        _inline_refs(manifest_schema(), manifest_schema()["$defs"])
+    )
+    return validator
 
 
 def _inline_refs(node: Any, definitions: dict[str, Any]) -> Any:
@@ -296,7 +320,9 @@ def _message(error: ValidationError, path: Path) -> str:
             return f"{message}; the nearest are {' and '.join(valid)}"
         return f"{message}; use {valid[0]}" if valid else message  # below the minimum too
     if kind == "pattern":
-        return f"{value!r} is not valid: {_pattern_hint(error)}"
+        explain = EXPLAINED_FORMATS.get(error.schema.get("format", ""))
+        detail = explain(value) if explain else None  # which part is wrong, where it can tell
+        return detail or f"{value!r} is not valid: {_pattern_hint(error)}"
     if kind == "minProperties":
         parent = next((str(p) for p in reversed(path) if isinstance(p, str)), "")
         return _MEMBER_HINT.get(parent, f"needs at least {expected} member(s)")

@@ -37,7 +37,6 @@ YAML11 = (
     "YAML 1.1 reads this as a number or boolean, YAML 1.2 (editors) as something the field "
     "accepts; the CLI refuses the text both readings would not agree on"
 )
-PARSED = "an image reference or host name, parsed into its parts by semantic.py (see above)"
 CROSS_LAYER = "depends on how `defaults` merges into both environments (one schema sees one block)"
 NOT_EXPRESSIBLE = {
     # the YAML itself
@@ -87,19 +86,6 @@ NOT_EXPRESSIBLE = {
     "policy-remote-ip-garbage": "IPv4/IPv6 addresses and CIDR ranges are parsed, not matched",
     "variable-from-file-directory": "the file system: fromFile must name a regular file",
     "variable-from-file-missing": "the file system: fromFile must name a file that exists",
-    # expressible as patterns in principle; semantic.py keeps them: its message names the part
-    # that is wrong (tag, digest, label, scheme, port), and Python's and ECMA-262's `$` and `\s`
-    # differ (a trailing newline, U+001C-U+001F, U+0085, U+FEFF), so one pattern would not mean
-    # the same to the CLI and to editors
-    "app-image-bad-digest": PARSED,
-    "app-image-no-tag": PARSED,
-    "app-image-registry-port-no-tag": PARSED,
-    "domain-label": PARSED,
-    "domain-path": PARSED,
-    "domain-port": PARSED,
-    "domain-scheme": PARSED,
-    "domain-single-label": PARSED,
-    "domain-wildcard": PARSED,
 }
 
 
