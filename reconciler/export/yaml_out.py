@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from reconciler.export.secret_names import SecretInput
+from reconciler.manifest.schema import manifest_schema
 
 
 def header_lines(*, pinned_ids: bool, secrets: Sequence[SecretInput]) -> list[str]:
@@ -125,8 +126,15 @@ def _is_scalar(value: Any) -> bool:
     return value is None or isinstance(value, str | int | float | bool)
 
 
+def schema_modeline() -> str:
+    """The comment that points editors using the YAML language server (VS Code, Neovim,
+    JetBrains) at the manifest schema, for completion, hover docs and inline errors."""
+    return f"# yaml-language-server: $schema={manifest_schema()['$id']}\n"
+
+
 def dump_manifest(document: Mapping[str, Any], *, header: Sequence[str] = ()) -> str:
-    """YAML for a manifest document, after `header` as `#` comment lines."""
+    """YAML for a manifest document: the schema modeline, `header` as `#` comment lines,
+    then the document."""
     text = yaml.dump(
         _styled(dict(document)),
         Dumper=_ManifestDumper,
@@ -135,4 +143,4 @@ def dump_manifest(document: Mapping[str, Any], *, header: Sequence[str] = ()) ->
         default_flow_style=False,
         width=100,
     )
-    return "".join(f"# {line}\n" for line in header) + text
+    return schema_modeline() + "".join(f"# {line}\n" for line in header) + text

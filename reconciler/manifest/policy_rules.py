@@ -1,8 +1,8 @@
 """Rules for gateway policies and their match conditions that JSON Schema cannot express.
 
-Errors, as the spec states them: exactly-one-of rules, `present` only true,
-RE2 syntax checked with RE2 itself (its own error logging turned off, so users
-see only our message), IP addresses and CIDR ranges.
+Errors, as the spec states them: RE2 syntax checked with RE2 itself (its own error logging
+turned off, so users see only our message), IP addresses and CIDR ranges. (The exactly-one-of
+rules and `present: true` only are the JSON Schema's, where editors see them too.)
 
 Warnings, for values the spec allows but that are very likely slips: a CIDR
 range with host bits set (`10.0.0.1/8`), and a method that is not a standard
@@ -35,20 +35,6 @@ class PolicyRules:
         self.warn = warn
 
     def check(self, path: Path, policy: dict[str, Any]) -> None:
-        rules = [r for r in ("firewall", "logging") if r in policy]
-        if not rules:
-            self.report(
-                path,
-                "a policy needs a rule: add `firewall: {action: ACTION_DENY}` or "
-                "`logging: {requestHeaders: true}`",
-            )
-        elif len(rules) == 2:
-            self.report(
-                (*path, "logging"),
-                "a policy holds either a firewall or a logging rule, not both: split it into "
-                "two policies",
-                key=True,
-            )
         match = policy.get("match")
         if isinstance(match, list):
             for index, item in enumerate(match):
@@ -65,22 +51,12 @@ class PolicyRules:
         for name in ("header", "queryParam"):
             member = item.get(name)
             if isinstance(member, dict):
-                self._named((*path, name), member, name)
+                self._named((*path, name), member)
         member = item.get("remoteIp")
         if isinstance(member, dict):
             self._remote_ip((*path, "remoteIp"), member)
 
     def _string_match(self, path: Path, condition: dict[str, Any]) -> None:
-        kinds = [k for k in STRING_MATCH_KINDS if k in condition]
-        if not kinds:
-            self.report(path, "set exactly one of `exact`, `prefix` or `regex`")
-        elif len(kinds) > 1:
-            self.report(
-                (*path, kinds[1]),
-                f"set exactly one of `exact`, `prefix` or `regex` (this one has "
-                f"{' and '.join(kinds)})",
-                key=True,
-            )
         pattern = condition.get("regex")
         if isinstance(pattern, str) and pattern:
             error = _re2_error(pattern)
@@ -98,36 +74,13 @@ class PolicyRules:
                 if message:
                     self.warn((*path, index), message)
 
-    def _named(self, path: Path, member: dict[str, Any], name: str) -> None:
-        present, value = member.get("present"), member.get("value")
-        if present is False:
-            self.report(
-                (*path, "present"),
-                f"`present: false` is not allowed: the platform can only match a {name} "
-                f"that exists (`present: true`) and has no condition for a missing one; "
-                f"use `present: true` or remove this member",
-            )
-        if "present" in member and "value" in member:
-            self.report(
-                (*path, "value"),
-                "set exactly one of `present: true` or `value`, not both",
-                key=True,
-            )
-        elif "present" not in member and "value" not in member:
-            self.report(path, f"a {name} condition needs `present: true` or `value: {{...}}`")
+    def _named(self, path: Path, member: dict[str, Any]) -> None:
+        value = member.get("value")
         if isinstance(value, dict):
             self._string_match((*path, "value"), value)
 
     def _remote_ip(self, path: Path, member: dict[str, Any]) -> None:
         sides = [s for s in ("in", "notIn") if s in member]
-        if not sides:
-            self.report(path, "set exactly one of `in` or `notIn` (a list of IPs or CIDR ranges)")
-        elif len(sides) == 2:
-            self.report(
-                (*path, "notIn"),
-                "set exactly one of `in` or `notIn`; to combine both, use two match items",
-                key=True,
-            )
         for side in sides:
             ranges = member[side]
             if isinstance(ranges, list):

@@ -20,28 +20,19 @@ from collections.abc import Callable, Iterable, Iterator
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
+from reconciler.manifest.formats import EXPLAINED_FORMATS
 from reconciler.manifest.model import Position
 from reconciler.manifest.problems import Path, Problem
-from reconciler.manifest.yaml_nodes import NonDecimalNumber
+from reconciler.manifest.yaml_nodes import NonDecimalNumber, Yaml11Boolean
 
 SCHEMA_RESOURCE = ("schemas", "manifest.schema.json")
 
 Locate = Callable[[Path, bool], Position]
 """(path, of_key) -> where it was written; `of_key` asks for the key rather than the value."""
 
-_PATTERN_HINTS = {
-    "^[a-z0-9-]+$": "use lowercase letters, digits and hyphens only (e.g. 'my-shop')",
-    "^[A-Za-z_][A-Za-z0-9_]*$": (
-        "use letters, digits and underscores, not starting with a digit (e.g. 'API_URL')"
-    ),
-    "^proj_": "a pinned project ID starts with 'proj_' (copy it from `reconciler export`)",
-    "^app_": "a pinned app ID starts with 'app_' (copy it from `reconciler export`)",
-    "^/": "it must start with '/'",
-    "^(?!/|\\./)": "watch paths are relative to the repository root: drop the leading '/' or './'",
-}
 # Names people bring from elsewhere that spelling similarity cannot find (`repo` is too short
 # for difflib, `http2` is closer to 'http1' than to 'h2c'). A suggestion is made only when
 # its target is allowed where the word was written: `environment` means variables inside
@@ -80,11 +71,34 @@ def manifest_schema() -> dict[str, Any]:
     return schema
 
 
+_FINAL_DOLLAR = re.compile(r"(?<!\\)\$$")
+
+
+@functools.cache
+def _ecma_regex(pattern: str) -> re.Pattern[str]:
+    """A schema pattern as editors (ECMA-262) read it: a final `$` is the end of the text,
+    where Python's `$` would also match before a final newline."""
+    return re.compile(_FINAL_DOLLAR.sub(r"\\Z", pattern))
+
+
+def _pattern(
+    validator: Draft202012Validator, pattern: str, instance: Any, schema: dict[str, Any]
+) -> Iterator[ValidationError]:
+    if validator.is_type(instance, "string") and not _ecma_regex(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+_ManifestValidator = validators.extend(Draft202012Validator, {"pattern": _pattern})
+
+
 @functools.cache
 def _validator() -> Draft202012Validator:
     # Built once, with the (non-recursive) $refs inlined: resolving a $ref on every app
     # and environment was a sixth of the time of validating a large workspace.
-    return Draft202012Validator(_inline_refs(manifest_schema(), manifest_schema()["$defs"]))
+    validator: Draft202012Validator = _ManifestValidator(
+        _inline_refs(manifest_schema(), manifest_schema()["$defs"])
+    )
+    return validator
 
 
 def _inline_refs(node: Any, definitions: dict[str, Any]) -> Any:
@@ -127,8 +141,42 @@ _VALUE_ERROR_RANK = {
 def schema_problems(data: Any, locate: Locate) -> list[Problem]:
     problems: list[Problem] = []
     for error in _most_precise(_validator().iter_errors(data)):
-        problems.extend(_translate(error, locate))
+        problems.extend(_translate(error, data, locate))
     return problems
+
+
+def _ruled_out_keys(error: ValidationError, data: Any, locate: Locate) -> Iterator[Problem]:
+    """Keys a `false` property schema rules out (`dependentSchemas`: `firewall` rules out
+    `logging`), with the message the ruling schema declares.
+
+    jsonschema reports such an error at the object, its paths stopping at `properties` (the
+    key is not in them), so the keys are found in the object: every one the schema rules out."""
+    schema_path = list(error.absolute_schema_path)
+    cut = len(schema_path) - schema_path[::-1].index("properties") - 1
+    holder = _schema_at(schema_path[:cut])
+    path: Path = tuple(error.absolute_path)
+    owner = _instance_at(data, path)
+    if schema_path[-1] != "properties":  # a jsonschema that names the key in the path
+        path, owner = path[:-1], _instance_at(data, path[:-1])
+    message = holder.get("errorMessage")
+    for key, subschema in holder["properties"].items():
+        if subschema is False and isinstance(owner, dict) and key in owner:
+            key_path = (*path, key)
+            text = message or f"{key!r} is not allowed together with the keys beside it"
+            yield Problem.at(locate(key_path, True), key_path, text)
+
+
+def _schema_at(schema_path: list[Any]) -> Any:
+    node: Any = _validator().schema
+    for part in schema_path:
+        node = node[part]
+    return node
+
+
+def _instance_at(data: Any, path: Path) -> Any:
+    for part in path:
+        data = data[part]
+    return data
 
 
 def _most_precise(errors: Iterable[ValidationError]) -> list[ValidationError]:
@@ -157,7 +205,10 @@ def _value_key(error: ValidationError) -> tuple[Any, ...]:
     return path
 
 
-def _translate(error: ValidationError, locate: Locate) -> Iterator[Problem]:
+def _translate(error: ValidationError, data: Any, locate: Locate) -> Iterator[Problem]:
+    if error.schema is False:
+        yield from _ruled_out_keys(error, data, locate)
+        return
     path: Path = tuple(error.absolute_path)
     if "propertyNames" in error.absolute_schema_path:
         key_path = (*path, error.instance)
@@ -176,17 +227,25 @@ def _translate(error: ValidationError, locate: Locate) -> Iterator[Problem]:
                 yield Problem.at(locate(key_path, True), key_path, message)
         return
     if kind == "required":
+        declared = _declared_message(error)
         for field in error.validator_value:
             if field not in error.instance:
-                yield Problem.at(locate(path, False), path, f"missing required field {field!r}")
+                message = declared or f"missing required field {field!r}"
+                yield Problem.at(locate(path, False), path, message)
         return
     if kind in ("anyOf", "oneOf"):
         branch = _matching_branch(error)
         if branch:
             for sub in _most_precise(branch):
-                yield from _translate(sub, locate)
+                yield from _translate(sub, data, locate)
             return
     yield Problem.at(locate(path, False), path, _message(error, path))
+
+
+def _declared_message(error: ValidationError) -> str | None:
+    """The message the schema gives a rule (`errorMessage`, which the YAML language server
+    shows in editors too)."""
+    return error.schema.get("errorMessage") if isinstance(error.schema, dict) else None
 
 
 def _matching_branch(error: ValidationError) -> list[ValidationError]:
@@ -207,7 +266,7 @@ def _name_message(error: ValidationError, parent: Path) -> str:
     )
     name = error.instance
     if error.validator == "pattern":
-        return f"{what} {name!r} is not valid: {_PATTERN_HINTS.get(error.validator_value, '')}"
+        return f"{what} {name!r} is not valid: {_pattern_hint(error)}"
     return f"{what} {name!r}: {_bounds_message(error)}"
 
 
@@ -247,7 +306,7 @@ def _message(error: ValidationError, path: Path) -> str:
     if kind in ("type", "anyOf", "oneOf"):
         return _type_message(error)
     if kind == "const":
-        return f"must be {expected!r} (got {value!r})"
+        return _declared_message(error) or f"must be {expected!r} (got {value!r})"
     if kind == "enum":
         message = f"{value!r} is not one of {', '.join(map(str, expected))}"
         suggestion = _closest(value, [str(e) for e in expected]) if isinstance(value, str) else None
@@ -261,11 +320,19 @@ def _message(error: ValidationError, path: Path) -> str:
             return f"{message}; the nearest are {' and '.join(valid)}"
         return f"{message}; use {valid[0]}" if valid else message  # below the minimum too
     if kind == "pattern":
-        return f"{value!r} is not valid: {_PATTERN_HINTS.get(expected, f'must match {expected}')}"
+        explain = EXPLAINED_FORMATS.get(error.schema.get("format", ""))
+        detail = explain(value) if explain else None  # which part is wrong, where it can tell
+        return detail or f"{value!r} is not valid: {_pattern_hint(error)}"
     if kind == "minProperties":
         parent = next((str(p) for p in reversed(path) if isinstance(p, str)), "")
         return _MEMBER_HINT.get(parent, f"needs at least {expected} member(s)")
     return _bounds_message(error)
+
+
+def _pattern_hint(error: ValidationError) -> str:
+    """The schema's own words for a pattern (`patternErrorMessage`, shown by editors too)."""
+    hint = error.schema.get("patternErrorMessage")
+    return str(hint) if hint else f"must match {error.validator_value}"
 
 
 def _bounds_message(error: ValidationError) -> str:
@@ -293,6 +360,8 @@ def _type_message(error: ValidationError) -> str:
     text_wanted = "string" in wanted
     if isinstance(value, NonDecimalNumber):
         return _non_decimal_message(value, wanted)
+    if isinstance(value, Yaml11Boolean):
+        return _yaml11_boolean_message(value, wanted)
     if value is None and wanted == ["object"]:
         return _empty_block_message(error.schema)
     if isinstance(value, bool) and text_wanted:
@@ -309,7 +378,23 @@ def _type_message(error: ValidationError) -> str:
     message = f"expected {' or '.join(wanted)}, got {_kind_of(value)}"
     if isinstance(value, str) and _is_quoted_number(value, wanted):
         message += f"; write it without quotes: {value.strip()}"
+    elif isinstance(value, str) and "boolean" in wanted:
+        message += "; write true or false, without quotes"
     return message
+
+
+def _yaml11_boolean_message(boolean: Yaml11Boolean, wanted: list[str]) -> str:
+    """`yes`/`no`/`on`/`off`: a boolean to YAML 1.1, text to YAML 1.2 (and so to editors). The
+    manifest must mean the same to both: true/false in a boolean field, quotes in a text one."""
+    reading = f"YAML 1.1 reads {boolean.text} as the boolean {str(boolean.value).lower()}"
+    if "boolean" in wanted:
+        return (
+            f"{reading}, but editors and YAML 1.2 read it as the text {boolean.text!r}; "
+            f"write true or false"
+        )
+    if "string" in wanted:
+        return f'{reading}, not text; quote it (e.g. "{boolean.text}") if you mean the text'
+    return f"expected {' or '.join(wanted)}, got {_kind_of(boolean)}"
 
 
 def _empty_block_message(schema: dict[str, Any]) -> str:
@@ -366,4 +451,6 @@ def _kind_of(value: Any) -> str:
         return f"string {value!r}"
     if isinstance(value, NonDecimalNumber):
         return f"number {value.text}"
+    if isinstance(value, Yaml11Boolean):
+        return f"YAML 1.1 boolean {value.text}"
     return "a list" if isinstance(value, list) else "a mapping"

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from reconciler.manifest.document import Document, Layered, environments
+from reconciler.manifest.formats import host_problem, normalise_host
 from reconciler.manifest.model import MAX_VALUE_CHARS
 from reconciler.manifest.policy_rules import PolicyRules
 from reconciler.manifest.problems import WARNING, Path, Problem, format_path
@@ -31,16 +32,7 @@ MAX_DESCRIPTION = 255
 FINGERPRINT_SUFFIX = 22
 MAX_WRITEONLY_DESCRIPTION = MAX_DESCRIPTION - FINGERPRINT_SUFFIX
 
-_REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
-_TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
-_DIGEST = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[+._-][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}")
-_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|://")
-
-
-def normalise_host(host: str) -> str:
-    """Host names compare case-insensitively and without the root's trailing dot."""
-    return host.strip().lower().removesuffix(".")
 
 
 def semantic_problems(document: Document) -> list[Problem]:
@@ -98,30 +90,14 @@ class _Rules:
             self._ids[pinned] = id_path
 
     def _source(self, path: Path, app: dict[str, Any]) -> None:
-        git, oci = app.get("git"), app.get("oci")
-        if git is not None and oci is not None and "git" in app:
-            self.report(
-                (*path, "oci"),
-                "an app has one source: keep either `git` (a repository) or `oci` (an image)",
-                key=True,
-            )
-        if isinstance(git, dict):
-            repository = git.get("repository")
-            if isinstance(repository, str) and not _REPOSITORY.fullmatch(repository):
-                self.report(
-                    (*path, "git", "repository"),
-                    f"{repository!r} is not a repository: write it as owner/name "
-                    "(e.g. acme/shop-web), without a URL or .git suffix",
-                )
+        # one source only, `owner/name`, a tag or digest: the schema's rules
+        oci = app.get("oci")
         if isinstance(oci, dict):
             image = oci.get("image")
             if isinstance(image, str) and image:
                 self._image((*path, "oci", "image"), image)
 
     def _image(self, path: Path, image: str) -> None:
-        problem = _image_problem(image)
-        if problem:
-            self.report(path, problem)
         scheme = _url_scheme(image)
         if scheme:
             # The spec asks only for a tag or digest, and the platform stores such a value;
@@ -144,9 +120,6 @@ class _Rules:
         if isinstance(variables, dict):
             for key, variable in variables.items():
                 self._variable((*path, "variables", key), variable)
-        domains = block.get("domains")
-        if isinstance(domains, list):
-            self._domains((*path, "domains"), domains)
         policies = block.get("policies")
         if isinstance(policies, list):
             for index, policy in enumerate(policies):
@@ -193,19 +166,8 @@ class _Rules:
     def _variable(self, path: Path, variable: Any) -> None:
         if not isinstance(variable, dict):
             return  # a shorthand literal: its type and length are the schema's
+        # exactly one of value/fromEnv/fromFile: the schema's rule
         sources = [s for s in ("value", "fromEnv", "fromFile") if s in variable]
-        if not sources:
-            self.report(
-                path,
-                "a variable needs a value: set exactly one of `value`, `fromEnv` or `fromFile`",
-            )
-        elif len(sources) > 1:
-            self.report(
-                (*path, sources[1]),
-                f"set exactly one of `value`, `fromEnv` or `fromFile` (this one has "
-                f"{' and '.join(sources)}): remove the others",
-                key=True,
-            )
         value = variable.get("value")
         if _is_int(value) and len(str(value)) > MAX_VALUE_CHARS:
             self.report((*path, "value"), f"the value is longer than {MAX_VALUE_CHARS} characters")
@@ -261,13 +223,6 @@ class _Rules:
                 f"most {MAX_VALUE_CHARS}",
             )
 
-    def _domains(self, path: Path, domains: list[Any]) -> None:
-        for index, host in enumerate(domains):
-            if isinstance(host, str):
-                problem = _host_problem(host)
-                if problem:
-                    self.report((*path, index), problem)
-
     def _domains_unique(self, app_path: Path, env_name: str, layered: Layered) -> None:
         found = layered.top("domains")
         if found is None or not isinstance(found[0], list):
@@ -275,8 +230,8 @@ class _Rules:
         domains, path = found
         owner = format_path((*app_path, "environments", env_name))
         for index, host in enumerate(domains):
-            if not isinstance(host, str) or _host_problem(host):
-                continue
+            if not isinstance(host, str) or host_problem(host):
+                continue  # the schema reports it
             here = (*path, index)
             key = normalise_host(host)
             if key not in self._hosts:
@@ -328,53 +283,10 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _image_problem(image: str) -> str | None:
-    example = "e.g. ghcr.io/acme/web:1.4.2 or ghcr.io/acme/web@sha256:<digest>"
-    if any(c.isspace() for c in image):
-        return f"{image!r} is not an image reference; write registry/name:tag ({example})"
-    name, at, digest = image.partition("@")
-    if at:
-        if not _DIGEST.fullmatch(digest):
-            return f"{digest!r} is not a valid digest (algorithm:hex, {example})"
-        return None
-    last = name.rsplit("/", 1)[-1]
-    if ":" not in last:
-        return f"image {image!r} has no tag or digest: pin one ({example})"
-    tag = last.rsplit(":", 1)[1]
-    if not _TAG.fullmatch(tag):
-        return f"{tag!r} is not a valid image tag ({example})"
-    return None
-
-
 def _url_scheme(image: str) -> str | None:
     """`https://` (or a bare `://`) where an image reference has none."""
     found = _SCHEME.search(image)
     return found.group(0) if found else None
-
-
-def _host_problem(host: str) -> str | None:
-    example = "e.g. shop.example.com"
-    if "://" in host:
-        return f"{host!r} has a scheme; write only the host name ({example})"
-    if "/" in host:
-        return f"{host!r} has a path; write only the host name ({example})"
-    if ":" in host:
-        return f"{host!r} has a port; write only the host name ({example})"
-    if "*" in host:
-        return f"{host!r}: wildcard domains are not supported; list each host name"
-    name = normalise_host(host)
-    labels = name.split(".")
-    if len(labels) < 2:
-        return f"{host!r} is not a fully qualified host name ({example})"
-    for label in labels:
-        if not _LABEL.fullmatch(label):
-            return (
-                f"{host!r} has an invalid label {label!r}: labels are 1 to 63 letters, digits "
-                f"or hyphens, not starting or ending with a hyphen"
-            )
-    if labels[-1].isdigit():
-        return f"{host!r} looks like an IP address; a domain is a host name ({example})"
-    return None
 
 
 __all__ = ["normalise_host", "semantic_problems"]

@@ -80,6 +80,19 @@ class NonDecimalNumber:
         return sign + (self.text.lstrip("+-").replace("_", "").lstrip("0") or "0")
 
 
+@dataclass(frozen=True)
+class Yaml11Boolean:
+    """`yes`, `no`, `on`, `off` (in any of YAML 1.1's spellings): booleans to YAML 1.1 (and so to
+    PyYAML), but text to YAML 1.2, which keeps only `true` and `false`.
+
+    Editors read manifests as YAML 1.2, so `deleteProtection: yes` is an error there while YAML 1.1
+    would quietly make it true. Kept apart from bool and str, like NonDecimalNumber, every typed
+    field refuses it: a boolean field asks for true or false, a text field for quotes."""
+
+    text: str
+    value: bool
+
+
 class FloatAsWritten(float):
     """A float that remembers its text, so a message can quote back `1.10` rather than
     the `1.1` YAML made of it."""
@@ -380,7 +393,7 @@ class Converter:
             if tag == _YAML + "null":
                 return None
             if tag == _YAML + "bool":
-                return self._constructor.construct_yaml_bool(node)
+                return _boolean(node.value, self._constructor.construct_yaml_bool(node))
             if tag == _YAML + "int":
                 return _integer(node.value, self._constructor.construct_yaml_int(node))
             number = self._constructor.construct_yaml_float(node)
@@ -424,6 +437,11 @@ def _non_string_key_message(node: Node) -> str:
         f"key {node.value!r} is not a string (YAML reads it as "
         f'{node.tag.removeprefix(_YAML)}); quote it, e.g. "{node.value}":'
     )
+
+
+def _boolean(text: str, value: bool) -> bool | Yaml11Boolean:
+    """Only the spellings YAML 1.2 shares (true, True, TRUE and the same for false) stay a bool."""
+    return value if text.lower() in ("true", "false") else Yaml11Boolean(text, value)
 
 
 def _integer(text: str, value: int) -> int | NonDecimalNumber:

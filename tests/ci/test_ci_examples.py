@@ -1,5 +1,6 @@
-"""The CI examples and the pre-commit hook: parsed, and every reconciler command they run
-exists with flags the CLI accepts."""
+"""The CI examples and the pre-commit hook: parsed, installing reconciler by its distribution
+name, and every reconciler command they run exists with flags the CLI accepts. (The GitHub
+Action and its workflows: test_github_action.py.)"""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import textwrap
 import threading
+import tomllib
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -21,91 +22,22 @@ import click
 import pytest
 import yaml
 
-from reconciler.cli import COMMANDS, main
-
-ROOT = Path(__file__).resolve().parents[2]
-GITHUB = ROOT / "examples" / "ci" / "github-actions.yml"
-GITLAB = ROOT / "examples" / "ci" / "gitlab-ci.yml"
-HOOKS = ROOT / ".pre-commit-hooks.yaml"
-MARKER = "<!-- reconciler-plan -->"
-SHELL_OPERATORS = {"|", "||", "&&", ";", ">", ">>", "<", "&", "(", ")", "2>", "2>&1"}
-# Values the workflows give these shell variables (DEPLOY_FLAG: its non-empty form).
-SHELL_VARIABLES = {"MANIFESTS": "platform/", "DEPLOY_FLAG": "--deploy"}
-
-
-def load(path: Path) -> dict[str, Any]:
-    return yaml.load(path.read_text(), Loader=yaml.BaseLoader)  # `on:` stays a string key
-
-
-def github_scripts() -> list[str]:
-    workflow = load(GITHUB)
-    return [
-        step["run"] for job in workflow["jobs"].values() for step in job["steps"] if "run" in step
-    ]
-
-
-def gitlab_scripts() -> list[str]:
-    pipeline = load(GITLAB)
-    return [
-        line
-        for job in pipeline.values()
-        if isinstance(job, dict) and "script" in job
-        for line in job["script"]
-    ]
-
-
-def reconciler_invocations(script: str) -> list[list[str]]:
-    """Each `reconciler ...` command of a shell script, as argv after `reconciler`."""
-    found = []
-    for line in script.replace("\\\n", " ").splitlines():
-        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        try:
-            tokens = list(lexer)
-        except ValueError:  # heredoc bodies (python) are not shell
-            continue
-        for start, token in enumerate(tokens):
-            if token != "reconciler" or (
-                start and tokens[start - 1] not in SHELL_OPERATORS | {"then", "do"}
-            ):
-                continue
-            argv = []
-            for arg in tokens[start + 1 :]:
-                if arg in SHELL_OPERATORS or arg.startswith((">", "2>")):
-                    break
-                argv.append(arg)
-            if argv and argv[-1].isdigit():  # `2>` split as `2` and `>`
-                argv.pop()
-            found.append([_expand(arg) for arg in argv])
-    return found
-
-
-def _expand(arg: str) -> str:
-    return re.sub(r"\$\{?(\w+)\}?", lambda m: SHELL_VARIABLES.get(m.group(1), m.group(0)), arg)
-
-
-def check_all_accepted(commands: list[list[str]]) -> None:
-    """Check every command whose module exists; skip (naming them) the ones still missing."""
-    missing = []
-    for argv in commands:
-        assert argv[0] in COMMANDS, f"`reconciler {argv[0]}` is not a command"
-        if importlib.util.find_spec(COMMANDS[argv[0]].split(":")[0]) is None:
-            missing.append(argv[0])
-        else:
-            check_accepted(argv)
-    if missing:
-        pytest.skip(f"not in this checkout yet: {', '.join(sorted(set(missing)))}")
-
-
-def check_accepted(argv: list[str]) -> None:
-    name, args = argv[0], argv[1:]
-    command = main.get_command(click.Context(main), name)
-    assert command is not None
-    try:
-        command.make_context(f"reconciler {name}", list(args))
-    except click.UsageError as error:
-        raise AssertionError(f"`reconciler {' '.join(argv)}` is refused: {error}") from None
-
+import reconciler
+from reconciler.cli import main
+from tests.ci.scripts import (
+    ACTION,
+    DRIFT,
+    GITHUB,
+    GITLAB,
+    HOOKS,
+    MARKER,
+    ROOT,
+    check_accepted,
+    check_all_accepted,
+    gitlab_scripts,
+    load,
+    reconciler_invocations,
+)
 
 # --- the command extraction itself --------------------------------------------
 
@@ -130,102 +62,41 @@ def test_a_misspelt_flag_would_be_caught() -> None:
 
 # --- installing reconciler ----------------------------------------------------
 
+DISTRIBUTION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["name"]
+# `pip install reconciler` (bare, or pinned): that PyPI name is an unrelated project.
 PYPI_NAME_TAKEN = re.compile(r"pip install[^\n]*(?<![@/\w-])reconciler(==[^\s\"']*)?[\"']?(\s|$)")
+INSTALLS = re.compile(r"pip install[^\n]*")
+DOCUMENTS = [ROOT / "README.md", ACTION, GITHUB, DRIFT, GITLAB, HOOKS]
 
 
 def test_an_unrelated_reconciler_on_pypi_would_be_caught() -> None:
     assert PYPI_NAME_TAKEN.search('pip install "reconciler==0.1.0"\n')
     assert PYPI_NAME_TAKEN.search("pip install --quiet reconciler\n")
-    assert not PYPI_NAME_TAKEN.search('pip install "$RECONCILER_PACKAGE"\n')
+    assert not PYPI_NAME_TAKEN.search('pip install "reconciler-cli==0.1.0"\n')
+    assert not PYPI_NAME_TAKEN.search("pip install reconciler-cli\n")
 
 
-@pytest.mark.parametrize("path", [GITHUB, GITLAB], ids=["github", "gitlab"])
-def test_reconciler_is_installed_from_its_source_never_by_name_from_pypi(path: Path) -> None:
-    """`reconciler` on PyPI is another project (a pandas/Wikidata helper without this CLI):
-    the examples must install this one, by a direct reference to a tagged source archive."""
-    commands = [line for line in path.read_text().splitlines() if not line.lstrip().startswith("#")]
-    assert not PYPI_NAME_TAKEN.search("\n".join(commands))
-    document = load(path)
-    variables = document.get("env") or document.get("variables")
-    package = variables["RECONCILER_PACKAGE"]
-    name, _, url = (part.strip() for part in package.partition("@"))
-    project = re.search(r'^name = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)
-    assert project and name == project.group(1)
-    assert re.fullmatch(r"https://\S+/v\d+\.\d+\.\d+[\w./-]*\.tar\.gz", url), url
-    installs = [line for line in commands if "pip install" in line]
-    assert installs and all('"$RECONCILER_PACKAGE"' in line for line in installs)
+def test_the_distribution_is_reconciler_cli() -> None:
+    """`reconciler` on PyPI is another project (a pandas helper without this CLI); this one is
+    published as reconciler-cli, while the import package and the command stay `reconciler`."""
+    assert DISTRIBUTION == "reconciler-cli"
 
 
-# --- GitHub Actions -----------------------------------------------------------
+@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: p.name)
+def test_every_install_by_name_names_the_distribution(path: Path) -> None:
+    text = path.read_text()
+    assert not PYPI_NAME_TAKEN.search(text), f"{path.name} installs the unrelated `reconciler`"
+    for install in INSTALLS.findall(text):
+        by_name = re.search(r"(?<![\w./-])reconciler[\w-]*", install)
+        if by_name:
+            assert by_name.group(0) == DISTRIBUTION, install
 
 
-def test_github_triggers_and_jobs() -> None:
-    workflow = load(GITHUB)
-    assert set(workflow["on"]) == {"pull_request", "push", "workflow_dispatch"}
-    assert workflow["on"]["push"]["branches"] == ["main"]
-    assert workflow["on"]["workflow_dispatch"]["inputs"]["deploy"]["type"] == "boolean"
-    assert workflow["permissions"] == {}
-    plan, apply = workflow["jobs"]["plan"], workflow["jobs"]["apply"]
-    assert "pull_request" in plan["if"]
-    assert "refs/heads/main" in apply["if"] and "push" in apply["if"]
-    assert plan["permissions"] == {"contents": "read", "pull-requests": "write"}
-    assert apply["permissions"] == {"contents": "read"}
-    assert apply["concurrency"]["cancel-in-progress"] == "false"
-
-
-def test_github_runs_validate_plan_markdown_and_apply_auto_approve() -> None:
-    commands = [argv for script in github_scripts() for argv in reconciler_invocations(script)]
-    names = [argv[0] for argv in commands]
-    assert names.count("validate") == 2 and names.count("plan") == 1 and names.count("apply") == 1
-    plan = next(argv for argv in commands if argv[0] == "plan")
-    assert plan[plan.index("--format") + 1] == "markdown" and "--out" in plan
-    apply = next(argv for argv in commands if argv[0] == "apply")
-    assert "--auto-approve" in apply and "--deploy" in apply
-    check_all_accepted(commands)
-
-
-def test_github_plan_keeps_the_whole_plan_in_the_log_and_the_saved_plan() -> None:
-    steps = load(GITHUB)["jobs"]["plan"]["steps"]
-    plan = next(s for s in steps if s.get("id") == "plan")
-    assert "|| status=$?" in plan["run"] and 'exit "$status"' in plan["run"]
-    assert "cat plan.md" in plan["run"]
-    artifact = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@"))
-    assert artifact["with"]["path"] == "plan.json"
-
-
-def test_github_keys_come_from_secrets_read_only_for_plans() -> None:
-    workflow = load(GITHUB)
-    assert workflow["env"]["RECONCILER_BASE_URL"] == "${{ vars.RECONCILER_BASE_URL }}"
-    steps = {
-        job: {step.get("id", step.get("name")): step for step in spec["steps"]}
-        for job, spec in workflow["jobs"].items()
-    }
-    plan_env = steps["plan"]["plan"]["env"]
-    apply_env = steps["apply"]["Apply"]["env"]
-    assert plan_env["RECONCILER_API_KEY"] == "${{ secrets.RECONCILER_PLAN_API_KEY }}"
-    assert apply_env["RECONCILER_API_KEY"] == "${{ secrets.RECONCILER_APPLY_API_KEY }}"
-    assert "inputs.deploy" in apply_env["DEPLOY_FLAG"]
-    # pull-request code sees the read-only key and nothing else secret
-    assert re.findall(r"secrets\.\w+", yaml.safe_dump(workflow["jobs"]["plan"])) == [
-        "secrets.RECONCILER_PLAN_API_KEY"
-    ]
-    assert "secrets.RECONCILER_FINGERPRINT_KEY" in apply_env["RECONCILER_FINGERPRINT_KEY"]
-
-
-def test_github_comment_is_found_by_marker_and_updated_in_place() -> None:
-    workflow = load(GITHUB)
-    steps = workflow["jobs"]["plan"]["steps"]
-    comment = next(s for s in steps if s.get("uses", "").startswith("actions/github-script@"))
-    script = comment["with"]["script"]
-    assert MARKER in script
-    assert "updateComment" in script and "createComment" in script
-    assert "github.paginate" in script  # a PR with more than one page of comments
-    assert "65535" in script and "lastIndexOf('\\n<details>'" in script  # cut at a whole change
-    writer = next(s for s in steps if s.get("name") == "Write the comment")
-    assert f"echo '{MARKER}'" in writer["run"]
-    assert comment["if"] == "always()" and writer["if"] == "always()"
-    failing = steps[-1]
-    assert failing["run"] == "exit 1" and "steps.validate.outcome" in failing["if"]
+def test_gitlab_installs_the_pinned_release_of_this_version() -> None:
+    pipeline = load(GITLAB)
+    assert pipeline["variables"]["RECONCILER_VERSION"] == reconciler.__version__
+    installs = [line for line in pipeline["default"]["before_script"] if "pip install" in line]
+    assert installs == ['pip install --quiet "reconciler-cli==$RECONCILER_VERSION"']
 
 
 # --- GitLab CI ----------------------------------------------------------------
@@ -272,11 +143,44 @@ def test_pre_commit_hook_definitions() -> None:
     hook = hooks()["reconciler-validate"]
     assert hook["language"] == "python"
     assert hook["pass_filenames"] is True and hook["require_serial"] is True
-    assert re.search(hook["files"], "platform/shop.yaml") and re.search(hook["files"], "a.yml")
-    assert not re.search(hook["files"], "README.md")
     directory = hooks()["reconciler-validate-dir"]
     assert directory["pass_filenames"] is False
     check_accepted(shlex.split(directory["entry"])[1:] + directory["args"])
+
+
+MANIFESTS = ["platform/shop.yaml", "platform/teams/web.yml"]
+NOT_MANIFESTS = [
+    ".github/workflows/reconciler.yml",
+    ".github/dependabot.yml",
+    ".gitlab-ci.yml",
+    "docker-compose.yml",
+    "compose.yaml",
+    "deploy/docker-compose.prod.yaml",
+    ".pre-commit-config.yaml",
+    "charts/web/values.yaml",
+    "docs/platform/example.yaml",  # `platform/` deeper down is not the manifests directory
+    "platform/README.md",
+]
+
+
+def selected(hook: dict[str, Any], path: str) -> bool:
+    """pre-commit's file selection: `files` searched in the path, `exclude` (default `^$`) not."""
+    return bool(re.search(hook.get("files", ""), path)) and not re.search(
+        hook.get("exclude", "^$"), path
+    )
+
+
+@pytest.mark.parametrize("hook_id", ["reconciler-validate", "reconciler-validate-dir"])
+def test_pre_commit_hooks_select_manifests_only(hook_id: str) -> None:
+    hook = hooks()[hook_id]
+    assert [p for p in MANIFESTS if not selected(hook, p)] == []
+    assert [p for p in NOT_MANIFESTS if selected(hook, p)] == []
+
+
+def test_directory_hook_validates_the_directory_its_files_pattern_selects() -> None:
+    hook = hooks()["reconciler-validate-dir"]
+    directory = hook["args"][hook["args"].index("-f") + 1]
+    assert selected(hook, f"{directory}shop.yaml") and directory == "platform/"
 
 
 def run_hook(entry: str, files: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -324,71 +228,6 @@ def test_read_only_key_permissions_are_exactly_the_read_operations(path: Path) -
     named = set(re.findall(r"\b(?:project|app|environment)\.\*\.\w+", path.read_text()))
     assert named == reads
     assert all(".read_" in p for p in named)
-
-
-HARNESS = """
-const script = process.argv[1];
-const input = JSON.parse(process.argv[2]);
-const calls = [];
-const github = {
-  paginate: async (fn, args) => { calls.push(['list', args]); return input.comments; },
-  rest: { issues: {
-    listComments: 'listComments',
-    updateComment: async (args) => calls.push(['update', args]),
-    createComment: async (args) => calls.push(['create', args]),
-  } },
-};
-const context = { repo: { owner: 'acme', repo: 'platform' }, issue: { number: 7 } };
-const fakeRequire = (name) => name === 'fs' ? { readFileSync: () => input.body } : require(name);
-const run = new Function('github', 'context', 'require', `return (async () => { ${script} })();`);
-run(github, context, fakeRequire).then(() => console.log(JSON.stringify(calls)));
-"""
-
-
-def run_comment_script(body: str, comments: list[dict[str, Any]]) -> list[Any]:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed")
-    steps = load(GITHUB)["jobs"]["plan"]["steps"]
-    script = next(s for s in steps if s.get("uses", "").startswith("actions/github-script@"))
-    payload = json.dumps({"body": body, "comments": comments})
-    result = subprocess.run(
-        [node, "-e", HARNESS, "--", script["with"]["script"], payload],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
-    return json.loads(result.stdout)
-
-
-def test_comment_script_updates_the_marked_comment_in_place() -> None:
-    comments = [
-        {"id": 1, "user": {"type": "User"}, "body": f"quoting {MARKER}"},
-        {"id": 2, "user": {"type": "Bot"}, "body": "another bot"},
-        {"id": 3, "user": {"type": "Bot"}, "body": f"{MARKER}\nold plan"},
-    ]
-    calls = run_comment_script(f"{MARKER}\nnew plan", comments)
-    assert calls[-1] == [
-        "update",
-        {"owner": "acme", "repo": "platform", "comment_id": 3, "body": f"{MARKER}\nnew plan"},
-    ]
-    assert not any(call[0] == "create" for call in calls)
-
-
-def test_comment_script_creates_the_first_comment_and_cuts_oversized_ones() -> None:
-    calls = run_comment_script(f"{MARKER}\nfirst", [])
-    assert calls[-1] == [
-        "create",
-        {"owner": "acme", "repo": "platform", "issue_number": 7, "body": f"{MARKER}\nfirst"},
-    ]
-    change = "\n<details><summary>change</summary>\n\n```diff\n+ x\n```\n\n</details>"
-    huge = MARKER + "\n**Plan:** many changes." + change * 1200
-    assert len(huge) > 65535
-    body = run_comment_script(huge, [])[-1][1]["body"]
-    assert len(body) < 65535
-    assert body.startswith(MARKER) and "whole plan is in the job log" in body
-    assert body.split("\n\n_Shortened")[0].endswith("</details>")  # cut between changes
 
 
 class FakeGitLab(http.server.BaseHTTPRequestHandler):

@@ -323,7 +323,8 @@ def test_yaml_is_a_faithful_and_readable_rendering() -> None:
         [project(app(env, git={"repository": "acme/web", "defaultBranch": "main"}))]
     )
     text = result.render()
-    assert text.startswith("# Exported by `reconciler export`")
+    assert text.startswith("# yaml-language-server: $schema=https://")
+    assert text.splitlines()[1].startswith("# Exported by `reconciler export`")
     assert "#   SHOP_WEB_PRODUCTION_" not in text  # no write-only variables here
     assert yaml.safe_load(text) == {"version": 1, "projects": result.projects}
     assert "git: {repository: acme/web, defaultBranch: main}" in text

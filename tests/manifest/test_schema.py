@@ -26,11 +26,16 @@ EXAMPLE_MANIFESTS = [
 ]
 
 
+# Keywords whose subschemas state rules about the fields declared elsewhere (one source per
+# app, exactly one of firewall/logging, ...), not fields of their own.
+RULES = ("if", "then", "else", "dependentSchemas", "not")
+
+
 def subschemas(node: Any, where: str = "#") -> Iterator[tuple[str, dict[str, Any]]]:
     if isinstance(node, dict):
         yield where, node
         for key, value in node.items():
-            if key not in ("examples", "const", "enum", "default"):
+            if key not in ("examples", "const", "enum", "default", *RULES):
                 yield from subschemas(value, f"{where}/{key}")
     elif isinstance(node, list):
         for index, value in enumerate(node):
@@ -49,13 +54,24 @@ def test_package_ships_the_canonical_schema() -> None:
     assert manifest_schema() == json.loads(SCHEMA_FILE.read_text())
 
 
-def test_every_property_has_a_description_and_examples() -> None:
+def test_every_property_has_a_title_a_description_and_examples() -> None:
+    """Editors head a hover with the title, so each field has its own (not the manifest's)."""
     missing = []
     for where, node in subschemas(manifest_schema()):
         for name, prop in node.get("properties", {}).items():
-            if not prop.get("description") or not prop.get("examples"):
+            if not all(prop.get(key) for key in ("title", "description", "examples")):
                 missing.append(f"{where}/properties/{name}")
     assert not missing
+
+
+def test_titles_name_their_field() -> None:
+    titles = [
+        node["title"]
+        for where, node in subschemas(manifest_schema())
+        if "title" in node and where != "#"
+    ]
+    assert "reconciler manifest" not in titles
+    assert len(titles) > 90
 
 
 def test_every_object_refuses_unknown_keys() -> None:

@@ -1,0 +1,464 @@
+"""The GitHub Action (action.yml) and the workflows that use it: inputs and outputs agree with
+what the workflows pass and read, the commands exist with flags the CLI accepts, the shell
+steps really run (against the local emulator, as GitHub runs them), and the github-script
+steps (plan comment, drift issue) create, update and close what they should."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.ci.scripts import (
+    ACTION,
+    DRIFT,
+    GITHUB,
+    MARKER,
+    ROOT,
+    action_scripts,
+    check_all_accepted,
+    load,
+    reconciler_invocations,
+)
+
+USES = "acme/reconciler@v1"
+WORKFLOWS = [GITHUB, DRIFT]
+EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+
+
+def action() -> dict[str, Any]:
+    return load(ACTION)
+
+
+def steps_using_the_action(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (job_name, step)
+        for job_name, job in load(path)["jobs"].items()
+        for step in job["steps"]
+        if step.get("uses") == USES
+    ]
+
+
+def step_named(name: str) -> dict[str, Any]:
+    return next(s for s in action()["runs"]["steps"] if s.get("name") == name)
+
+
+# --- the action's interface ------------------------------------------------------
+
+
+def test_action_is_composite_with_the_documented_inputs_and_outputs() -> None:
+    spec = action()
+    assert spec["runs"]["using"] == "composite"
+    inputs = spec["inputs"]
+    assert {"command", "manifests", "api-key", "base-url", "comment"} <= set(inputs)
+    assert inputs["command"]["default"] == "plan" and inputs["comment"]["default"] == "false"
+    assert set(spec["outputs"]) == {"exit-code", "has-changes", "plan-file", "markdown-file"}
+    for name, output in spec["outputs"].items():
+        assert output["value"] == f"${{{{ steps.run.outputs.{name} }}}}"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_workflows_pass_only_inputs_the_action_declares(path: Path) -> None:
+    declared = set(action()["inputs"])
+    uses = steps_using_the_action(path)
+    assert uses, f"{path.name} does not use the action"
+    for _, step in uses:
+        assert set(step.get("with", {})) <= declared, set(step["with"]) - declared
+        assert step["with"]["command"] in ("validate", "plan", "apply")
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_workflows_read_only_outputs_the_action_declares(path: Path) -> None:
+    text = path.read_text()
+    ids = {step["id"] for _, step in steps_using_the_action(path) if "id" in step}
+    read = set(re.findall(r"steps\.(\w+)\.outputs\.([\w-]+)", text))
+    assert read, f"{path.name} reads no output"
+    assert {step for step, _ in read} <= ids
+    assert {name for _, name in read} <= set(action()["outputs"])
+
+
+def test_action_scripts_take_inputs_only_through_env() -> None:
+    """`${{ inputs.x }}` spliced into a script would let a manifest path or an argument run
+    shell; through `env:` it is only ever a value."""
+    for script in action_scripts():
+        assert "${{" not in script
+
+
+def test_action_scripts_are_valid_bash() -> None:
+    for script in action_scripts():
+        subprocess.run(["bash", "-n"], input=script, text=True, check=True)
+
+
+def test_action_runs_validate_then_plan_markdown_or_apply_auto_approve() -> None:
+    commands = [argv for script in action_scripts() for argv in reconciler_invocations(script)]
+    assert [argv[0] for argv in commands] == ["validate", "plan", "apply"]
+    plan, apply = commands[1], commands[2]
+    assert plan[plan.index("--format") + 1] == "markdown"
+    assert "--out" in plan and "--detailed-exitcode" in plan
+    assert "--auto-approve" in apply
+    check_all_accepted(commands)
+
+
+def test_action_installs_reconciler_cli_or_its_own_ref() -> None:
+    install = step_named("Install reconciler")
+    assert '"reconciler-cli==$VERSION"' in install["run"]
+    assert '"$ACTION_PATH"' in install["run"]
+    assert install["env"]["ACTION_PATH"] == "${{ github.action_path }}"
+
+
+# --- the example workflows ---------------------------------------------------------
+
+
+def test_github_triggers_and_jobs() -> None:
+    workflow = load(GITHUB)
+    assert set(workflow["on"]) == {"pull_request", "push", "workflow_dispatch"}
+    assert workflow["on"]["push"]["branches"] == ["main"]
+    assert workflow["on"]["workflow_dispatch"]["inputs"]["deploy"]["type"] == "boolean"
+    assert workflow["permissions"] == {}
+    plan, apply = workflow["jobs"]["plan"], workflow["jobs"]["apply"]
+    assert "pull_request" in plan["if"]
+    assert "refs/heads/main" in apply["if"] and "push" in apply["if"]
+    assert plan["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert apply["permissions"] == {"contents": "read"}
+    assert apply["concurrency"]["cancel-in-progress"] == "false"
+
+
+def test_github_plans_with_a_comment_and_applies_with_the_deploy_switch() -> None:
+    steps = dict(steps_using_the_action(GITHUB))
+    plan, apply = steps["plan"]["with"], steps["apply"]["with"]
+    assert plan["command"] == "plan" and plan["comment"] == "true"
+    assert apply["command"] == "apply" and "comment" not in apply
+    assert "inputs.deploy" in apply["args"] and "'--deploy'" in apply["args"]
+    assert plan["manifests"] == apply["manifests"] == "platform/"
+
+
+def test_github_keeps_the_saved_plan_even_when_the_plan_fails() -> None:
+    steps = load(GITHUB)["jobs"]["plan"]["steps"]
+    artifact = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert artifact["with"]["path"] == "${{ steps.plan.outputs.plan-file }}"
+    assert artifact["if"].startswith("always()")
+
+
+def test_github_keys_come_from_secrets_read_only_for_plans() -> None:
+    workflow = load(GITHUB)
+    steps = dict(steps_using_the_action(GITHUB))
+    assert steps["plan"]["with"]["api-key"] == "${{ secrets.RECONCILER_PLAN_API_KEY }}"
+    assert steps["apply"]["with"]["api-key"] == "${{ secrets.RECONCILER_APPLY_API_KEY }}"
+    assert "secrets.RECONCILER_FINGERPRINT_KEY" in steps["apply"]["with"]["fingerprint-key"]
+    assert steps["plan"]["with"]["base-url"] == "${{ vars.RECONCILER_BASE_URL }}"
+    # pull-request code sees the read-only key and nothing else secret
+    assert re.findall(r"secrets\.\w+", yaml.safe_dump(workflow["jobs"]["plan"])) == [
+        "secrets.RECONCILER_PLAN_API_KEY"
+    ]
+
+
+def test_drift_runs_on_a_schedule_and_may_only_touch_issues() -> None:
+    workflow = load(DRIFT)
+    assert set(workflow["on"]) == {"schedule", "workflow_dispatch"}
+    assert workflow["permissions"] == {}
+    (job,) = workflow["jobs"].values()
+    assert job["permissions"] == {"contents": "read", "issues": "write"}
+    (_, plan), *_ = steps_using_the_action(DRIFT)
+    assert plan["with"]["command"] == "plan" and "comment" not in plan["with"]
+
+
+# --- running the action's shell steps as GitHub does ------------------------------
+
+
+class LocalRunner:
+    """Runs the action's `run:` steps the way a GitHub runner does (`bash -eo pipefail`, the
+    step's `env:` with its expressions evaluated, GITHUB_OUTPUT collected), with the
+    reconciler of this checkout on PATH instead of the install step."""
+
+    def __init__(self, workspace: Path, inputs: dict[str, str]) -> None:
+        self.workspace = workspace
+        self.temp = workspace.parent / "runner-temp"
+        self.temp.mkdir(exist_ok=True)
+        declared = action()["inputs"]
+        unknown = set(inputs) - set(declared)
+        assert not unknown, unknown
+        self.inputs = {name: spec.get("default", "") for name, spec in declared.items()}
+        self.inputs.update(inputs)
+        self.outputs: dict[str, str] = {}
+
+    def evaluate(self, expression: str) -> str:
+        head, _, name = expression.rpartition(".")
+        if head == "inputs":
+            return self.inputs[name]
+        if head == "steps.run.outputs":
+            return self.outputs.get(name, "")
+        known = {
+            "github.action_path": str(ROOT),
+            "github.event.pull_request.head.sha": "0123456789abcdef",
+            "runner.temp": str(self.temp),
+        }
+        assert expression in known, f"the runner cannot evaluate {expression!r}"
+        return known[expression]
+
+    def run(self, name: str) -> subprocess.CompletedProcess[str]:
+        step = step_named(name)
+        output = self.temp / "github-output"
+        output.write_text("")
+        env = {
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+            "HOME": os.environ.get("HOME", str(self.workspace)),
+            "RUNNER_TEMP": str(self.temp),
+            "GITHUB_OUTPUT": str(output),
+            "GITHUB_WORKSPACE": str(self.workspace),
+        }
+        for key, value in step.get("env", {}).items():
+            env[key] = EXPRESSION.sub(lambda m: self.evaluate(m.group(1)), value)
+        result = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+            cwd=self.workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        for line in output.read_text().splitlines():
+            key, _, value = line.partition("=")
+            self.outputs[key] = value
+        return result
+
+    def file(self, name: str) -> str:
+        return (self.temp / "reconciler" / name).read_text()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "workspace"
+    (root / "platform").mkdir(parents=True)
+    shutil.copy(ROOT / "examples" / "quickstart.yaml", root / "platform" / "quickstart.yaml")
+    return root
+
+
+LOCAL = {"base-url": "local", "manifests": "platform/"}
+
+
+def test_plan_with_changes_sets_exit_code_2_and_has_changes(workspace: Path) -> None:
+    runner = LocalRunner(workspace, {**LOCAL, "command": "plan"})
+    result = runner.run("Run reconciler")
+    assert result.returncode == 0, result.stderr
+    assert runner.outputs["exit-code"] == "2" and runner.outputs["has-changes"] == "true"
+    assert runner.outputs["validated"] == "true"
+    saved = json.loads(Path(runner.outputs["plan-file"]).read_text())
+    assert saved["changes"]
+    assert "bookshelf" in Path(runner.outputs["markdown-file"]).read_text()
+    assert "bookshelf" in result.stdout  # the job log keeps the whole plan
+
+
+def test_apply_then_plan_in_sync_sets_exit_code_0_and_no_changes(workspace: Path) -> None:
+    applied = LocalRunner(workspace, {**LOCAL, "command": "apply"})
+    result = applied.run("Run reconciler")
+    assert result.returncode == 0 and applied.outputs["exit-code"] == "0", result.stdout
+    assert "has-changes" not in applied.outputs and "plan-file" not in applied.outputs
+
+    planned = LocalRunner(workspace, {**LOCAL, "command": "plan"})
+    planned.run("Run reconciler")
+    assert planned.outputs["exit-code"] == "0" and planned.outputs["has-changes"] == "false"
+
+
+def test_invalid_manifests_set_exit_code_1_and_the_comment_says_why(workspace: Path) -> None:
+    manifest = workspace / "platform" / "quickstart.yaml"
+    manifest.write_text(manifest.read_text().replace("version: 1", "version: 2", 1))
+    runner = LocalRunner(workspace, {**LOCAL, "command": "plan", "comment": "true"})
+    assert runner.run("Run reconciler").returncode == 0  # the failing step comes last
+    assert runner.outputs["exit-code"] == "1" and runner.outputs["validated"] == "false"
+    assert "has-changes" not in runner.outputs  # neither true nor false: nothing was compared
+    assert runner.run("Write the comment").returncode == 0
+    comment = runner.file("comment.md")
+    assert comment.startswith(MARKER)
+    assert (
+        "The manifests are invalid" in comment
+        and "quickstart.yaml:8:10: version: must be 1 (got 2)" in comment
+    )
+    assert step_named("Fail on invalid manifests or a failed command")["if"] == (
+        "steps.run.outputs.exit-code == '1'"
+    )
+
+
+def test_the_comment_holds_the_markdown_plan(workspace: Path) -> None:
+    runner = LocalRunner(workspace, {**LOCAL, "command": "plan", "comment": "true"})
+    runner.run("Run reconciler")
+    assert runner.run("Write the comment").returncode == 0
+    comment = runner.file("comment.md")
+    assert comment.startswith(f"{MARKER}\n### reconciler plan for `0123456`")
+    assert runner.file("plan.md") in comment
+
+
+def test_manifest_paths_and_args_are_values_never_shell(workspace: Path) -> None:
+    marker = workspace / "injected"
+    runner = LocalRunner(
+        workspace, {**LOCAL, "command": "plan", "manifests": f"platform/ $(touch {marker})"}
+    )
+    runner.run("Run reconciler")
+    assert runner.outputs["exit-code"] == "1"  # `$(touch` is a path that does not exist
+    assert not marker.exists()
+
+
+def test_validate_takes_the_args(workspace: Path) -> None:
+    manifest = workspace / "platform" / "quickstart.yaml"
+    text = manifest.read_text()
+    assert "replicas: {min: 2, max: 6}" in text
+    manifest.write_text(text.replace("{min: 2, max: 6}", "{min: 6, max: 2}"))  # only a warning
+    lenient = LocalRunner(workspace, {**LOCAL, "command": "validate"})
+    lenient.run("Run reconciler")
+    strict = LocalRunner(workspace, {**LOCAL, "command": "validate", "args": "--strict"})
+    strict.run("Run reconciler")
+    assert (lenient.outputs["exit-code"], strict.outputs["exit-code"]) == ("0", "1")
+
+
+def test_an_unknown_command_fails_the_step(workspace: Path) -> None:
+    result = LocalRunner(workspace, {**LOCAL, "command": "destroy"}).run("Run reconciler")
+    assert result.returncode == 1
+    assert "command must be validate, plan or apply (got 'destroy')" in result.stdout
+
+
+# --- the github-script steps, run by node with a fake GitHub client ---------------
+
+HARNESS = """
+const script = process.argv[1];
+const input = JSON.parse(process.argv[2]);
+const calls = [];
+const record = (name) => async (args) => { calls.push([name, args]); return { data: {} }; };
+const github = {
+  paginate: async (fn, args) => { calls.push(['list', args]); return input.listed; },
+  rest: { issues: {
+    listComments: 'listComments', listForRepo: 'listForRepo',
+    updateComment: record('updateComment'), createComment: record('createComment'),
+    create: record('create'), update: record('update'),
+  } },
+};
+const context = { repo: { owner: 'acme', repo: 'platform' }, issue: { number: 7 },
+                  serverUrl: 'https://github.com', runId: 99 };
+Object.assign(process.env, input.env);
+const fakeRequire = (name) => name === 'fs' ? { readFileSync: () => input.file } : require(name);
+const run = new Function('github', 'context', 'require', `return (async () => { ${script} })();`);
+run(github, context, fakeRequire).then(() => console.log(JSON.stringify(calls)));
+"""
+
+
+def run_github_script(
+    script: str, file: str, listed: list[dict[str, Any]], env: dict[str, str] | None = None
+) -> list[Any]:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    payload = json.dumps({"file": file, "listed": listed, "env": env or {}})
+    result = subprocess.run(
+        [node, "-e", HARNESS, "--", script, payload],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return json.loads(result.stdout)
+
+
+def comment_script() -> str:
+    return str(step_named("Post or update the comment")["with"]["script"])
+
+
+def drift_script() -> str:
+    (job,) = load(DRIFT)["jobs"].values()
+    step = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/github-script@"))
+    return str(step["with"]["script"])
+
+
+def test_comment_script_updates_the_marked_comment_in_place() -> None:
+    comments = [
+        {"id": 1, "user": {"type": "User"}, "body": f"quoting {MARKER}"},
+        {"id": 2, "user": {"type": "Bot"}, "body": "another bot"},
+        {"id": 3, "user": {"type": "Bot"}, "body": f"{MARKER}\nold plan"},
+    ]
+    calls = run_github_script(comment_script(), f"{MARKER}\nnew plan", comments)
+    assert calls[-1] == [
+        "updateComment",
+        {"owner": "acme", "repo": "platform", "comment_id": 3, "body": f"{MARKER}\nnew plan"},
+    ]
+    assert not any(call[0] == "createComment" for call in calls)
+
+
+def test_comment_script_creates_the_first_comment_and_cuts_oversized_ones() -> None:
+    calls = run_github_script(comment_script(), f"{MARKER}\nfirst", [])
+    assert calls[-1] == [
+        "createComment",
+        {"owner": "acme", "repo": "platform", "issue_number": 7, "body": f"{MARKER}\nfirst"},
+    ]
+    change = "\n<details><summary>change</summary>\n\n```diff\n+ x\n```\n\n</details>"
+    huge = MARKER + "\n**Plan:** many changes." + change * 1200
+    assert len(huge) > 65535
+    body = run_github_script(comment_script(), huge, [])[-1][1]["body"]
+    assert len(body) < 65535
+    assert body.startswith(MARKER) and "whole plan is in the job log" in body
+    assert body.split("\n\n_Shortened")[0].endswith("</details>")  # cut between changes
+
+
+DRIFT_MARKER = "<!-- reconciler-drift -->"
+OPEN_DRIFT = {"number": 12, "user": {"type": "Bot"}, "body": f"{DRIFT_MARKER}\nold plan"}
+OTHERS = [
+    {"number": 3, "user": {"type": "User"}, "body": f"mentions {DRIFT_MARKER}"},
+    {"number": 4, "user": {"type": "Bot"}, "body": DRIFT_MARKER, "pull_request": {}},
+]
+DRIFTED = {"HAS_CHANGES": "true", "PLAN_MARKDOWN": "/tmp/plan.md"}
+IN_SYNC = {"HAS_CHANGES": "false", "PLAN_MARKDOWN": "/tmp/plan.md"}
+
+
+def test_drift_opens_one_issue_with_the_plan() -> None:
+    calls = run_github_script(drift_script(), "**Plan:** 1 to change", OTHERS, DRIFTED)
+    assert calls[0] == [
+        "list",
+        {"owner": "acme", "repo": "platform", "state": "open", "per_page": 100},
+    ]
+    (created,) = [args for name, args in calls if name == "create"]
+    assert created["body"].startswith(DRIFT_MARKER) and "**Plan:** 1 to change" in created["body"]
+    assert "actions/runs/99" in created["body"]
+    assert [name for name, _ in calls] == ["list", "create"]
+
+
+def test_drift_updates_the_open_issue_instead_of_opening_another() -> None:
+    calls = run_github_script(
+        drift_script(), "**Plan:** 2 to change", [*OTHERS, OPEN_DRIFT], DRIFTED
+    )
+    assert [name for name, _ in calls] == ["list", "update"]
+    update = calls[1][1]
+    assert update["issue_number"] == 12 and "**Plan:** 2 to change" in update["body"]
+    assert "state" not in update
+
+
+def test_drift_closes_the_issue_when_in_sync_again() -> None:
+    calls = run_github_script(drift_script(), "", [*OTHERS, OPEN_DRIFT], IN_SYNC)
+    assert [name for name, _ in calls] == ["list", "createComment", "update"]
+    assert (
+        calls[1][1]["issue_number"] == 12 and "matches the manifests again" in calls[1][1]["body"]
+    )
+    assert calls[2][1] == {
+        "owner": "acme",
+        "repo": "platform",
+        "issue_number": 12,
+        "state": "closed",
+        "state_reason": "completed",
+    }
+
+
+def test_drift_in_sync_with_no_issue_does_nothing() -> None:
+    calls = run_github_script(drift_script(), "", OTHERS, IN_SYNC)
+    assert [name for name, _ in calls] == ["list"]
+
+
+def test_drift_issue_body_is_cut_to_fit() -> None:
+    change = "\n<details><summary>change</summary>\n\n```diff\n+ x\n```\n\n</details>"
+    plan = "**Plan:** many changes." + change * 1200
+    calls = run_github_script(drift_script(), plan, [], DRIFTED)
+    body = calls[-1][1]["body"]
+    assert len(body) <= 65536 and "Shortened" in body
+    assert body.split("\n\n_Shortened")[0].endswith("</details>")
