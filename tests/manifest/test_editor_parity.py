@@ -85,7 +85,7 @@ NOT_EXPRESSIBLE = {
     "policy-regex-lookahead": "RE2 syntax: only RE2 can tell (the CLI compiles it with RE2)",
     "policy-remote-ip-garbage": "IPv4/IPv6 addresses and CIDR ranges are parsed, not matched",
     "variable-from-file-directory": "the file system: fromFile must name a regular file",
-    "variable-from-file-missing": "the file system: fromFile must name a file that exists",
+    "variable-from-file-absolute": "the file system: fromFile must stay inside the repository once symbolic links are resolved, which a pattern cannot know",
 }
 
 
