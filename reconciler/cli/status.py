@@ -63,6 +63,6 @@ async def _gather(
 ) -> StatusReport:
     from reconciler.platform.connect import connect
 
-    client = connect(base_url, parallelism=parallelism, verbose=verbose)
+    client = connect(base_url, parallelism=parallelism, verbose=verbose, read_only=True)
     async with client:
         return await gather_status(manifest, client)

@@ -1,0 +1,153 @@
+"""`reconciler` as a real process: stdin on a pseudo-terminal (so it asks, as for a person),
+output read as it comes, signals sent at an observed moment.
+
+Tests wait for a line of output, never for a fixed time, so a loaded machine only makes them
+slower: every wait has a generous deadline and fails with everything the process printed.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+
+from tests.fixtures.cli import ISOLATED_ENV, CliResult
+
+DEADLINE = 120.0  # seconds; a healthy run takes a fraction of that even under load
+
+
+class _Collector:
+    """Reads one stream to its end in a thread; `wait_for` blocks until a text shows up."""
+
+    def __init__(self, stream: object) -> None:
+        self._stream = stream
+        self._text = ""
+        self._ended = False
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        read = self._stream.read1  # type: ignore[attr-defined]
+        while chunk := read(65536):
+            with self._changed:
+                self._text += chunk.decode("utf-8", "replace")
+                self._changed.notify_all()
+        with self._changed:
+            self._ended = True
+            self._changed.notify_all()
+
+    @property
+    def text(self) -> str:
+        with self._changed:
+            return self._text
+
+    def wait_for(self, wanted: str, timeout: float) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: wanted in self._text or self._ended, timeout)
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)
+
+
+class CliProcess:
+    """`python -m reconciler ARGS`; with `terminal_stdin` its stdin is a pseudo-terminal."""
+
+    def __init__(
+        self,
+        args: Sequence[str],
+        *,
+        env: Mapping[str, str | None] | None = None,
+        terminal_stdin: bool = False,
+        cwd: str | None = None,
+    ) -> None:
+        isolated = (*ISOLATED_ENV, "RECONCILER_BASE_URL", "RECONCILER_API_KEY")
+        environment = {k: v for k, v in os.environ.items() if k not in isolated}
+        environment["NO_COLOR"] = "1"
+        for name, value in (env or {}).items():
+            if value is None:
+                environment.pop(name, None)
+            else:
+                environment[name] = value
+        self._terminal: int | None = None
+        stdin: int = subprocess.DEVNULL
+        if terminal_stdin:
+            self._terminal, stdin = pty.openpty()
+        self.popen = subprocess.Popen(
+            [sys.executable, "-m", "reconciler", *args],
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=environment,
+            cwd=cwd,
+        )
+        if terminal_stdin:
+            os.close(stdin)
+        self._stdout = _Collector(self.popen.stdout)
+        self._stderr = _Collector(self.popen.stderr)
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def wait_for_stdout(self, wanted: str, timeout: float = DEADLINE) -> None:
+        self._wait(self._stdout, wanted, timeout)
+
+    def wait_for_stderr(self, wanted: str, timeout: float = DEADLINE) -> None:
+        self._wait(self._stderr, wanted, timeout)
+
+    def _wait(self, collector: _Collector, wanted: str, timeout: float) -> None:
+        if not collector.wait_for(wanted, timeout) or wanted not in collector.text:
+            self.popen.kill()
+            raise AssertionError(
+                f"{wanted!r} never appeared; stdout:\n{self._stdout.text}\n"
+                f"stderr:\n{self._stderr.text}"
+            )
+
+    def type(self, text: str) -> None:
+        """Type `text` on the terminal (as a person would, Enter as a newline)."""
+        assert self._terminal is not None, "started without terminal_stdin"
+        os.write(self._terminal, text.encode())
+
+    def send_signal(self, number: signal.Signals) -> None:
+        self.popen.send_signal(number)
+
+    def finish(self, timeout: float = DEADLINE) -> CliResult:
+        """Wait for the exit (failing, after killing it, past `timeout`)."""
+        try:
+            code = self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.popen.kill()
+            self.popen.wait()
+            raise AssertionError(
+                f"still running after {timeout}s; stdout:\n{self._stdout.text}\n"
+                f"stderr:\n{self._stderr.text}"
+            ) from None
+        finally:
+            if self._terminal is not None:
+                os.close(self._terminal)
+                self._terminal = None
+        self._stdout.join(DEADLINE)
+        self._stderr.join(DEADLINE)
+        return CliResult(code, self._stdout.text, self._stderr.text)
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()
+            self.popen.wait()
+        if self._terminal is not None:
+            os.close(self._terminal)
+            self._terminal = None
+
+
+def run(args: Sequence[str], *, env: Mapping[str, str | None] | None = None) -> CliResult:
+    """Run `reconciler ARGS` to its end (stdin empty, not a terminal)."""
+    process = CliProcess(args, env=env)
+    try:
+        return process.finish()
+    finally:
+        process.kill()
