@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 import sys
 from collections.abc import Iterator
@@ -12,6 +11,7 @@ from pathlib import Path
 import click
 
 from reconciler.cli.options import report_errors
+from reconciler.cli.output import accept_output_failure, discard_pending
 from reconciler.errors import ReconcilerError, UsageError
 
 
@@ -163,19 +163,12 @@ def emulator(
         click.echo("Emulator stopped.")
     except BrokenPipeError:  # the reader left while the emulator ran: nothing left to tell it
         _discard_stdout()
+        accept_output_failure()
 
 
 def _discard_stdout() -> None:
     """Point stdout at /dev/null so that the flush at exit does not fail on the broken pipe."""
-    try:
-        descriptor = sys.stdout.fileno()
-    except (AttributeError, OSError, ValueError):  # not a real file (e.g. captured in tests)
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, descriptor)
-    finally:
-        os.close(devnull)
+    discard_pending(sys.stdout)
 
 
 def _server_class() -> type:
