@@ -90,6 +90,12 @@ class CliProcess:
         self._stdout = _Collector(self.popen.stdout)
         self._stderr = _Collector(self.popen.stderr)
 
+    def __enter__(self) -> CliProcess:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.kill()
+
     @property
     def pid(self) -> int:
         return self.popen.pid

@@ -50,8 +50,7 @@ def test_a_second_apply_is_refused_while_the_first_runs_and_nothing_is_lost(
     alpha, beta = manifests
     state = tmp_path / "state.json"
     local = ["--base-url", f"local:{state}"]
-    first = CliProcess(["apply", "-f", str(alpha), *local], terminal_stdin=True)
-    try:
+    with CliProcess(["apply", "-f", str(alpha), *local], terminal_stdin=True) as first:
         first.wait_for_stdout(CONFIRMATION)  # planned, holding the lock, waiting for a person
 
         second = run(["apply", "-f", str(beta), "--auto-approve", *local])
@@ -69,8 +68,6 @@ def test_a_second_apply_is_refused_while_the_first_runs_and_nothing_is_lost(
 
         first.type("yes\n")
         finished = first.finish()
-    finally:
-        first.kill()
     assert finished.exit_code == 0, finished.output
     assert _projects(state) == ["alpha"]
 
@@ -86,8 +83,7 @@ def test_an_emulator_serving_a_state_file_keeps_other_writers_out(
 ) -> None:
     alpha, _ = manifests
     state = tmp_path / "state.json"
-    server = CliProcess(["emulator", "--port", "0", "--state", str(state)])
-    try:
+    with CliProcess(["emulator", "--port", "0", "--state", str(state)]) as server:
         server.wait_for_stdout("Press Ctrl-C to stop.")
         applied = run(["apply", "-f", str(alpha), "--auto-approve", "--base-url", f"local:{state}"])
         assert applied.exit_code == 1, applied.output
@@ -96,6 +92,4 @@ def test_an_emulator_serving_a_state_file_keeps_other_writers_out(
         assert another.exit_code == 1, another.output
         assert f"is in use by process {server.pid} (reconciler emulator)" in another.stderr
         assert "Emulator listening" not in another.stdout
-    finally:
-        server.kill()
     assert not state.exists()  # nobody wrote behind the server's back

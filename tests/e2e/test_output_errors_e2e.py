@@ -10,12 +10,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.fixtures.cli import shop_manifest, write_manifest
+from reconciler.emulator.app import EmulatorConfig
+from tests.e2e.test_apply_interrupt_e2e import WEB_WITH_VARIABLE_AND_POLICY
+from tests.fixtures.cli import platform_env, shop_manifest, write_manifest
+from tests.fixtures.emulator import API_KEY
 
 MANIFEST = shop_manifest(
     """\
@@ -106,3 +111,40 @@ def test_an_output_that_cannot_be_written_is_one_error_and_exit_1(
     for noise in ("Traceback", "internal error", "Exception ignored"):
         assert noise not in finished.stderr
     assert not (tmp_path / "state.json").exists()  # reading commands wrote nothing
+
+
+def test_an_apply_whose_reader_leaves_half_way_still_finishes_and_then_says_so(
+    start_emulator: Any, tmp_path: Path
+) -> None:
+    """Stopping at the first failed line would leave the platform half changed."""
+    server = start_emulator(EmulatorConfig(dev_key=API_KEY))
+    # held a few seconds: the reader is gone before its line (and the ones after) are written
+    server.set_faults([{"operation": "environments.setEnvironmentVariables", "latencyMs": 5000}])
+    rule = server.emulator.faults.rules[0]
+    manifest = write_manifest(tmp_path, WEB_WITH_VARIABLE_AND_POLICY)
+    applying = subprocess.Popen(
+        [sys.executable, "-m", "reconciler", "apply", "-f", str(manifest), "--auto-approve"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("RECONCILER_")},
+            **{k: v for k, v in platform_env(server).items() if v is not None},
+        },
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while rule.fired == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert rule.fired == 1, "the apply never reached its variables"
+        applying.stdout.close()  # the reader leaves
+        _, stderr = applying.communicate(timeout=120)
+    finally:
+        if applying.poll() is None:
+            applying.kill()
+    assert applying.returncode == 1, stderr
+    assert stderr.startswith("Error: cannot write to standard output: its reader closed it"), stderr
+    where = {"project": "shop", "app": "web", "environment": "production"}
+    policies = server.call("gateway.listPolicies", where).json()["data"]
+    assert [p["name"] for p in policies] == ["deny-admin"]  # the last change applied too
