@@ -290,8 +290,15 @@ def _report_interrupt(request: ApplyRequest, run: _Run) -> None:
     _echo("")
     if run.stage == "deploying" and run.deployed is not None:
         wait = request.command("status", "--wait", files=run.manifest_files)
-        deploy = request.command("apply", "--redeploy", "{targets}", files=run.manifest_files)
-        _echo(render_interrupted_deploy(run.rollouts, run.deployed, wait, deploy))
+        files = run.manifest_files
+        _echo(
+            render_interrupted_deploy(
+                run.rollouts,
+                run.deployed,
+                wait,
+                lambda flags: request.command("apply", "--redeploy", *flags, files=files),
+            )
+        )
     elif run.stage == "applying" and run.plan is not None and run.applied is not None:
         _echo(render_interrupted_apply(run.plan, run.applied, _rerun(request, run)))
     else:

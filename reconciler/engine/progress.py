@@ -421,22 +421,25 @@ class DeployRecord:
 
 
 def render_interrupted_deploy(
-    targets: Sequence[DeployTarget], record: DeployRecord, wait: str, deploy: str
+    targets: Sequence[DeployTarget],
+    record: DeployRecord,
+    wait: str,
+    deploy: Callable[[Sequence[str]], str],
 ) -> str:
     """What a rollout stopped part-way left: finished, in flight (they go on without us),
     not created; with the command that waits for the ones in flight (`wait`) and the one
-    that deploys the others (`deploy`, where `{targets}` stands for their --target flags)."""
+    that deploys the others (`deploy`, given their --target flags)."""
     finished = [record.outcomes[t.address] for t in targets if t.address in record.outcomes]
     in_flight = [
         t.address
         for t in targets
         if t.address in record.deployments and t.address not in record.outcomes
     ]
-    not_created = [
-        t
-        for t in targets
-        if t.address not in record.deployments and t.address not in record.outcomes
-    ]
+    seen = record.deployments.keys() | record.outcomes.keys()
+    unconfirmed = [t for t in targets if t.address not in seen]
+    # deployed only if it ran a deployment already, which the interrupt left unchecked
+    maybe = [t.address for t in unconfirmed if t.only_if_deployed]
+    not_created = [t for t in unconfirmed if not t.only_if_deployed]
     sections = ["The configuration changes above are applied; the rollout was interrupted."]
     if finished:
         sections.append(_section("Finished", [describe_outcome(o) for o in finished]))
@@ -447,12 +450,17 @@ def render_interrupted_deploy(
             + f"\nTo wait for them: {wait}"
         )
     if not_created:
-        flags = " ".join(f"--target settings.{t.address}" for t in not_created)
+        flags = [word for t in not_created for word in ("--target", f"settings.{t.address}")]
         sections.append(
             _section(
                 "Not deployed: no deployment was confirmed created",
                 [t.address for t in not_created],
             )
-            + f"\nTo deploy them: {deploy.format(targets=flags)}"
+            + f"\nTo deploy them: {deploy(flags)}"
+        )
+    if maybe:
+        sections.append(
+            f"Not checked: {', '.join(maybe)} (deployed only when it already runs a "
+            "deployment; `reconciler status` shows it)"
         )
     return "\n\n".join(sections)

@@ -13,9 +13,13 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
+from reconciler.emulator.app import EmulatorConfig
 from tests.fixtures.cli import ISOLATED_ENV, CliResult
+from tests.fixtures.emulator import API_KEY
 
 DEADLINE = 120.0  # seconds; a healthy run takes a fraction of that even under load
 
@@ -157,3 +161,24 @@ def run(args: Sequence[str], *, env: Mapping[str, str | None] | None = None) -> 
         return process.finish()
     finally:
         process.kill()
+
+
+def wait_until(condition: Callable[[], bool], what: str, timeout: float = DEADLINE) -> None:
+    """Poll `condition` (a cheap in-process check) until true; fail after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} never happened")
+        time.sleep(0.01)
+
+
+def holding_emulator(start_emulator: Any, operation: str, hold_ms: int) -> Any:
+    """A fresh emulator that holds every `operation` call `hold_ms` before answering, and a
+    function that waits until the first one has arrived (it is then in flight)."""
+    server = start_emulator(EmulatorConfig(dev_key=API_KEY))
+    server.set_faults([{"operation": operation, "latencyMs": hold_ms}])
+    rule = server.emulator.faults.rules[0]
+    server.wait_for_held_call = lambda: wait_until(
+        lambda: rule.fired >= 1, f"the emulator receiving {operation}"
+    )
+    return server

@@ -11,7 +11,6 @@ import json
 import re
 import shlex
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ import pytest
 
 from reconciler.cli.apply import CONFIRMATION
 from reconciler.emulator.app import EmulatorConfig
-from tests.e2e.processes import CliProcess, run
+from tests.e2e.processes import CliProcess, holding_emulator, run
 from tests.fixtures.cli import platform_env, shop_manifest, write_manifest
 from tests.fixtures.emulator import API_KEY
 
@@ -41,15 +40,6 @@ WEB_WITH_VARIABLE_AND_POLICY = shop_manifest(
     """
 )
 HELD_OPERATION = "environments.setEnvironmentVariables"
-
-
-def _until(condition: Any, what: str, timeout: float = 120.0) -> None:
-    """Poll `condition` (a cheap in-process check) until true; fail after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} never happened")
-        time.sleep(0.01)
 
 
 @pytest.mark.parametrize("number", SIGNALS, ids=lambda s: s.name)
@@ -74,15 +64,13 @@ def test_an_interrupt_at_the_question_stops_at_once_and_applies_nothing(
 def test_an_interrupt_mid_apply_reports_applied_in_progress_and_not_started(
     start_emulator: Any, tmp_path: Path, number: signal.Signals
 ) -> None:
-    server = start_emulator(EmulatorConfig(dev_key=API_KEY))
     # The variables call is held a minute by the emulator: in flight when the signal comes.
-    server.set_faults([{"operation": HELD_OPERATION, "latencyMs": 60_000}])
-    rule = server.emulator.faults.rules[0]
+    server = holding_emulator(start_emulator, HELD_OPERATION, 60_000)
     manifest = write_manifest(tmp_path, WEB_WITH_VARIABLE_AND_POLICY)
     with CliProcess(
         ["apply", "-f", str(manifest), "--auto-approve"], env=platform_env(server)
     ) as applying:
-        _until(lambda: rule.fired == 1, f"the emulator receiving {HELD_OPERATION}")
+        server.wait_for_held_call()
         applying.send_signal(number)
         finished = applying.finish()
 
@@ -147,3 +135,34 @@ def test_an_interrupt_during_deploy_names_the_command_that_waits_for_the_rollout
     ]
     assert production["deployment"]["id"] == deployment_id
     assert production["deployment"]["status"] == "ready"
+
+
+def test_an_interrupt_before_a_deployment_is_created_names_the_command_that_deploys_it(
+    start_emulator: Any, tmp_path: Path
+) -> None:
+    # the create is held: no deployment is confirmed when CI cancels
+    server = holding_emulator(start_emulator, "deployments.createDeployment", 60_000)
+    manifest = write_manifest(tmp_path, WEB_WITH_VARIABLE_AND_POLICY)
+    with CliProcess(
+        ["apply", "-f", str(manifest), "--auto-approve", "--deploy", "--poll-interval", "50ms"],
+        env=platform_env(server),
+    ) as deploying:
+        server.wait_for_held_call()
+        deploying.send_signal(signal.SIGTERM)
+        finished = deploying.finish()
+
+    assert finished.exit_code == 130, finished.output
+    deploy = f"reconciler apply -f {manifest} --redeploy --target settings.shop/web/production"
+    assert (
+        "Not deployed: no deployment was confirmed created (1):\n  shop/web/production\n"
+        f"To deploy them: {deploy}"
+    ) in finished.stdout
+    # a new app's preview deploys only once it runs a deployment: the interrupt left that open
+    assert "Not checked: shop/web/preview (deployed only when it already runs" in finished.stdout
+    server.set_faults([])
+    deployed = run(
+        [*shlex.split(deploy)[1:], "--auto-approve", "--poll-interval", "50ms"],
+        env=platform_env(server),
+    )
+    assert deployed.exit_code == 0, deployed.output
+    assert "Deploy complete!" in deployed.stdout

@@ -10,17 +10,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from reconciler.emulator.app import EmulatorConfig
+from tests.e2e.processes import holding_emulator
 from tests.e2e.test_apply_interrupt_e2e import WEB_WITH_VARIABLE_AND_POLICY
 from tests.fixtures.cli import platform_env, shop_manifest, write_manifest
-from tests.fixtures.emulator import API_KEY
 
 MANIFEST = shop_manifest(
     """\
@@ -117,10 +115,8 @@ def test_an_apply_whose_reader_leaves_half_way_still_finishes_and_then_says_so(
     start_emulator: Any, tmp_path: Path
 ) -> None:
     """Stopping at the first failed line would leave the platform half changed."""
-    server = start_emulator(EmulatorConfig(dev_key=API_KEY))
     # held a few seconds: the reader is gone before its line (and the ones after) are written
-    server.set_faults([{"operation": "environments.setEnvironmentVariables", "latencyMs": 5000}])
-    rule = server.emulator.faults.rules[0]
+    server = holding_emulator(start_emulator, "environments.setEnvironmentVariables", 15_000)
     manifest = write_manifest(tmp_path, WEB_WITH_VARIABLE_AND_POLICY)
     applying = subprocess.Popen(
         [sys.executable, "-m", "reconciler", "apply", "-f", str(manifest), "--auto-approve"],
@@ -134,10 +130,7 @@ def test_an_apply_whose_reader_leaves_half_way_still_finishes_and_then_says_so(
         },
     )
     try:
-        deadline = time.monotonic() + 120
-        while rule.fired == 0 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert rule.fired == 1, "the apply never reached its variables"
+        server.wait_for_held_call()
         applying.stdout.close()  # the reader leaves
         _, stderr = applying.communicate(timeout=120)
     finally:

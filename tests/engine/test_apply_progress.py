@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import shlex
 
 from rich.console import Console
 
@@ -187,7 +188,7 @@ def test_an_interrupted_rollout_says_what_finished_what_goes_on_and_what_was_not
         (web, api, blog),
         record,
         "reconciler status -f p.yaml --wait",
-        "reconciler apply -f p.yaml --redeploy {targets}",
+        lambda flags: shlex.join(["reconciler", "apply", "-f", "p y.yaml", "--redeploy", *flags]),
     )
 
     assert "Finished (1):\n  shop/web/production (d_web): ready" in text
@@ -198,7 +199,7 @@ def test_an_interrupted_rollout_says_what_finished_what_goes_on_and_what_was_not
     ) in text
     assert (
         "Not deployed: no deployment was confirmed created (1):\n  shop/blog/production\n"
-        "To deploy them: reconciler apply -f p.yaml --redeploy "
+        "To deploy them: reconciler apply -f 'p y.yaml' --redeploy "
         "--target settings.shop/blog/production"
     ) in text
     assert lines[0] == "Deploying 3 environment(s); waiting for each to finish."  # passed on
