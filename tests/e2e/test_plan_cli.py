@@ -112,3 +112,18 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
     monkeypatch.delenv("NO_COLOR")
     monkeypatch.setattr("sys.stdout", io.StringIO())
     assert use_color(no_color=False) is False
+
+
+def test_export_output_refuses_a_symbolic_link_even_with_force(cli, seed, tmp_path):
+    """`export -o` writes through the same atomic rename, and the same check."""
+    seed.project("shop")
+    target = tmp_path / "reviewed.yaml"
+    target.write_text("keep me")
+    out = tmp_path / "shop.yaml"
+    out.symlink_to(target)
+
+    result = cli("export", "-o", str(out), "--force")
+
+    assert result.exit_code == 1, result.output
+    assert f"{out} is a symbolic link, not a regular file; refusing to replace it" in result.stderr
+    assert out.is_symlink() and target.read_text() == "keep me"
