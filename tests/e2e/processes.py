@@ -24,6 +24,10 @@ from tests.fixtures.emulator import API_KEY
 DEADLINE = 120.0  # seconds; a healthy run takes a fraction of that even under load
 
 
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class _Collector:
     """Reads one stream to its end in a thread; `wait_for` blocks until a text shows up."""
 
@@ -68,7 +72,10 @@ class CliProcess:
         env: Mapping[str, str | None] | None = None,
         terminal_stdin: bool = False,
         cwd: str | None = None,
+        sigint_ignored: bool = False,
     ) -> None:
+        """`sigint_ignored`: started as a shell starts a background job (`command &`), with
+        SIGINT ignored; SIGTERM must still stop it with the summary."""
         isolated = (*ISOLATED_ENV, "RECONCILER_BASE_URL", "RECONCILER_API_KEY")
         environment = {k: v for k, v in os.environ.items() if k not in isolated}
         environment["NO_COLOR"] = "1"
@@ -88,6 +95,7 @@ class CliProcess:
             stderr=subprocess.PIPE,
             env=environment,
             cwd=cwd,
+            preexec_fn=_ignore_sigint if sigint_ignored else None,
         )
         if terminal_stdin:
             os.close(stdin)

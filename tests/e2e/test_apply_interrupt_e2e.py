@@ -60,15 +60,21 @@ def test_an_interrupt_at_the_question_stops_at_once_and_applies_nothing(
     assert not state.exists()  # not one write
 
 
-@pytest.mark.parametrize("number", SIGNALS, ids=lambda s: s.name)
+@pytest.mark.parametrize(
+    ("number", "sigint_ignored"),
+    [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGTERM, True)],
+    ids=["SIGINT", "SIGTERM", "SIGTERM-background-job"],
+)
 def test_an_interrupt_mid_apply_reports_applied_in_progress_and_not_started(
-    start_emulator: Any, tmp_path: Path, number: signal.Signals
+    start_emulator: Any, tmp_path: Path, number: signal.Signals, sigint_ignored: bool
 ) -> None:
     # The variables call is held a minute by the emulator: in flight when the signal comes.
     server = holding_emulator(start_emulator, HELD_OPERATION, 60_000)
     manifest = write_manifest(tmp_path, WEB_WITH_VARIABLE_AND_POLICY)
     with CliProcess(
-        ["apply", "-f", str(manifest), "--auto-approve"], env=platform_env(server)
+        ["apply", "-f", str(manifest), "--auto-approve"],
+        env=platform_env(server),
+        sigint_ignored=sigint_ignored,
     ) as applying:
         server.wait_for_held_call()
         applying.send_signal(number)
