@@ -31,3 +31,32 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(
         write_atomically(target, "new")
     assert target.read_text() == "old"
     assert os.listdir(tmp_path) == ["shop.yaml"]
+
+
+@pytest.mark.parametrize("kind", ["symlink", "directory", "fifo"])
+def test_a_path_that_is_not_a_regular_file_is_never_replaced(tmp_path: Path, kind: str) -> None:
+    target = tmp_path / "real.json"
+    target.write_text("keep me")
+    path = tmp_path / "out.json"
+    if kind == "symlink":
+        path.symlink_to(target)
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        os.mkfifo(path)
+    before = os.lstat(path)
+    with pytest.raises(files.NotARegularFile, match="not a regular file; refusing to replace it"):
+        write_atomically(path, "new")
+    after = os.lstat(path)
+    assert (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode)
+    assert target.read_text() == "keep me"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json", "real.json"]
+
+
+def test_an_absent_path_or_a_regular_file_is_replaceable(tmp_path: Path) -> None:
+    path = tmp_path / "out.json"
+    files.check_replaceable(path)
+    path.write_text("old")
+    files.check_replaceable(path)
+    write_atomically(path, "new")
+    assert path.read_text() == "new"

@@ -7,14 +7,20 @@ client or the emulator, and each command lives in its own module under
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
+import signal
 import sys
+import threading
+from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 import click
 
 from reconciler import __version__
+from reconciler.cli.output import GuardedOutput, OutputError, guard_stdout, release_stdout
 
 # command name -> "module:attribute" of a click.Command
 COMMANDS: dict[str, str] = {
@@ -30,21 +36,40 @@ COMMANDS: dict[str, str] = {
 
 class LazyGroup(click.Group):
     def main(self, *args: Any, **kwargs: Any) -> Any:
-        """Run a command; a usage error exits 1 like every other error.
+        """Run a command and exit with its code, the same way for every command.
 
-        click's own convention is 2 for usage errors, but `plan --detailed-exitcode`
-        gives 2 the meaning "changes present" (Terraform's convention), so a mistyped
-        flag in CI must not read as a plan with changes.
+        A usage error exits 1 like every other error: click's own convention is 2, but
+        `plan --detailed-exitcode` gives 2 the meaning "changes present" (Terraform's
+        convention), so a mistyped flag in CI must not read as a plan with changes.
+        SIGTERM (what CI sends to cancel a job) is handled as Ctrl-C. Standard output that
+        cannot be written (a full disk, a closed pipe) is one error line and exit 1.
         """
         kwargs["standalone_mode"] = False
+        output = guard_stdout()
+        restore_sigterm = _interrupt_on_sigterm()
         try:
-            return super().main(*args, **kwargs)
+            code = _settle_output(output, self._run(*args, **kwargs))
+        finally:
+            restore_sigterm()
+            release_stdout(output)
+        sys.exit(code)
+
+    def _run(self, *args: Any, **kwargs: Any) -> Any:
+        """The exit code of the command (`sys.exit` included) or of click's refusal."""
+        try:
+            result = super().main(*args, **kwargs)
+        except SystemExit as exit:
+            return exit.code
         except click.ClickException as error:
             error.show()
-            sys.exit(1)
+            return 1
         except click.Abort:
-            click.echo("Aborted!", err=True)
-            sys.exit(1)
+            _echo_error("Aborted!")
+            return 1
+        except OutputError as error:  # raised outside a command's own error boundary
+            _echo_error(f"Error: {error}")
+            return 1
+        return result if isinstance(result, int) else 0
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [name for name, target in COMMANDS.items() if _module_exists(target)]
@@ -55,6 +80,45 @@ class LazyGroup(click.Group):
             return None
         module_name, attribute = target.split(":")
         return getattr(importlib.import_module(module_name), attribute)
+
+
+def _settle_output(output: GuardedOutput, code: Any) -> Any:
+    """Flush what is left; an output failure the command did not already fail on is reported
+    and exits 1 (a command that failed has said why; an interrupt keeps its 130)."""
+    with contextlib.suppress(OutputError):  # recorded in output.failure
+        output.flush()
+    if output.failure is None or output.failure_accepted or code not in (0, None, 2):
+        return code
+    _echo_error(f"Error: {output.failure}")
+    return 1
+
+
+def _echo_error(text: str) -> None:
+    with contextlib.suppress(OSError, ValueError):  # stderr is gone too: the code is all
+        click.echo(text, err=True)
+
+
+def _interrupt_on_sigterm() -> Callable[[], None]:
+    """Handle SIGTERM as Ctrl-C (SIGINT) until the returned function is called.
+
+    CI sends SIGTERM to cancel a job, and `kill` sends it by default: without this, the
+    process would die at once, without the summary of what an interrupted apply did.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None  # only the main thread may set handlers (tests run some elsewhere)
+    previous = signal.signal(signal.SIGTERM, _as_interrupt)
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
+def _as_interrupt(signum: int, frame: FrameType | None) -> None:
+    """Do what SIGINT would do now: asyncio's handler while a command awaits (it cancels the
+    work so that it can report), a KeyboardInterrupt otherwise, even when the shell started
+    the process with SIGINT ignored (a background job)."""
+    on_interrupt = signal.getsignal(signal.SIGINT)
+    if callable(on_interrupt) and on_interrupt is not _as_interrupt:
+        on_interrupt(signal.SIGINT, frame)
+    else:
+        raise KeyboardInterrupt
 
 
 def _module_exists(target: str) -> bool:

@@ -1,27 +1,39 @@
 """`reconciler apply`: converge live state on the manifest (or on a saved plan), then roll out.
 
-    reconciler apply -f platform/ [--auto-approve] [--deploy]
-    reconciler apply plan.json [--deploy]
+    reconciler apply -f platform/ [--auto-approve] [--deploy | --redeploy]
+    reconciler apply plan.json [--deploy | --redeploy]
 
 Everything that can refuse an apply (no confirmation possible, a stale saved
 plan, a changed or missing secret, too many deletions, a replace) refuses
-before the first write.
+before the first write. Interrupted (Ctrl-C, or SIGTERM as CI sends on cancel),
+apply says what it did and what it did not, and how to go on; exit 130.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
+import shlex
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 import click
 from rich.console import Console
 
-from reconciler.cli.options import ENV_FINGERPRINT_KEY, connection_options, report_errors
+from reconciler.cli.options import (
+    ENV_BASE_URL,
+    ENV_FINGERPRINT_KEY,
+    connection_options,
+    report_errors,
+)
+from reconciler.cli.output import OutputError
 from reconciler.engine.apply import (
     ApplyOptions,
     ApplyRefused,
@@ -37,17 +49,23 @@ from reconciler.engine.deploy import (
     FAILED_STATUSES,
     DeployOptions,
     DeployReport,
+    DeployTarget,
     deploy_targets,
     roll_out,
 )
 from reconciler.engine.progress import (
+    ApplyRecord,
+    DeployRecord,
     PlainApplyProgress,
     PlainDeployProgress,
     RichApplyProgress,
     RichDeployProgress,
     render_deploy_report,
+    render_interrupted_apply,
+    render_interrupted_deploy,
     render_report,
 )
+from reconciler.engine.targets import Scope
 from reconciler.errors import UsageError
 from reconciler.manifest.model import Manifest
 
@@ -56,6 +74,8 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_DELETES = 10
 CONFIRMATION = "Do you want to perform these actions? Only 'yes' will be accepted:"
+EXIT_INTERRUPTED = 130
+"""Ctrl-C (SIGINT) and SIGTERM alike: 128 + SIGINT, the shell's code for an interrupt."""
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -72,7 +92,7 @@ def parse_duration(text: str) -> float:
     return sum(float(number) * _UNIT_SECONDS[unit] for number, unit in parts)
 
 
-def _duration(ctx: click.Context, param: click.Parameter, value: str) -> float:
+def duration(ctx: click.Context, param: click.Parameter, value: str) -> float:
     seconds = parse_duration(value)
     if seconds <= 0:
         # A zero poll interval would ask for the deployment's status without pause; a zero
@@ -104,6 +124,7 @@ class ApplyRequest:
     files: tuple[str, ...]
     auto_approve: bool
     deploy: bool
+    redeploy: bool
     wait_timeout: float
     poll_interval: float
     max_deletes: int | None
@@ -114,6 +135,27 @@ class ApplyRequest:
     parallelism: int
     verbose: bool
     fingerprint_key: bytes | None
+
+    def command(self, name: str, *flags: str, files: tuple[str, ...]) -> str:
+        """`reconciler NAME -f FILE... FLAGS`, quoted for a shell, with --base-url when it was
+        given as a flag (from the environment, the same shell has it already)."""
+        words = ["reconciler", name, *(w for f in files for w in ("-f", f)), *flags]
+        if self.base_url and self.base_url != os.environ.get(ENV_BASE_URL):
+            words += ["--base-url", self.base_url]  # never holds credentials (refused)
+        return shlex.join(words)
+
+
+@dataclass
+class _Run:
+    """How far an apply got, for the message when it is interrupted."""
+
+    stage: Literal["planning", "confirming", "applying", "deploying"] = "planning"
+    manifest_files: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+    plan: Plan | None = None
+    applied: ApplyRecord | None = None
+    rollouts: tuple[DeployTarget, ...] = ()
+    deployed: DeployRecord | None = None
 
 
 @click.command()
@@ -137,17 +179,23 @@ class ApplyRequest:
     "each deployment to finish.",
 )
 @click.option(
+    "--redeploy",
+    is_flag=True,
+    help="Like --deploy, and also deploy every other environment of the manifest in scope "
+    "(all, or those a --target reaches) although its configuration did not change.",
+)
+@click.option(
     "--wait-timeout",
     default="15m",
     show_default=True,
-    callback=_duration,
+    callback=duration,
     help="With --deploy: how long to wait for all deployments (e.g. 90s, 15m, 1h).",
 )
 @click.option(
     "--poll-interval",
     default="2s",
     show_default=True,
-    callback=_duration,
+    callback=duration,
     help="With --deploy: time between two status checks of a deployment.",
 )
 @click.option(
@@ -179,6 +227,7 @@ def apply(
     files: tuple[str, ...],
     auto_approve: bool,
     deploy: bool,
+    redeploy: bool,
     wait_timeout: float,
     poll_interval: float,
     max_deletes: int | None,
@@ -196,7 +245,8 @@ def apply(
     the plan is stale or a secret changed, then apply exactly that plan.
 
     Exit status: 0 when everything applied (and, with --deploy, every
-    deployment went live); 1 otherwise.
+    deployment went live); 1 otherwise; 130 when interrupted (Ctrl-C or
+    SIGTERM), after a summary of what was applied and how to go on.
     """
     from reconciler.secrets import fingerprint_key_from
 
@@ -205,7 +255,8 @@ def apply(
         planfile=planfile,
         files=files,
         auto_approve=auto_approve,
-        deploy=deploy,
+        deploy=deploy or redeploy,
+        redeploy=redeploy,
         wait_timeout=wait_timeout,
         poll_interval=poll_interval,
         max_deletes=max_deletes,
@@ -223,18 +274,76 @@ def apply(
             hint="pass --auto-approve (CI), or save a plan with `reconciler plan -f ... --out "
             "plan.json`, review it, and run `reconciler apply plan.json`",
         )
+    run = _Run(manifest_files=files, targets=targets)
     try:
-        succeeded = asyncio.run(_apply(request))
+        succeeded = asyncio.run(_apply(request, run))
     except KeyboardInterrupt:
-        # The changes that finished are already printed, one line each; say what that means.
-        click.echo(
-            "Interrupted. The changes listed above finished; calls in flight may or may not "
-            "have reached the platform. Run apply again: it continues from where it stopped "
-            "and never creates anything twice.",
-            err=True,
-        )
-        sys.exit(130)
+        _report_interrupt(request, run)
+        sys.exit(EXIT_INTERRUPTED)
     sys.exit(0 if succeeded else 1)
+
+
+def _report_interrupt(request: ApplyRequest, run: _Run) -> None:
+    """Say what an interrupted apply did, and the exact command that goes on from there."""
+    _echo("")
+    if run.stage == "deploying" and run.deployed is not None:
+        wait = request.command("status", "--wait", files=run.manifest_files)
+        files = run.manifest_files
+        _echo(
+            render_interrupted_deploy(
+                run.rollouts,
+                run.deployed,
+                wait,
+                lambda flags: request.command("apply", "--redeploy", *flags, files=files),
+            )
+        )
+    elif run.stage == "applying" and run.plan is not None and run.applied is not None:
+        _echo(render_interrupted_apply(run.plan, run.applied, _rerun(request, run)))
+    else:
+        where = "at the confirmation" if run.stage == "confirming" else "before applying"
+        click.echo(f"Interrupted {where}: nothing was applied.", err=True)
+        return
+    click.echo("Interrupted.", err=True)
+
+
+def _rerun(request: ApplyRequest, run: _Run) -> str:
+    """The command that finishes an interrupted apply. A saved plan is stale once part of it
+    applied, so it is planned again from its manifest; with --deploy, --redeploy, since the
+    environments whose changes applied before the interrupt change no more."""
+    flags = [w for t in run.targets for w in ("--target", t)]
+    if request.deploy:
+        flags.append("--redeploy")
+    return request.command("apply", *flags, files=run.manifest_files)
+
+
+def _ask(question: str) -> str:
+    """The answer to `question`; Ctrl-C or SIGTERM stop the question at once (an interrupt),
+    the end of input is a refusal."""
+    try:
+        with _interruptible():
+            return str(click.prompt(question, default="", show_default=False, prompt_suffix=" "))
+    except click.Abort as abort:  # click turns both an interrupt and the end of input into it
+        if isinstance(abort.__context__, KeyboardInterrupt):
+            raise KeyboardInterrupt from None
+        raise ApplyRefused(
+            "apply cancelled: no answer (end of input); nothing was applied"
+        ) from None
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """Ctrl-C and SIGTERM stop a question at once.
+
+    While asyncio runs, SIGINT only asks the running task to stop at its next `await`, and
+    a person typing at the question never reaches one: nothing happened until Enter."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _check_inputs(planfile: str | None, files: tuple[str, ...], targets: tuple[str, ...]) -> None:
@@ -252,31 +361,39 @@ def _check_inputs(planfile: str | None, files: tuple[str, ...], targets: tuple[s
         )
 
 
-async def _apply(request: ApplyRequest) -> bool:
+async def _apply(request: ApplyRequest, run: _Run) -> bool:
     from reconciler.platform.connect import connect
 
     manifest, saved = _load_inputs(request)
+    if saved is not None:
+        run.manifest_files, run.targets = saved.manifest_files, saved.plan.targets
     async with connect(
         request.base_url, parallelism=request.parallelism, verbose=request.verbose
     ) as client:
-        plan = await _plan(request, manifest, saved, client)
+        plan = await _plan(request, manifest, saved, client, run)
         if plan is None:
-            if request.deploy:
-                await _warn_about_failed_rollouts(manifest, client)
-            return True
-        result = await _execute(request, plan, client)
-        click.echo("")
-        click.echo(render_report(result))
-        if not request.deploy:
-            return result.complete
-        deployed = await _deploy(request, result, manifest, client)
+            if not request.deploy:
+                return True
+            if not request.redeploy:
+                await _check_rollouts(request, run, manifest, client)
+            result = ApplyResult(())
+        else:
+            result = await _execute(request, plan, client, run)
+            _echo("")
+            _echo(render_report(result))
+            if not request.deploy:
+                return result.complete
+        deployed = await _deploy(request, result, manifest, client, run)
         return result.complete and deployed.succeeded
 
 
-async def _warn_about_failed_rollouts(manifest: Manifest, client: Any) -> None:
-    """Nothing changed, so nothing is deployed: if an environment's newest deployment failed,
-    configuration an earlier run applied may not be live, and a CI job that retries after a
-    failed rollout must not pass in silence."""
+async def _check_rollouts(
+    request: ApplyRequest, run: _Run, manifest: Manifest, client: Any
+) -> None:
+    """Nothing changed, so nothing is deployed, but an earlier rollout may matter: a newest
+    deployment that failed (configuration an earlier run applied may not be live, and a CI
+    job that retries after a failed rollout must not pass in silence) or one still in flight
+    (an earlier run interrupted while it waited): say so, and which command helps."""
     from reconciler.platform.errors import ApiError
     from reconciler.status import gather_status
 
@@ -285,16 +402,26 @@ async def _warn_about_failed_rollouts(manifest: Manifest, client: Any) -> None:
     except ApiError as error:  # a check on top of a finished apply: say so, do not fail it
         click.echo(f"Note: could not check the latest deployments: {error.message}", err=True)
         return
+    in_flight = []
     for env in report.environments:
         newest = env.newer or env.serving
+        if newest is not None and not newest.is_final:
+            in_flight.append(f"{env.address} ({newest.id}, {newest.status})")
         if newest is None or newest.status not in FAILED_STATUSES:
             continue
         code = f" ({newest.error_code})" if newest.error_code else ""
         click.echo(
             f"Warning: nothing changed, so nothing was deployed, but the newest deployment of "
             f"{env.address} ({newest.id}) is {newest.status}{code}: configuration an earlier "
-            "apply changed may not be live. Fix the cause, then redeploy it on the platform "
-            "(or change the manifest and run apply --deploy again).",
+            "apply changed may not be live. Fix the cause, then deploy again: "
+            f"{request.command('apply', '--redeploy', files=run.manifest_files)}",
+            err=True,
+        )
+    if in_flight:
+        wait = request.command("status", "--wait", files=run.manifest_files)
+        click.echo(
+            f"Note: {len(in_flight)} deployment(s) are still rolling out: "
+            f"{', '.join(in_flight)}. To wait for them: {wait}",
             err=True,
         )
 
@@ -316,7 +443,7 @@ def _load_inputs(request: ApplyRequest) -> tuple[Manifest, SavedPlan | None]:
 
 
 async def _plan(
-    request: ApplyRequest, manifest: Manifest, saved: SavedPlan | None, client: Any
+    request: ApplyRequest, manifest: Manifest, saved: SavedPlan | None, client: Any, run: _Run
 ) -> Plan | None:
     """The plan to apply, checked and approved; None when there is nothing to do."""
     from reconciler.secrets import resolve_ref
@@ -335,9 +462,8 @@ async def _plan(
         plan, max_deletes=max_deletes, allow_replace=request.allow_replace, resolve=resolve_ref
     )
     if saved is None and not request.auto_approve:
-        answer = click.prompt(
-            f"\n{CONFIRMATION}", default="", show_default=False, prompt_suffix=" "
-        )
+        run.stage = "confirming"
+        answer = _ask(f"\n{CONFIRMATION}")
         if answer.strip() != "yes":
             raise ApplyRefused("apply cancelled: the answer was not 'yes'; nothing was applied")
     return plan
@@ -415,14 +541,22 @@ def _nothing_to_apply(plan: Plan, *, rendered: bool) -> None:
     )
 
 
-async def _execute(request: ApplyRequest, plan: Plan, client: Any) -> ApplyResult:
+def _echo(line: str) -> None:
+    """Print on stdout; if stdout fails, go on: an apply stopped half-way by its output would
+    leave the platform half changed (the failure is reported when the command exits)."""
+    with contextlib.suppress(OutputError):
+        click.echo(line)
+
+
+async def _execute(request: ApplyRequest, plan: Plan, client: Any, run: _Run) -> ApplyResult:
     from reconciler.secrets import resolve_ref
 
     progress: PlainApplyProgress | RichApplyProgress
     if stdout_is_terminal():
         progress = RichApplyProgress(Console(file=sys.stdout))
     else:
-        progress = PlainApplyProgress(click.echo)
+        progress = PlainApplyProgress(_echo)
+    run.stage, run.plan, run.applied = "applying", plan, ApplyRecord(progress)
     try:
         return await execute(
             plan,
@@ -431,22 +565,24 @@ async def _execute(request: ApplyRequest, plan: Plan, client: Any) -> ApplyResul
             options=ApplyOptions(
                 parallelism=request.parallelism, fingerprint_key=request.fingerprint_key
             ),
-            observer=progress,
+            observer=run.applied,
         )
     finally:
         progress.close()
 
 
 async def _deploy(
-    request: ApplyRequest, result: ApplyResult, manifest: Manifest, client: Any
+    request: ApplyRequest, result: ApplyResult, manifest: Manifest, client: Any, run: _Run
 ) -> DeployReport:
-    targets, left_out = deploy_targets(result, manifest)
+    redeploy = Scope.parse(run.targets) if request.redeploy else None
+    targets, left_out = deploy_targets(result, manifest, redeploy=redeploy)
     progress: PlainDeployProgress | RichDeployProgress
     if stdout_is_terminal():
         progress = RichDeployProgress(Console(file=sys.stdout))
     else:
-        progress = PlainDeployProgress(click.echo)
-    click.echo("")
+        progress = PlainDeployProgress(_echo)
+    run.stage, run.rollouts, run.deployed = "deploying", targets, DeployRecord(progress)
+    _echo("")
     try:
         report = await roll_out(
             targets,
@@ -455,11 +591,11 @@ async def _deploy(
             options=DeployOptions(
                 wait_timeout=request.wait_timeout, poll_interval=request.poll_interval
             ),
-            observer=progress if targets else None,
+            observer=run.deployed if targets else None,
         )
     finally:
         progress.close()
     report = DeployReport(report.outcomes, report.warnings, not_deployed=left_out)
-    click.echo("")
-    click.echo(render_deploy_report(report))
+    _echo("")
+    _echo(render_deploy_report(report))
     return report

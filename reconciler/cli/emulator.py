@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 import sys
 from collections.abc import Iterator
@@ -12,6 +11,7 @@ from pathlib import Path
 import click
 
 from reconciler.cli.options import report_errors
+from reconciler.cli.output import accept_output_failure, discard_pending
 from reconciler.errors import ReconcilerError, UsageError
 
 
@@ -95,12 +95,20 @@ def emulator(
 
     from reconciler.emulator.app import ENV_API_KEY, EmulatorConfig, create_app
     from reconciler.emulator.auth import KeysFileError, load_keys
-    from reconciler.emulator.store import StateFileError
+    from reconciler.emulator.store import StateFileError, StateLock, StateLockedError
 
     try:
         keys = load_keys(keys_file) if keys_file is not None else None
     except KeysFileError as error:
         raise UsageError(str(error), hint="see `reconciler emulator --help`") from error
+    state_lock = StateLock(state_file) if state_file is not None else None
+    try:  # the server writes the file until it stops: one writer at a time
+        if state_lock is not None:
+            state_lock.acquire()
+    except StateLockedError as error:
+        raise UsageError(str(error), hint="stop it, or pass another --state") from None
+    except StateFileError as error:
+        raise UsageError(str(error), hint="pass another --state") from None
     config = EmulatorConfig(
         keys=keys,
         state_file=state_file,
@@ -113,6 +121,8 @@ def emulator(
     try:
         app = create_app(config)
     except StateFileError as error:
+        if state_lock is not None:
+            state_lock.release()
         raise UsageError(str(error), hint="remove the file or pass another --state") from error
     sock = _bind(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
@@ -147,23 +157,18 @@ def emulator(
         pass
     finally:
         sock.close()
+    if state_lock is not None:
+        state_lock.release()
     try:
         click.echo("Emulator stopped.")
     except BrokenPipeError:  # the reader left while the emulator ran: nothing left to tell it
         _discard_stdout()
+        accept_output_failure()
 
 
 def _discard_stdout() -> None:
     """Point stdout at /dev/null so that the flush at exit does not fail on the broken pipe."""
-    try:
-        descriptor = sys.stdout.fileno()
-    except (AttributeError, OSError, ValueError):  # not a real file (e.g. captured in tests)
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, descriptor)
-    finally:
-        os.close(devnull)
+    discard_pending(sys.stdout)
 
 
 def _server_class() -> type:

@@ -101,7 +101,7 @@ async def _export(
 ) -> Export:
     from reconciler.platform.connect import connect
 
-    client = connect(base_url, parallelism=parallelism, verbose=verbose)
+    client = connect(base_url, parallelism=parallelism, verbose=verbose, read_only=True)
     async with client:
         return await export_workspace(client, projects, options)
 

@@ -91,6 +91,10 @@ def plan(
     from reconciler.secrets import fingerprint_key_from
 
     Scope.parse(targets)  # a bad --target fails before any file or network work
+    if out is not None:
+        from reconciler.files import check_replaceable
+
+        check_replaceable(out)  # before reading live state, not after
     manifest = load_manifest(files)
     echo_warnings(manifest.warnings)
     options = PlanOptions(
@@ -128,7 +132,9 @@ async def _build(
     from reconciler.engine.plan import build_plan
     from reconciler.platform.connect import connect
 
-    async with connect(base_url, parallelism=parallelism, verbose=verbose) as client:
+    async with connect(
+        base_url, parallelism=parallelism, verbose=verbose, read_only=True
+    ) as client:
         return await build_plan(manifest, client, options)
 
 

@@ -8,8 +8,11 @@ import time
 
 import click
 
+from reconciler.cli.apply import duration
 from reconciler.cli.options import connection_options, manifest_option, report_errors
+from reconciler.engine.deploy import DeployOptions, DeployReport
 from reconciler.manifest.model import Manifest
+from reconciler.platform.client import PlatformClient
 from reconciler.status import StatusReport, gather_status, render_json, render_rich, render_text
 
 
@@ -23,11 +26,34 @@ from reconciler.status import StatusReport, gather_status, render_json, render_r
     show_default=True,
     help="`table`: tables on a terminal, aligned plain text otherwise; `json`: stable objects.",
 )
+@click.option(
+    "--wait",
+    is_flag=True,
+    help="First wait for every deployment still in flight to finish (progress on stderr); "
+    "exit 1 if one of them does not go live.",
+)
+@click.option(
+    "--wait-timeout",
+    default="15m",
+    show_default=True,
+    callback=duration,
+    help="With --wait: how long to wait for all deployments (e.g. 90s, 15m, 1h).",
+)
+@click.option(
+    "--poll-interval",
+    default="2s",
+    show_default=True,
+    callback=duration,
+    help="With --wait: time between two status checks of a deployment.",
+)
 @connection_options
 @report_errors
 def status(
     files: tuple[str, ...],
     output_format: str,
+    wait: bool,
+    wait_timeout: float,
+    poll_interval: float,
     base_url: str | None,
     parallelism: int,
     verbose: bool,
@@ -40,13 +66,17 @@ def status(
     Examples:
       reconciler status -f platform/
       reconciler status -f platform/ --format json | jq '.environments[].domains'
+      reconciler status -f platform/ --wait    # after an interrupted apply --deploy
     """
     from reconciler.cli.validate import echo_warnings
     from reconciler.manifest.validate import load_manifest
 
     manifest = load_manifest(files)
     echo_warnings(manifest.warnings)
-    report = asyncio.run(_gather(manifest, base_url, parallelism, verbose))
+    options = (
+        DeployOptions(wait_timeout=wait_timeout, poll_interval=poll_interval) if wait else None
+    )
+    report, waited = asyncio.run(_gather(manifest, base_url, parallelism, verbose, options))
     now_ms = int(time.time() * 1000)
     if output_format == "json":
         click.echo(render_json(report, now_ms), nl=False)
@@ -56,13 +86,54 @@ def status(
         render_rich(report, now_ms, Console())
     else:
         click.echo(render_text(report, now_ms), nl=False)
+    if waited is not None and not waited.succeeded:
+        sys.exit(1)
 
 
 async def _gather(
-    manifest: Manifest, base_url: str | None, parallelism: int, verbose: bool
-) -> StatusReport:
+    manifest: Manifest,
+    base_url: str | None,
+    parallelism: int,
+    verbose: bool,
+    wait: DeployOptions | None,
+) -> tuple[StatusReport, DeployReport | None]:
+    """The status report; with `wait`, read again once the deployments in flight finished."""
     from reconciler.platform.connect import connect
 
-    client = connect(base_url, parallelism=parallelism, verbose=verbose)
+    client = connect(base_url, parallelism=parallelism, verbose=verbose, read_only=True)
     async with client:
-        return await gather_status(manifest, client)
+        report = await gather_status(manifest, client)
+        if wait is None:
+            return report, None
+        waited = await _wait_for_rollouts(report, client, wait)
+        return await gather_status(manifest, client), waited
+
+
+async def _wait_for_rollouts(
+    report: StatusReport, client: PlatformClient, options: DeployOptions
+) -> DeployReport:
+    """Poll each environment's newest deployment that is not final yet, with progress and a
+    result line on stderr (stdout stays the report, JSON included)."""
+    from reconciler.engine.deploy import DeployTarget, wait_for_deployments
+    from reconciler.engine.progress import PlainDeployProgress, render_deploy_report
+
+    in_flight = [
+        (DeployTarget(env.project, env.app, env.environment, reasons=()), newest.id)
+        for env in report.environments
+        if (newest := env.newer or env.serving) is not None and not newest.is_final
+    ]
+    if not in_flight:
+        click.echo("No deployment in flight: nothing to wait for.", err=True)
+        return DeployReport(())
+
+    def progress(line: str) -> None:
+        click.echo(line, err=True)
+
+    waited = await wait_for_deployments(
+        in_flight,
+        client,
+        options=options,
+        observer=PlainDeployProgress(progress, created_earlier=True),
+    )
+    click.echo(render_deploy_report(waited), err=True)
+    return waited

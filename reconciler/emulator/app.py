@@ -66,6 +66,7 @@ class EmulatorConfig:
     keys: list[ApiKey] | None = None  # None -> one dev key with every permission
     dev_key: str | None = None  # that key's value; None -> $RECONCILER_API_KEY, else generated
     state_file: Path | None = None  # persisted with atomic writes; loaded at start if it exists
+    read_only_state: bool = False  # the state file is only read: a snapshot, never written back
     latency_ms: int = 0
     fault_rate: float = 0.0  # fraction of API calls answered 429 (Retry-After) / 500 / 503
     seed: int | None = None
@@ -79,7 +80,11 @@ class Emulator:
     def __init__(self, config: EmulatorConfig) -> None:
         _check_config(config)
         self.config = config
-        self.store = Store(Path(config.state_file) if config.state_file else None, config.seed)
+        self.store = Store(
+            Path(config.state_file) if config.state_file else None,
+            config.seed,
+            read_only=config.read_only_state,
+        )
         self.dev_key: str | None = None
         # True when the emulator made the dev key up: only then may it be shown (a key given by
         # the caller or in RECONCILER_API_KEY may be a real one)

@@ -11,10 +11,13 @@ import hashlib
 import json
 import os
 import random
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import filelock
 
 from reconciler.emulator.errors import not_found
 
@@ -57,8 +60,18 @@ class StateFileError(Exception):
 
 
 class Store:
-    def __init__(self, path: Path | None = None, seed: int | None = None) -> None:
+    """The state, loaded from `path` when it exists and saved to it after every change.
+
+    `read_only`: a snapshot for a command that only reads. Nothing is ever written back, not
+    even what the clock moved on (deployment and domain statuses, derived again from the clock
+    by whoever loads the file next), so a reader never overwrites what a writer saved meanwhile.
+    """
+
+    def __init__(
+        self, path: Path | None = None, seed: int | None = None, *, read_only: bool = False
+    ) -> None:
         self.path = path
+        self.read_only = read_only
         self.random = random.Random(seed)
         self.state = empty_state()
         self.dirty = False
@@ -264,7 +277,7 @@ class Store:
 
     def save(self) -> None:
         self.dirty = False
-        if self.path is not None:
+        if self.path is not None and not self.read_only:
             atomic_write(self.path, json.dumps(_persisted(self.state), separators=(",", ":")))
 
 
@@ -304,6 +317,74 @@ def atomic_write(path: Path, text: str) -> None:
             os.fsync(directory)
         finally:
             os.close(directory)
+
+
+class StateLockedError(StateFileError):
+    """Another process writes the state file: the message names it when it could be told."""
+
+
+class StateLock:
+    """One writer at a time for a state file, held for as long as that writer runs.
+
+    A writer loads the whole state when it starts and saves the whole state after each change,
+    so two writers at once would each save over the other's work. The lock is `PATH.lock`
+    beside the file (the state file itself is replaced by a rename at every save, so it cannot
+    carry a lock), taken with an OS lock that ends with the process holding it, however it
+    ends: there is never a stale lock to remove by hand. While held, the lock file names its
+    holder (process ID and command) so that a refused writer can say who to wait for.
+    """
+
+    def __init__(self, state_file: Path) -> None:
+        self.state_file = state_file
+        self.path = state_file.with_name(state_file.name + ".lock")
+        self._lock = filelock.FileLock(self.path, thread_local=False)
+
+    def acquire(self) -> None:
+        """Take the lock at once, or raise `StateLockedError` naming the state and its holder."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._lock.acquire(blocking=False)
+        except filelock.Timeout:
+            holder = _describe_holder(self.path)
+            raise StateLockedError(
+                f"the state file {self.state_file} is in use by {holder}"
+            ) from None
+        except OSError as error:
+            raise StateFileError(
+                f"cannot lock the state file {self.state_file} ({self.path}): "
+                f"{error.strerror or error}"
+            ) from None
+        self._record_holder(json.dumps({"pid": os.getpid(), "command": _command_name()}))
+
+    def release(self) -> None:
+        if self._lock.is_locked:
+            self._record_holder("")  # a holder that is gone is never named
+            self._lock.release()
+
+    def _record_holder(self, text: str) -> None:
+        # only a courtesy to whoever is refused: never a reason to fail
+        with contextlib.suppress(OSError), open(self.path, "r+", encoding="utf-8") as handle:
+            handle.truncate(0)
+            handle.write(text)
+
+
+def _command_name() -> str:
+    """`reconciler apply`: the program and its command word, never the rest of the command
+    line (paths, URLs), which is nobody else's business."""
+    script = Path(sys.argv[0] if sys.argv and sys.argv[0] else "python")
+    program = script.parent.name if script.name == "__main__.py" else script.name  # python -m
+    return " ".join([program, *(word for word in sys.argv[1:2] if word.isidentifier())])
+
+
+def _describe_holder(lock_path: Path) -> str:
+    """`process 4242 (reconciler apply)`, or `another process` when the lock file does not say
+    (the holder has just taken it and not written its name yet)."""
+    try:
+        holder = json.loads(lock_path.read_text(encoding="utf-8"))
+        pid, command = int(holder["pid"]), str(holder["command"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return "another process"
+    return f"process {pid} ({command})"
 
 
 def _load(path: Path) -> dict[str, Any]:

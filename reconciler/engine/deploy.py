@@ -8,9 +8,11 @@ each environment whose effective configuration changed:
 - repository apps rerun the environment's latest deployment (`deployment:
   {deploymentId}`), or build the default branch (`git: {}`) when there is none.
 
-Then every deployment is polled until a final status. Only the final statuses
-of the spec are relied on; the ones in between are shown as the platform names
-them, never interpreted.
+With `--redeploy`, every environment of the manifest in scope is deployed the
+same way, changed or not. Then every deployment is polled until a final status;
+`wait_for_deployments` polls deployments already in flight the same way
+(`status --wait`). Only the final statuses of the spec are relied on; the ones in
+between are shown as the platform names them, never interpreted.
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ from reconciler.engine.apply import (
     create_once,
 )
 from reconciler.engine.changes import Action, Change
-from reconciler.engine.targets import parse_address
-from reconciler.manifest.model import Manifest
+from reconciler.engine.targets import Scope, parse_address
+from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest
 from reconciler.platform.errors import ApiError
 
 FINAL_STATUSES = frozenset({"ready", "failed", "cancelled", "superseded", "skipped", "stopped"})
@@ -40,6 +42,9 @@ FAILED_STATUSES = frozenset({"failed", "cancelled"})
 """Final statuses that mean the new configuration did not go live (exit 1)."""
 
 _ENVIRONMENT_KINDS = ("settings", "variable", "policies")
+_APP_LEVEL_REASONS = ("image", "project slug")
+REDEPLOY = "redeploy"
+"""The reason of a deployment asked for by `--redeploy`, not by a change."""
 _NOT_APPLIED = (Outcome.FAILED, Outcome.SKIPPED)
 
 
@@ -139,9 +144,10 @@ def _slug_changed(change: Change) -> bool:
 
 
 def deploy_targets(
-    result: ApplyResult, manifest: Manifest | None
+    result: ApplyResult, manifest: Manifest | None, *, redeploy: Scope | None = None
 ) -> tuple[tuple[DeployTarget, ...], tuple[str, ...]]:
-    """(environments to deploy, environments left out with why) from what apply did.
+    """(environments to deploy, environments left out with why) from what apply did, plus,
+    with `redeploy`, every environment of the manifest in that scope.
 
     An environment with a change that did not apply, in itself or in its app or
     project, is left out: deploying half of a configuration change is worse than
@@ -150,7 +156,24 @@ def deploy_targets(
     wanted = _WantedRollouts(manifest)
     for item in result.results:
         wanted.add(item)
+    if redeploy is not None and manifest is not None:
+        for key, named in managed_environments(manifest, redeploy):
+            wanted.redeploy(key, named=named)
     return wanted.targets()
+
+
+def managed_environments(manifest: Manifest, scope: Scope) -> list[tuple[EnvironmentKey, bool]]:
+    """Every environment of the manifest that `scope` reaches, and whether the manifest names
+    it: an app naming no environment has both, preview counting only once it was deployed
+    (as for an image change)."""
+    found = []
+    for project in manifest.projects:
+        for app in project.apps:
+            named = [e.name for e in app.environments]
+            for environment in named or ENVIRONMENT_NAMES:
+                if scope.reads(project.slug, app.slug, environment):
+                    found.append(((project.slug, app.slug, environment), bool(named)))
+    return found
 
 
 class _WantedRollouts:
@@ -163,6 +186,8 @@ class _WantedRollouts:
         """Asked for only by an app-level change (image, project slug)."""
         self.incomplete: set[tuple[str, ...]] = set()
         """Projects, apps and environments with a change that did not apply."""
+        self.named: set[EnvironmentKey] = set()
+        """Redeployed because the manifest names them (never only if deployed before)."""
 
     def add(self, item: ChangeResult) -> None:
         change, parts = item.change, parse_address(item.change.address)[1]
@@ -185,6 +210,12 @@ class _WantedRollouts:
                 parts[0], [a.slug for a in project.apps] if project else [], "project slug"
             )
 
+    def redeploy(self, key: EnvironmentKey, *, named: bool) -> None:
+        reasons = self.reasons.setdefault(key, [])
+        if REDEPLOY not in reasons:
+            reasons.append(REDEPLOY)
+        (self.named if named else self.app_level).add(key)
+
     def _app_level(self, project: str, apps: Sequence[str], reason: str) -> None:
         for app in apps:
             for environment in ("production", "preview"):
@@ -202,7 +233,9 @@ class _WantedRollouts:
             if {key, key[:2], key[:1]} & self.incomplete:
                 left_out.append(f"{'/'.join(key)}: some of its changes did not apply")
                 continue
-            env_level = any(r not in ("image", "project slug") for r in why)
+            env_level = key in self.named or any(
+                r not in (*_APP_LEVEL_REASONS, REDEPLOY) for r in why
+            )
             only_if_deployed = key[2] != "production" and not env_level and key in self.app_level
             targets.append(
                 DeployTarget(*key, reasons=tuple(why), only_if_deployed=only_if_deployed)
@@ -248,6 +281,26 @@ async def roll_out(
     deadline = clock() + options.wait_timeout
     waited = await asyncio.gather(*(deployer.deploy(r, deadline) for r in rollouts))
     return DeployReport((*errors, *waited), warnings=tuple(requests.warnings))
+
+
+async def wait_for_deployments(
+    in_flight: Sequence[tuple[DeployTarget, str]],
+    client: PlatformCaller,
+    *,
+    options: DeployOptions | None = None,
+    observer: DeployObserver | None = None,
+    sleep: Sleep = asyncio.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> DeployReport:
+    """Poll deployments created earlier, (environment, deployment ID) pairs, until each is
+    final or `wait_timeout` has passed (`status --wait`)."""
+    options = options or DeployOptions()
+    observer = observer or _SilentDeployObserver()
+    observer.started(len(in_flight))
+    deployer = _Deployer(client, options, observer, sleep, clock)
+    deadline = clock() + options.wait_timeout
+    waited = await asyncio.gather(*(deployer.watch(t, i, deadline) for t, i in in_flight))
+    return DeployReport(tuple(waited))
 
 
 @dataclass(frozen=True)
@@ -374,10 +427,16 @@ class _Deployer:
             )
         except ApiError as error:
             outcome = DeploymentOutcome(target, None, "error", error_message=error.message)
-        else:
-            deployment_id = str(data.get("deploymentId") or data.get("id"))
-            self.observer.created(target, deployment_id, rollout.source)
-            outcome = await self._wait(target, deployment_id, deadline)
+            self.observer.finished(outcome)
+            return outcome
+        deployment_id = str(data.get("deploymentId") or data.get("id"))
+        self.observer.created(target, deployment_id, rollout.source)
+        return await self.watch(target, deployment_id, deadline)
+
+    async def watch(
+        self, target: DeployTarget, deployment_id: str, deadline: float
+    ) -> DeploymentOutcome:
+        outcome = await self._wait(target, deployment_id, deadline)
         self.observer.finished(outcome)
         return outcome
 

@@ -15,11 +15,20 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from reconciler.engine.apply import ApplyResult, CallResult, ChangeResult, NewDomain, Outcome
-from reconciler.engine.changes import Action
+from reconciler.engine.apply import (
+    ApplyObserver,
+    ApplyResult,
+    CallResult,
+    ChangeResult,
+    NewDomain,
+    Outcome,
+)
+from reconciler.engine.changes import Action, Change, Plan
 from reconciler.engine.deploy import (
     FINAL_STATUSES,
+    REDEPLOY,
     DeploymentOutcome,
+    DeployObserver,
     DeployReport,
     DeployTarget,
     describe_outcome,
@@ -67,6 +76,9 @@ class PlainApplyProgress:
     def started(self, total_calls: int) -> None:
         self.echo(f"Applying: {total_calls} API calls.")
 
+    def call_started(self, changes: Sequence[Change]) -> None:
+        pass
+
     def call_finished(self, result: CallResult | None) -> None:
         pass
 
@@ -104,6 +116,9 @@ class RichApplyProgress:
         self._task = self._bar.add_task("Applying", total=total_calls)
         self._bar.start()
         self._running = True
+
+    def call_started(self, changes: Sequence[Change]) -> None:
+        pass
 
     def call_finished(self, result: CallResult | None) -> None:
         self._bar.advance(self._task)
@@ -205,21 +220,97 @@ def render_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(f"  {line}" for line in lines)
 
 
+# --- an interrupted apply ----------------------------------------------------------
+
+
+class ApplyRecord:
+    """Passes every event on to `inner` and keeps what an interrupted apply must report:
+    the changes that finished (with their outcome) and those with a call sent."""
+
+    def __init__(self, inner: ApplyObserver) -> None:
+        self.inner = inner
+        self.finished: dict[str, ChangeResult] = {}
+        self.sent: set[str] = set()
+
+    def started(self, total_calls: int) -> None:
+        self.inner.started(total_calls)
+
+    def call_started(self, changes: Sequence[Change]) -> None:
+        self.sent.update(c.address for c in changes)
+        self.inner.call_started(changes)
+
+    def call_finished(self, result: CallResult | None) -> None:
+        self.inner.call_finished(result)
+
+    def change_finished(self, result: ChangeResult) -> None:
+        self.finished[result.change.address] = result
+        self.inner.change_finished(result)
+
+
+def render_interrupted_apply(plan: Plan, record: ApplyRecord, rerun: str) -> str:
+    """What an apply stopped part-way did: applied, failed, in progress (a call sent and not
+    answered: it may or may not have reached the platform), not started; then how to go on."""
+    done = ApplyResult(tuple(record.finished.values()))
+    unfinished = [c.address for c in plan.changes if c.address not in record.finished]
+    in_progress = [a for a in unfinished if a in record.sent]
+    not_started = [a for a in unfinished if a not in record.sent]
+    applied = [r for r in done.results if r.outcome is Outcome.DONE or r.partly_applied]
+    sections = [
+        _section(title, lines)
+        for title, lines in (
+            ("Applied", [_applied(r) for r in applied]),
+            ("Failed", [_reason(r) for r in done.with_outcome(Outcome.FAILED)]),
+            (
+                "Skipped because a change they need did not apply",
+                [_reason(r) for r in done.with_outcome(Outcome.SKIPPED)],
+            ),
+            (
+                "Not applied: delete protection",
+                [_reason(r) for r in done.with_outcome(Outcome.BLOCKED)],
+            ),
+            (
+                "In progress when interrupted: may or may not have reached the platform",
+                in_progress,
+            ),
+            ("Not started", not_started),
+        )
+        if lines
+    ]
+    added, changed, destroyed = done.counts()
+    failed = len(done.with_outcome(Outcome.FAILED))
+    skipped = len(done.with_outcome(Outcome.SKIPPED))
+    sections.append(
+        f"Apply interrupted! Resources: {added} added, {changed} changed, {destroyed} destroyed; "
+        f"{failed} failed, {skipped} skipped, {len(in_progress)} in progress, "
+        f"{len(not_started)} not started."
+    )
+    sections.append(
+        f"To finish: {rerun} (it continues from where it stopped and never creates anything twice)."
+    )
+    return "\n\n".join(sections)
+
+
 # --- deployments ---------------------------------------------------------------------
 
 
 class PlainDeployProgress:
     """A line when a deployment is created, when its status changes, and when it is final."""
 
-    def __init__(self, echo: Echo) -> None:
+    def __init__(self, echo: Echo, *, created_earlier: bool = False) -> None:
         self.echo = echo
+        self.created_earlier = created_earlier
+        """The deployments were created before (`status --wait`): only waited for."""
 
     def started(self, total: int) -> None:
-        self.echo(f"Deploying {total} environment(s); waiting for each to finish.")
+        if self.created_earlier:
+            self.echo(f"Waiting for {total} deployment(s) in flight to finish.")
+        else:
+            self.echo(f"Deploying {total} environment(s); waiting for each to finish.")
 
     def created(self, target: DeployTarget, deployment_id: str, source: str) -> None:
-        why = ", ".join(target.reasons)
-        self.echo(f"{target.address}: deployment {deployment_id} created ({source}; {why} changed)")
+        self.echo(
+            f"{target.address}: deployment {deployment_id} created ({source}; {_why(target)})"
+        )
 
     def status_changed(self, target: DeployTarget, deployment_id: str, status: str) -> None:
         if status not in FINAL_STATUSES:  # the final one is reported by `finished`
@@ -230,6 +321,13 @@ class PlainDeployProgress:
 
     def close(self) -> None:
         pass
+
+
+def _why(target: DeployTarget) -> str:
+    """`settings, variables changed`, `--redeploy`, or both."""
+    changed = [r for r in target.reasons if r != REDEPLOY]
+    why = [f"{', '.join(changed)} changed"] if changed else []
+    return "; ".join([*why, *(["--redeploy"] if REDEPLOY in target.reasons else [])])
 
 
 class RichDeployProgress(PlainDeployProgress):
@@ -278,7 +376,10 @@ def render_deploy_report(report: DeployReport) -> str:
         f", {held} ready but not serving (rolled back)" if held else ""
     )
     if not report.outcomes and not left_out:
-        sections.append("Nothing to deploy: no environment's configuration changed.")
+        sections.append(
+            "Nothing to deploy: no environment's configuration changed "
+            "(apply --redeploy deploys them anyway)."
+        )
     elif ready < total:
         sections.append(
             f"Deploy failed! {total - ready} of {total} deployment(s) did not go live"
@@ -291,4 +392,75 @@ def render_deploy_report(report: DeployReport) -> str:
         )
     else:
         sections.append(f"Deploy complete! {live}.")
+    return "\n\n".join(sections)
+
+
+class DeployRecord:
+    """Passes every event on to `inner` and keeps what an interrupted rollout must report."""
+
+    def __init__(self, inner: DeployObserver) -> None:
+        self.inner = inner
+        self.deployments: dict[str, tuple[str, str]] = {}
+        """address -> (deployment ID, last status seen) of every deployment created"""
+        self.outcomes: dict[str, DeploymentOutcome] = {}
+
+    def started(self, total: int) -> None:
+        self.inner.started(total)
+
+    def created(self, target: DeployTarget, deployment_id: str, source: str) -> None:
+        self.deployments[target.address] = (deployment_id, "created")
+        self.inner.created(target, deployment_id, source)
+
+    def status_changed(self, target: DeployTarget, deployment_id: str, status: str) -> None:
+        self.deployments[target.address] = (deployment_id, status)
+        self.inner.status_changed(target, deployment_id, status)
+
+    def finished(self, outcome: DeploymentOutcome) -> None:
+        self.outcomes[outcome.target.address] = outcome
+        self.inner.finished(outcome)
+
+
+def render_interrupted_deploy(
+    targets: Sequence[DeployTarget],
+    record: DeployRecord,
+    wait: str,
+    deploy: Callable[[Sequence[str]], str],
+) -> str:
+    """What a rollout stopped part-way left: finished, in flight (they go on without us),
+    not created; with the command that waits for the ones in flight (`wait`) and the one
+    that deploys the others (`deploy`, given their --target flags)."""
+    finished = [record.outcomes[t.address] for t in targets if t.address in record.outcomes]
+    in_flight = [
+        t.address
+        for t in targets
+        if t.address in record.deployments and t.address not in record.outcomes
+    ]
+    seen = record.deployments.keys() | record.outcomes.keys()
+    unconfirmed = [t for t in targets if t.address not in seen]
+    # deployed only if it ran a deployment already, which the interrupt left unchecked
+    maybe = [t.address for t in unconfirmed if t.only_if_deployed]
+    not_created = [t for t in unconfirmed if not t.only_if_deployed]
+    sections = ["The configuration changes above are applied; the rollout was interrupted."]
+    if finished:
+        sections.append(_section("Finished", [describe_outcome(o) for o in finished]))
+    if in_flight:
+        lines = [f"{a} ({record.deployments[a][0]}): {record.deployments[a][1]}" for a in in_flight]
+        sections.append(
+            _section("In flight: they go on rolling out on the platform", lines)
+            + f"\nTo wait for them: {wait}"
+        )
+    if not_created:
+        flags = [word for t in not_created for word in ("--target", f"settings.{t.address}")]
+        sections.append(
+            _section(
+                "Not deployed: no deployment was confirmed created",
+                [t.address for t in not_created],
+            )
+            + f"\nTo deploy them: {deploy(flags)}"
+        )
+    if maybe:
+        sections.append(
+            f"Not checked: {', '.join(maybe)} (deployed only when it already runs a "
+            "deployment; `reconciler status` shows it)"
+        )
     return "\n\n".join(sections)

@@ -1,25 +1,31 @@
 """From `--base-url` / `RECONCILER_BASE_URL` and `RECONCILER_API_KEY` to a `PlatformClient`.
 
 `local` or `local:PATH` runs the built-in emulator in-process (no server, no
-account) with its state persisted to a file. Reading commands leave no trace: the
-state's directory (and the default one's `.gitignore`) is made only before the
-first write. No base URL at all is an error: the local emulator is never picked
-silently.
+account) with its state persisted to a file. A command that may write (`apply`)
+holds the state's lock for its whole run, so a second one is refused instead of
+saving over the first one's work; commands that only read (`read_only=True`) take
+a snapshot of the file, never lock it and never write it, so they leave no trace.
+No base URL at all is an error: the local emulator is never picked silently.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import httpx
 
 from reconciler.errors import UsageError
+from reconciler.files import check_replaceable
 from reconciler.platform.client import PlatformClient
 from reconciler.platform.log import CallLog
 from reconciler.platform.messages import API_KEY_ENV
 from reconciler.platform.operations import OPERATIONS
+
+if TYPE_CHECKING:
+    from reconciler.emulator.store import StateLock
 
 BASE_URL_ENV = "RECONCILER_BASE_URL"
 LOCAL = "local"
@@ -34,8 +40,11 @@ def connect(
     api_key: str | None = None,
     parallelism: int = 10,
     verbose: bool = False,
+    read_only: bool = False,
 ) -> PlatformClient:
-    """A client for `base_url` (a URL, `local` or `local:PATH`); the key defaults to the env."""
+    """A client for `base_url` (a URL, `local` or `local:PATH`); the key defaults to the env.
+
+    `read_only` matters for the local platform only: see the module's docstring."""
     if api_key is None:
         api_key = os.environ.get(API_KEY_ENV) or None
     call_log = CallLog() if verbose else None
@@ -48,7 +57,7 @@ def connect(
     base_url = base_url.strip()
     if base_url == LOCAL or base_url.startswith(LOCAL + ":"):
         state_file = Path(base_url[len(LOCAL) + 1 :] or LOCAL_STATE_FILE)
-        return _connect_local(state_file, api_key, parallelism, call_log)
+        return _connect_local(state_file, api_key, parallelism, call_log, read_only=read_only)
     return PlatformClient(
         validate_base_url(base_url), api_key, parallelism=parallelism, call_log=call_log
     )
@@ -93,21 +102,14 @@ def validate_base_url(base_url: str) -> str:
 
 
 def _connect_local(
-    state_file: Path, api_key: str | None, parallelism: int, call_log: CallLog | None
+    state_file: Path,
+    api_key: str | None,
+    parallelism: int,
+    call_log: CallLog | None,
+    *,
+    read_only: bool,
 ) -> PlatformClient:
-    if state_file.is_dir():
-        raise UsageError(
-            f"--base-url local:{state_file}: the state path is a directory",
-            hint="give a file path, e.g. local:.reconciler/local-platform.json",
-        )
-    blocking = _nearest_existing_ancestor(state_file)
-    if not blocking.is_dir():
-        # Checked up front, not at the first write: a plan against a path that can never
-        # hold state would otherwise pass, and only the apply after it would fail.
-        raise UsageError(
-            f"--base-url local:{state_file}: {blocking} is not a directory",
-            hint="give a file path in a directory, e.g. local:.reconciler/local-platform.json",
-        )
+    _check_state_path(state_file)
     try:  # imported lazily: commands that talk to a real platform never load the emulator
         from reconciler.emulator.app import EmulatorConfig, create_app
     except ModuleNotFoundError as exc:
@@ -116,14 +118,28 @@ def _connect_local(
         raise UsageError(
             f"the built-in emulator is not available in this installation ({exc})"
         ) from None
-    from reconciler.emulator.store import StateFileError
+    from reconciler.emulator.store import StateFileError, StateLock, StateLockedError
 
+    lock = None if read_only else StateLock(state_file)
     key = api_key or LOCAL_DEV_KEY
     try:
+        if lock is not None:
+            _make_state_directory(state_file)
+            lock.acquire()  # before loading: what this command reads is what it writes over
         # A missing state file is an empty workspace: the emulator reads it only if it exists
         # and writes it only when a request changed something.
-        app = create_app(EmulatorConfig(state_file=state_file, dev_key=key))
+        app = create_app(
+            EmulatorConfig(state_file=state_file, dev_key=key, read_only_state=read_only)
+        )
+    except StateLockedError as error:
+        raise UsageError(
+            f"--base-url local:{state_file}: {error}; nothing was changed",
+            hint="wait for it to finish, then run this command again; a command that only "
+            "reads (plan, status, export) can run meanwhile",
+        ) from None
     except StateFileError as error:
+        if lock is not None:
+            lock.release()
         raise UsageError(
             f"--base-url local:{state_file}: {error}",
             hint="remove the file (the local platform starts empty) or give another path",
@@ -132,33 +148,51 @@ def _connect_local(
         LOCAL_BASE_URL,
         key,
         parallelism=parallelism,
-        transport=_StateDirectoryOnFirstWrite(httpx.ASGITransport(app=app), state_file),
+        transport=_LocalTransport(httpx.ASGITransport(app=app), lock),
         call_log=call_log,
     )
 
 
-class _StateDirectoryOnFirstWrite(httpx.AsyncBaseTransport):
-    """The local platform's transport: makes the state's directory before the first write.
+def _check_state_path(state_file: Path) -> None:
+    """Checked up front, not at the first write: a plan against a path that can never hold
+    state would otherwise pass, and only the apply after it would fail."""
+    if state_file.is_dir():
+        raise UsageError(
+            f"--base-url local:{state_file}: the state path is a directory",
+            hint="give a file path, e.g. local:.reconciler/local-platform.json",
+        )
+    blocking = _nearest_existing_ancestor(state_file)
+    if not blocking.is_dir():
+        raise UsageError(
+            f"--base-url local:{state_file}: {blocking} is not a directory",
+            hint="give a file path in a directory, e.g. local:.reconciler/local-platform.json",
+        )
+    check_replaceable(state_file)
 
-    `plan`, `validate`, `export` and `status` only read, and the README promises they write
-    nothing, so the directory (and the default one's .gitignore) cannot be made when the
-    client is. Made here, a directory that cannot be created is one clear error before the
-    write, instead of a 500 from the emulator failing to save a change it has already made.
-    """
 
-    def __init__(self, inner: httpx.AsyncBaseTransport, state_file: Path) -> None:
+class _LocalTransport(httpx.AsyncBaseTransport):
+    """The local platform's transport. A client that may write holds the state's lock until
+    it is closed; a read-only one (no lock) refuses any operation that writes: a command
+    that claims to only read and still writes is a bug, and must not change state unlocked."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, lock: StateLock | None) -> None:
         self._inner = inner
-        self._state_file = state_file
-        self._prepared = False
+        self._lock = lock
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if not self._prepared and _is_write(request):
-            _make_state_directory(self._state_file)
-            self._prepared = True
+        if self._lock is None and _is_write(request):
+            raise RuntimeError(
+                "a read-only connection to the local platform was asked to write "
+                f"({request.url.path.rsplit('/', 1)[-1]})"
+            )
         return await self._inner.handle_async_request(request)
 
     async def aclose(self) -> None:
-        await self._inner.aclose()
+        try:
+            await self._inner.aclose()
+        finally:
+            if self._lock is not None:
+                self._lock.release()
 
 
 def _is_write(request: httpx.Request) -> bool:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from reconciler.emulator.app import EmulatorConfig
-from tests.e2e.test_apply_e2e import apply, write_manifest
-from tests.fixtures.cli import shop_manifest
+from tests.e2e.processes import CliProcess
+from tests.e2e.test_apply_e2e import apply, run_cli, write_manifest
+from tests.fixtures.cli import platform_env, shop_manifest
 from tests.fixtures.emulator import API_KEY
 
 FAST = ("--auto-approve", "--deploy", "--poll-interval", "0.02s", "--wait-timeout", "30s")
@@ -185,3 +187,154 @@ def test_a_rerun_after_a_failed_rollout_warns_that_the_change_may_not_be_live(
         f"shop/web/production ({newest['id']}) is failed (build_failed)"
     ) in rerun.output
     assert deployments(emulator)[0]["id"] == newest["id"]
+
+
+# --- deploying without a change, and waiting for rollouts in flight ---------------------
+
+
+def two_apps() -> str:
+    return shop_manifest(
+        """\
+        web:
+          name: Web
+          oci: {image: ghcr.io/acme/web:1.0}
+          environments:
+            production: {runtime: {port: 8080}}
+            preview: {runtime: {port: 8080}}
+        api:
+          name: Api
+          oci: {image: ghcr.io/acme/api:1.0}
+          environments:
+            production: {runtime: {port: 8080}}
+        """
+    )
+
+
+def all_deployments(emulator: Any) -> dict[str, list[dict[str, Any]]]:
+    """Deployments per `app/environment`, newest first."""
+    found = {}
+    for app, environment in (("web", "production"), ("web", "preview"), ("api", "production")):
+        body = {"project": "shop", "app": app, "environment": environment}
+        found[f"{app}/{environment}"] = emulator.call("deployments.listDeployments", body).json()[
+            "data"
+        ]
+    return found
+
+
+def test_deploy_with_nothing_changed_says_so_and_how_to_deploy_anyway(
+    emulator: Any, tmp_path: Path
+) -> None:
+    manifest = write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.0"))
+    assert apply(emulator, "-f", manifest, *FAST).exit_code == 0
+
+    unchanged = apply(emulator, "-f", manifest, *FAST)
+
+    assert unchanged.exit_code == 0, unchanged.output
+    assert (
+        "Nothing to deploy: no environment's configuration changed "
+        "(apply --redeploy deploys them anyway)."
+    ) in unchanged.output
+    assert len(deployments(emulator)) == 1
+
+
+def test_redeploy_deploys_every_environment_of_the_manifest_without_a_change(
+    emulator: Any, tmp_path: Path
+) -> None:
+    manifest = write_manifest(tmp_path, two_apps())
+    assert apply(emulator, "-f", manifest, "--auto-approve").exit_code == 0
+    assert not any(all_deployments(emulator).values())  # applied, never deployed
+
+    result = apply(emulator, "-f", manifest, *FAST, "--redeploy")
+
+    assert result.exit_code == 0, result.output
+    assert "Apply complete! Resources: 0 added, 0 changed, 0 destroyed." in result.output
+    found = all_deployments(emulator)
+    assert {where: len(listed) for where, listed in found.items()} == {
+        "web/production": 1,
+        "web/preview": 1,
+        "api/production": 1,
+    }
+    web = found["web/production"][0]
+    assert (
+        f"shop/web/production: deployment {web['id']} created "
+        "(image ghcr.io/acme/web:1.0; --redeploy)"
+    ) in result.output
+    assert "Deploy complete! 3 of 3 deployment(s) went live." in result.output
+
+
+def test_redeploy_with_a_target_deploys_only_the_environments_it_reaches(
+    emulator: Any, tmp_path: Path
+) -> None:
+    manifest = write_manifest(tmp_path, two_apps())
+    assert apply(emulator, "-f", manifest, "--auto-approve").exit_code == 0
+
+    result = apply(
+        emulator, "-f", manifest, *FAST, "--redeploy", "--target", "settings.shop/web/preview"
+    )
+
+    assert result.exit_code == 0, result.output
+    found = all_deployments(emulator)
+    assert {where: len(listed) for where, listed in found.items()} == {
+        "web/production": 0,
+        "web/preview": 1,
+        "api/production": 0,
+    }
+
+
+def test_status_wait_waits_for_the_deployments_in_flight(
+    start_emulator: Any, tmp_path: Path
+) -> None:
+    # Deployment steps of a minute: they finish when the test moves the clock, not before.
+    slow = start_emulator(EmulatorConfig(dev_key=API_KEY, step_ms=60_000))
+    manifest = write_manifest(tmp_path, two_apps())
+    assert apply(slow, "-f", manifest, "--auto-approve").exit_code == 0
+    nothing = run_cli(slow, "status", "-f", manifest, "--wait")
+    assert nothing.exit_code == 0, nothing.output
+    assert "No deployment in flight: nothing to wait for." in nothing.stderr
+    target = {"project": "shop", "app": "web", "environment": "production"}
+    good = slow.call(
+        "deployments.createDeployment", {**target, "image": {"dockerImage": "nginx:1"}}
+    )
+    bad = slow.call(
+        "deployments.createDeployment",
+        {**target, "environment": "preview", "image": {"dockerImage": "nginx:fail-1"}},
+    )
+    good_id = good.json()["data"]["deploymentId"]
+    bad_id = bad.json()["data"]["deploymentId"]
+
+    with CliProcess(
+        ["status", "-f", manifest, "--wait", "--poll-interval", "50ms", "--format", "json"],
+        env=platform_env(slow),
+    ) as waiting:
+        waiting.wait_for_stderr("Waiting for 2 deployment(s) in flight to finish.")
+        slow.advance_clock(10 * 60_000)  # every step of both has passed
+        waited = waiting.finish()
+
+    assert waited.exit_code == 1, waited.output  # one of them did not go live
+    assert f"shop/web/production ({good_id}): ready" in waited.stderr
+    assert f"shop/web/preview ({bad_id}): failed: build_failed" in waited.stderr
+    report = json.loads(waited.stdout)  # stdout stays the report, read after the wait
+    statuses = {
+        f"{e['app']}/{e['environment']}": (e["deployment"] or {}).get("status")
+        for e in report["environments"]
+    }
+    assert statuses == {"web/production": "ready", "web/preview": "failed", "api/production": None}
+
+
+def test_a_rerun_with_a_rollout_in_flight_names_the_command_that_waits(
+    start_emulator: Any, tmp_path: Path
+) -> None:
+    slow = start_emulator(EmulatorConfig(dev_key=API_KEY, step_ms=60_000))
+    manifest = write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.0"))
+    timed_out = apply(slow, "-f", manifest, *FAST[:-1], "200ms")
+    assert timed_out.exit_code == 1, timed_out.output
+    [deployment] = deployments(slow)
+
+    rerun = apply(slow, "-f", manifest, *FAST)
+
+    assert rerun.exit_code == 0, rerun.output
+    assert (
+        "Note: 1 deployment(s) are still rolling out: "
+        f"shop/web/production ({deployment['id']}, {deployment['status']}). "
+        f"To wait for them: reconciler status -f {manifest} --wait"
+    ) in rerun.stderr

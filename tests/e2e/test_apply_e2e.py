@@ -456,7 +456,7 @@ def test_the_first_run_on_a_fresh_machine_needs_no_server(
     assert "No changes. Live state matches the manifest." in planned.output
 
 
-def test_an_interrupted_apply_says_what_the_listed_lines_mean(
+def test_an_apply_interrupted_before_its_first_call_lists_every_change_as_not_started(
     emulator: Any, shop: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async def interrupted(*args: Any, **kwargs: Any) -> Any:
@@ -465,6 +465,11 @@ def test_an_interrupted_apply_says_what_the_listed_lines_mean(
     monkeypatch.setattr(apply_cli, "execute", interrupted)
     result = apply(emulator, "-f", shop, "--auto-approve", env=SHOP_ENV)
     assert result.exit_code == 130
-    assert "Interrupted. The changes listed above finished" in result.output
-    assert "Run apply again: it continues from where it stopped" in result.output
+    assert "Apply interrupted! Resources: 0 added, 0 changed, 0 destroyed; 0 failed, " in (
+        result.stdout
+    )
+    assert "Not started (" in result.stdout and "Applied (" not in result.stdout
+    assert f"To finish: reconciler apply -f {shop} (it continues from where it stopped" in (
+        result.stdout
+    )
     assert "Traceback" not in result.output

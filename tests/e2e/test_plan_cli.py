@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import stat
+
+import pytest
 
 from reconciler.cli.plan import use_color
 from reconciler.engine.planfile import load_plan
@@ -41,6 +44,44 @@ def test_out_saves_a_loadable_plan_equal_to_the_json_output(cli, tmp_path):
     assert "tok-value-123" not in out.read_text()
 
 
+def _not_a_regular_file(kind, path, target):
+    """Make `path` a symbolic link to `target`, a named pipe, or a device like /dev/null."""
+    if kind == "symlink":
+        path.symlink_to(target)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        try:
+            os.mknod(path, stat.S_IFCHR | 0o600, os.makedev(1, 3))  # what /dev/null is
+        except PermissionError:
+            pytest.skip("making a device node needs root")
+
+
+@pytest.mark.parametrize(
+    ("kind", "named"),
+    [("symlink", "a symbolic link"), ("fifo", "a named pipe"), ("device", "a device")],
+)
+def test_out_refuses_a_path_that_is_not_a_regular_file(cli, emulator, tmp_path, kind, named):
+    """The atomic rename would replace the link or the device node itself."""
+    manifest = write_manifest(tmp_path, MANIFEST)
+    target = tmp_path / "reviewed-plan.json"
+    target.write_text("keep me")
+    out = tmp_path / "plan.json"
+    _not_a_regular_file(kind, out, target)
+    before = os.lstat(out)
+
+    result = cli("plan", "-f", str(manifest), "--out", str(out))
+
+    assert result.exit_code == 1, result.output
+    assert f"{out} is {named}, not a regular file; refusing to replace it" in result.stderr
+    assert "Traceback" not in result.output and "internal error" not in result.output
+    after = os.lstat(out)
+    assert (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode)
+    assert target.read_text() == "keep me"
+    assert emulator.requests() == []  # refused before reading live state
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
 def test_markdown_starts_with_the_result_line(cli, tmp_path):
     manifest = write_manifest(tmp_path, MANIFEST)
     result = cli("plan", "-f", str(manifest), "--format", "markdown", env={"PLAN_CLI_TOKEN": "x"})
@@ -71,3 +112,18 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
     monkeypatch.delenv("NO_COLOR")
     monkeypatch.setattr("sys.stdout", io.StringIO())
     assert use_color(no_color=False) is False
+
+
+def test_export_output_refuses_a_symbolic_link_even_with_force(cli, seed, tmp_path):
+    """`export -o` writes through the same atomic rename, and the same check."""
+    seed.project("shop")
+    target = tmp_path / "reviewed.yaml"
+    target.write_text("keep me")
+    out = tmp_path / "shop.yaml"
+    out.symlink_to(target)
+
+    result = cli("export", "-o", str(out), "--force")
+
+    assert result.exit_code == 1, result.output
+    assert f"{out} is a symbolic link, not a regular file; refusing to replace it" in result.stderr
+    assert out.is_symlink() and target.read_text() == "keep me"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -77,3 +78,22 @@ def list_all(emulator: EmulatorServer, operation: str, body: dict[str, Any], lim
             return items
         cursor = page["pagination"]["cursor"]
     raise AssertionError("pagination never ended")
+
+
+def call_in_process(app: Any, operation: str, body: dict[str, Any], key: str = "k") -> Any:
+    """POST to an app made by `create_app` without a server, with `key`; the answer's JSON.
+
+    `operation` is an operation name, or an admin path such as `/_emulator/clock`."""
+    path = operation if operation.startswith("/") else f"/v1/{operation}"
+
+    async def post() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app)
+        headers = {"Authorization": f"Bearer {key}"}
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://e", headers=headers
+        ) as c:
+            return await c.post(path, json=body)
+
+    answer = asyncio.run(post())
+    assert answer.status_code < 300, answer.text
+    return answer.json()

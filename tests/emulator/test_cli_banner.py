@@ -4,10 +4,12 @@ message (no "internal error") when nobody reads its output."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from typing import Any
 
+import httpx
 import pytest
 from click.testing import CliRunner
 
@@ -68,3 +70,29 @@ def test_a_closed_stdout_stops_with_a_clear_message() -> None:
     assert "internal error" not in finished.stderr and "Traceback" not in finished.stderr
     assert "Exception ignored" not in finished.stderr
     assert finished.stderr.startswith("Error: the standard output was closed"), finished.stderr
+
+
+def test_a_reader_that_left_while_it_served_is_no_error_at_the_stop() -> None:
+    """`reconciler emulator | head -3`: the reader leaves after the banner; stopping cleanly
+    then has nobody to tell, and that is no failure."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "reconciler", "emulator", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "RECONCILER_API_KEY": "k"},
+    )
+    try:
+        banner = [process.stdout.readline() for _ in range(3)]
+        base_url = banner[0].split()[-1]
+        # an answer proves it serves (and handles Ctrl-C itself) before the reader leaves
+        answer = httpx.post(f"{base_url}/v1/projects.listProjects", json={}, timeout=60)
+        assert answer.status_code == 401  # no key sent: still an answer
+        process.stdout.close()  # the reader leaves
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, stderr
+    assert "Error" not in stderr and "Exception ignored" not in stderr

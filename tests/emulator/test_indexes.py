@@ -4,14 +4,19 @@ and deadlines only (it no longer scans every domain on every request)."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
-
-import httpx
 
 from reconciler.emulator.app import EmulatorConfig, create_app
 from reconciler.emulator.store import Store
-from tests.emulator.helpers import get_app, make_app, make_project, ok, problem, target
+from tests.emulator.helpers import (
+    call_in_process,
+    get_app,
+    make_app,
+    make_project,
+    ok,
+    problem,
+    target,
+)
 from tests.fixtures.emulator import STEP_MS, EmulatorServer
 
 DAY_MS = 24 * 60 * 60 * 1000
@@ -168,43 +173,30 @@ def test_deployments_started_before_a_reload_or_restarted_still_progress(tmp_pat
     path = tmp_path / "state.json"
     where = {"project": "shop", "app": "web", "environment": "preview"}
 
-    async def call(app, operation: str, body: dict) -> dict:
-        transport = httpx.ASGITransport(app=app)
-        headers = {"Authorization": "Bearer k"}
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://e", headers=headers
-        ) as c:
-            if operation.startswith("/"):
-                answer = await c.post(operation, json=body)
-            else:
-                answer = await c.post(f"/v1/{operation}", json=body)
-            assert answer.status_code < 300, answer.text
-            return answer.json()
-
     def app():
         return create_app(EmulatorConfig(state_file=path, dev_key="k", step_ms=60_000))
 
     def status(emulator, deployment_id: str) -> str:
-        got = asyncio.run(
-            call(emulator, "deployments.getDeployment", {"deploymentId": deployment_id})
+        got = call_in_process(
+            emulator, "deployments.getDeployment", {"deploymentId": deployment_id}
         )
         return got["data"]["status"]
 
     first = app()
-    asyncio.run(call(first, "projects.createProject", {"name": "S", "slug": "shop"}))
+    call_in_process(first, "projects.createProject", {"name": "S", "slug": "shop"})
     body = {"project": "shop", "name": "W", "slug": "web", "oci": {"image": "nginx:1"}}
-    asyncio.run(call(first, "apps.createApp", body))
-    created = asyncio.run(
-        call(first, "deployments.createDeployment", {**where, "image": {"dockerImage": "nginx:2"}})
+    call_in_process(first, "apps.createApp", body)
+    created = call_in_process(
+        first, "deployments.createDeployment", {**where, "image": {"dockerImage": "nginx:2"}}
     )
     deployment_id = created["data"]["deploymentId"]
     assert status(first, deployment_id) == "pending"
 
     second = app()  # a reload: the deployment is still in progress
-    asyncio.run(call(second, "/_emulator/clock", {"advanceMs": 10 * 60_000}))
+    call_in_process(second, "/_emulator/clock", {"advanceMs": 10 * 60_000})
     assert status(second, deployment_id) == "ready"
-    asyncio.run(call(second, "deployments.stopDeployment", {"deploymentId": deployment_id}))
-    asyncio.run(call(second, "deployments.startDeployment", {"deploymentId": deployment_id}))
+    call_in_process(second, "deployments.stopDeployment", {"deploymentId": deployment_id})
+    call_in_process(second, "deployments.startDeployment", {"deploymentId": deployment_id})
     assert status(second, deployment_id) == "starting"
-    asyncio.run(call(second, "/_emulator/clock", {"advanceMs": 60_000}))
+    call_in_process(second, "/_emulator/clock", {"advanceMs": 60_000})
     assert status(second, deployment_id) == "ready"

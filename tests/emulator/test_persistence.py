@@ -24,6 +24,7 @@ from reconciler.cli import main
 from reconciler.emulator import store as store_module
 from reconciler.emulator.app import EmulatorConfig, create_app
 from reconciler.emulator.store import Store, atomic_write
+from tests.emulator.helpers import call_in_process
 
 KEY = "persist-key"
 
@@ -105,7 +106,8 @@ def test_state_survives_a_kill_and_restart(processes: list[Process], tmp_path: P
     before = first.state()
     first.kill()  # no clean shutdown: every write must already be on disk
 
-    assert not [p for p in tmp_path.iterdir() if p.name != "platform.json"]  # no temp files
+    # no temp files; the lock beside the state stays (a killed holder's lock ends with it)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["platform.json", "platform.json.lock"]
     # the file (often inside the user's repository) is private and holds only the digest of a
     # write-only value: the platform never returns it, so nothing is lost
     assert stat.S_IMODE(state_file.stat().st_mode) == 0o600
@@ -290,3 +292,27 @@ def test_store_rejects_rows_its_indexes_cannot_read(
     with pytest.raises(store_module.StateFileError, match="not a usable emulator state file") as e:
         Store(path)
     assert named in str(e.value)
+
+
+def test_a_read_only_store_reads_the_file_and_never_writes_it(tmp_path: Path) -> None:
+    """A reader (plan, status, export on `--base-url local`) sees deployments move on with the
+    clock like any client, but never saves: saving its snapshot would undo what a writer
+    saved meanwhile."""
+    path = tmp_path / "state.json"
+    target = {"project": "shop", "app": "web", "environment": "production"}
+    writer = create_app(EmulatorConfig(state_file=path, dev_key="k", step_ms=60_000))
+    call_in_process(writer, "projects.createProject", {"name": "S", "slug": "shop"})
+    app = {"project": "shop", "name": "W", "slug": "web", "oci": {"image": "nginx:1"}}
+    call_in_process(writer, "apps.createApp", app)
+    image = {"image": {"dockerImage": "nginx:1"}}
+    created = call_in_process(writer, "deployments.createDeployment", {**target, **image})
+    deployment_id = created["data"]["deploymentId"]
+    saved = path.read_bytes()
+
+    reader = create_app(
+        EmulatorConfig(state_file=path, dev_key="k", step_ms=60_000, read_only_state=True)
+    )
+    reader.state.emulator.store.advance_clock(10 * 60_000)  # every step has passed
+    seen = call_in_process(reader, "deployments.getDeployment", {"deploymentId": deployment_id})
+    assert seen["data"]["status"] == "ready"
+    assert path.read_bytes() == saved

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,7 +18,16 @@ from reconciler.engine.deploy import (
     roll_out,
 )
 from reconciler.engine.progress import PlainDeployProgress, render_deploy_report
-from reconciler.manifest.model import App, GitSource, Manifest, OciSource, Project, Prune
+from reconciler.engine.targets import Scope
+from reconciler.manifest.model import (
+    App,
+    Environment,
+    GitSource,
+    Manifest,
+    OciSource,
+    Project,
+    Prune,
+)
 from reconciler.platform.errors import NotFound, ServerError
 
 
@@ -89,6 +99,45 @@ def test_an_environment_of_an_app_whose_own_change_failed_is_not_deployed() -> N
     targets, left_out = deploy_targets(result, MANIFEST)
     assert [t.address for t in targets] == ["shop/web/production"]
     assert left_out == ("shop/api/production: some of its changes did not apply",)
+
+
+def _redeployed(scope: tuple[str, ...], result: ApplyResult | None = None) -> set[tuple]:
+    """What `--redeploy` deploys in MANIFEST, its api naming only preview (web names none)."""
+    (shop,) = MANIFEST.projects
+    web, api = shop.apps
+    api = dataclasses.replace(api, environments=(Environment("preview"),))
+    manifest = dataclasses.replace(MANIFEST, projects=(dataclasses.replace(shop, apps=(web, api)),))
+    targets, _ = deploy_targets(result or ApplyResult(()), manifest, redeploy=Scope.parse(scope))
+    return {(t.address, t.reasons, t.only_if_deployed) for t in targets}
+
+
+def test_redeploy_deploys_every_environment_of_the_manifest_in_scope() -> None:
+    assert _redeployed(()) == {
+        ("shop/web/production", ("redeploy",), False),
+        # not named by the manifest: like an image change, only if it runs already
+        ("shop/web/preview", ("redeploy",), True),
+        # named: deployed even if it never was; production, not named, is left alone
+        ("shop/api/preview", ("redeploy",), False),
+    }
+    assert _redeployed(("app.shop/api",)) == {("shop/api/preview", ("redeploy",), False)}
+    assert _redeployed(("settings.shop/web/production", "variable.shop/api/preview/K")) == {
+        ("shop/web/production", ("redeploy",), False),
+        ("shop/api/preview", ("redeploy",), False),
+    }
+    assert _redeployed(("project.blog",)) == set()
+
+
+def test_redeploy_adds_to_the_changes_and_leaves_out_what_did_not_apply() -> None:
+    result = ApplyResult(
+        (
+            done(change("settings.shop/web/production", "settings")),
+            done(change("variable.shop/api/preview/A", "variable"), Outcome.FAILED),
+        )
+    )
+    assert _redeployed(("app.shop/web", "app.shop/api"), result) == {
+        ("shop/web/production", ("settings", "redeploy"), False),
+        ("shop/web/preview", ("redeploy",), True),
+    }
 
 
 def test_a_new_image_and_a_new_project_slug_deploy_every_environment_already_running() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import shlex
 
 from rich.console import Console
 
@@ -161,3 +162,44 @@ def test_new_domains_print_their_dns_records_as_a_table() -> None:
         ["shop.example.com", "CNAME", "shop.example.com", "edge.platform.test", "300"],
         ["shop.example.com", "TXT", "_verify.shop.example.com", "token-1", "300"],
     ]
+
+
+def test_an_interrupted_rollout_says_what_finished_what_goes_on_and_what_was_not_created() -> None:
+    from reconciler.engine.deploy import DeploymentOutcome, DeployTarget
+    from reconciler.engine.progress import (
+        DeployRecord,
+        PlainDeployProgress,
+        render_interrupted_deploy,
+    )
+
+    web, api, blog = (
+        DeployTarget("shop", app, "production", reasons=("settings",))
+        for app in ("web", "api", "blog")
+    )
+    lines: list[str] = []
+    record = DeployRecord(PlainDeployProgress(lines.append))
+    record.started(3)
+    record.created(web, "d_web", "image nginx:1")
+    record.finished(DeploymentOutcome(web, "d_web", "ready"))
+    record.created(api, "d_api", "image nginx:2")
+    record.status_changed(api, "d_api", "building")
+
+    text = render_interrupted_deploy(
+        (web, api, blog),
+        record,
+        "reconciler status -f p.yaml --wait",
+        lambda flags: shlex.join(["reconciler", "apply", "-f", "p y.yaml", "--redeploy", *flags]),
+    )
+
+    assert "Finished (1):\n  shop/web/production (d_web): ready" in text
+    assert (
+        "In flight: they go on rolling out on the platform (1):\n"
+        "  shop/api/production (d_api): building\n"
+        "To wait for them: reconciler status -f p.yaml --wait"
+    ) in text
+    assert (
+        "Not deployed: no deployment was confirmed created (1):\n  shop/blog/production\n"
+        "To deploy them: reconciler apply -f 'p y.yaml' --redeploy "
+        "--target settings.shop/blog/production"
+    ) in text
+    assert lines[0] == "Deploying 3 environment(s); waiting for each to finish."  # passed on

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 
 import pytest
@@ -223,9 +224,10 @@ def test_the_default_local_state_directory_keeps_itself_out_of_git(
     monkeypatch.chdir(tmp_path)
 
     async def read_then_write() -> None:
-        async with connect("local") as client:
+        async with connect("local", read_only=True) as client:
             await client.list_all("projects.listProjects", {})
-            assert list(tmp_path.iterdir()) == []  # reading leaves no trace
+        assert list(tmp_path.iterdir()) == []  # reading leaves no trace
+        async with connect("local") as client:
             await client.call("projects.createProject", {"name": "Shop", "slug": "shop"})
 
     run(read_then_write())
@@ -233,37 +235,27 @@ def test_the_default_local_state_directory_keeps_itself_out_of_git(
     assert ignore.read_text().splitlines()[-1] == "*"
 
 
-def test_a_local_state_directory_is_made_only_by_a_write(tmp_path: Path) -> None:
+def test_a_local_state_directory_is_made_only_by_a_writer(tmp_path: Path) -> None:
     state = tmp_path / "new" / "sub" / "state.json"
 
-    async def session(write: bool) -> None:
-        async with connect(f"local:{state}") as client:
+    async def session(read_only: bool) -> None:
+        async with connect(f"local:{state}", read_only=read_only) as client:
             await client.list_all("projects.listProjects", {})
-            if write:
+            if not read_only:
                 await client.call("projects.createProject", {"name": "Shop", "slug": "shop"})
 
-    run(session(write=False))
+    run(session(read_only=True))
     assert not (tmp_path / "new").exists()
-    run(session(write=True))
+    run(session(read_only=False))
     assert state.is_file()
     assert not (state.parent / ".gitignore").exists()  # only the default directory gets one
 
 
-def test_a_state_directory_that_cannot_be_made_is_a_usage_error_on_the_write(
-    tmp_path: Path,
-) -> None:
-    blocker = tmp_path / "sub"
-    state = blocker / "state.json"
-
-    async def write() -> None:
-        async with connect(f"local:{state}") as client:
-            assert await client.list_all("projects.listProjects", {}) == []
-            # appears between connecting and the first write, where only mkdir can see it
-            blocker.write_text("", encoding="utf-8")
-            await client.call("projects.createProject", {"name": "Shop", "slug": "shop"})
-
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_a_state_directory_that_cannot_be_made_is_a_usage_error() -> None:
+    # /proc refuses new directories to every user, root included
     with pytest.raises(UsageError, match="cannot create the directory for the local platform"):
-        run(write())
+        connect("local:/proc/reconciler-test/state.json")
 
 
 def test_a_state_path_under_a_file_is_refused_before_any_request(tmp_path: Path) -> None:
@@ -272,3 +264,46 @@ def test_a_state_path_under_a_file_is_refused_before_any_request(tmp_path: Path)
     with pytest.raises(UsageError, match=f"{blocker} is not a directory"):
         connect(f"local:{blocker}/deeper/state.json")
     assert blocker.read_text(encoding="utf-8") == ""
+
+
+def test_a_read_only_local_connection_takes_no_lock_and_refuses_to_write(tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+
+    async def session() -> None:
+        async with connect(f"local:{state}") as writer:  # holds the lock meanwhile
+            await writer.call("projects.createProject", {"name": "Shop", "slug": "shop"})
+            async with connect(f"local:{state}", read_only=True) as reader:
+                assert [p["slug"] for p in await reader.list_all("projects.listProjects", {})] == [
+                    "shop"
+                ]
+                with pytest.raises(RuntimeError, match="read-only connection"):
+                    await reader.call("projects.createProject", {"name": "Blog", "slug": "blog"})
+
+    run(session())
+    assert "blog" not in state.read_text()
+
+
+def test_a_second_local_writer_is_refused_while_the_first_is_connected(tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+
+    async def session() -> None:
+        async with connect(f"local:{state}"):
+            with pytest.raises(UsageError, match=f"the state file {state} is in use by process"):
+                connect(f"local:{state}")
+        async with connect(f"local:{state}"):  # released with the first client
+            pass
+
+    run(session())
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo"])
+def test_a_local_state_path_that_is_not_a_regular_file_is_refused(
+    tmp_path: Path, kind: str
+) -> None:
+    state = tmp_path / "state.json"
+    if kind == "symlink":
+        state.symlink_to(tmp_path / "elsewhere.json")
+    else:
+        os.mkfifo(state)
+    with pytest.raises(UsageError, match="not a regular file; refusing to replace it"):
+        connect(f"local:{state}")

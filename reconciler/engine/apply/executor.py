@@ -62,6 +62,7 @@ class _GraphRun:
             node.skipped_because = failed
             self.observer.call_finished(None)
         else:
+            self.observer.call_started(node.covers)
             node.result = await self.sender.send(node.owner, node.call, node.after_delete)
             self.observer.call_finished(node.result)
         self._finished[node.index].set()

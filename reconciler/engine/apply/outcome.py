@@ -178,6 +178,9 @@ class ApplyObserver(Protocol):
 
     def started(self, total_calls: int) -> None: ...
 
+    def call_started(self, changes: Sequence[Change]) -> None:
+        """A call deciding `changes` is being sent (until it settles, it is in flight)."""
+
     def call_finished(self, result: CallResult | None) -> None:
         """One call settled: its result, or None when it was skipped."""
 
@@ -188,6 +191,9 @@ class SilentObserver:
     """The observer of an apply nobody watches (tests, benchmarks)."""
 
     def started(self, total_calls: int) -> None:
+        pass
+
+    def call_started(self, changes: Sequence[Change]) -> None:
         pass
 
     def call_finished(self, result: CallResult | None) -> None:
