@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import pytest
 
+from tests.emulator.helpers import LONG_STEP_MS as STEP_MS
 from tests.emulator.helpers import list_all, make_app, make_project, ok, problem, target
-from tests.fixtures.emulator import STEP_MS, EmulatorServer
+from tests.fixtures.emulator import EmulatorServer
 
 DAY_MS = 24 * 60 * 60 * 1000
 
 
 @pytest.fixture
-def web(emulator: EmulatorServer) -> EmulatorServer:
-    make_project(emulator)
-    make_app(emulator)
-    return emulator
+def web(web_on_the_test_clock: EmulatorServer) -> EmulatorServer:
+    return web_on_the_test_clock
 
 
 def _create(
