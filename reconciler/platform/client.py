@@ -5,6 +5,10 @@ semaphore (`--parallelism`), so concurrency is bounded across the whole run,
 and the semaphore is released while waiting to retry. Errors are turned into
 the classes of `reconciler.platform.errors` with messages built from the
 request; the API key and request bodies never reach a message or a log line.
+
+Only the platform may say that an object does not exist: an answer the spec does
+not list for the operation is an error, and the first 404 of a run is believed
+only after the base URL has answered one call the way only the platform can.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import asyncio
 import json
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -23,10 +28,10 @@ from reconciler.platform import errors
 from reconciler.platform.log import CallLog, redact
 from reconciler.platform.messages import (
     API_KEY_ENV,
-    MAPPED_STATUSES,
     ObjectNames,
     attempts_text,
     body_snippet,
+    check_base_url,
     error_detail,
     status_error,
 )
@@ -37,8 +42,22 @@ from reconciler.platform.shapes import DATA_SHAPES, shape_problem
 PAGE_SIZE = 100
 MAX_PAGES = 10_000  # a million items: past this a platform handing out fresh cursors is broken
 
+# The one call whose every answer is recognisable: it cannot answer 404, and its 200 is a
+# `data` list of projects with a `pagination` envelope. It needs `project.*.read_project`.
+PLATFORM_CHECK = "projects.listProjects"
+PLATFORM_CHECK_PERMISSION = "project.*.read_project"
+
 # Failures where the request certainly never reached the server: safe to resend even for a create.
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """A complete HTTP answer."""
+
+    status: int
+    headers: httpx.Headers
+    content: bytes
 
 
 class PlatformClient:
@@ -69,6 +88,9 @@ class PlatformClient:
         if call_log is not None:
             call_log.add_secret(self._api_key)
         self._semaphore = asyncio.Semaphore(parallelism)
+        # None until checked; then "" when the base URL is the platform, else why it is not
+        self._not_platform: str | None = None
+        self._platform_check = asyncio.Lock()
         headers = {
             "Content-Type": "application/json",
             "Accept": "application/json",
@@ -154,7 +176,7 @@ class PlatformClient:
     async def _send(
         self, op: Operation, body: Mapping[str, Any], *, object_id: str | None
     ) -> tuple[Any, int]:
-        """(parsed JSON body or None, status) of the first 2xx answer; raises otherwise."""
+        """(parsed JSON body or None, status) of the answer of success; raises otherwise."""
         content = self._encode(op, body)
         policy = self._retry
         started = policy.clock()
@@ -164,25 +186,24 @@ class PlatformClient:
             failure: errors.ApiError
             delay: float
             try:
-                response = await self._post(op, content, attempt)
+                answer = await self._post(op, content, attempt)
             except httpx.TransportError as exc:
                 failure = self._transport_error(op, exc, attempt)
                 if failure.ambiguous:
                     raise failure from None
                 delay = policy.backoff(attempt)
             except httpx.RequestError as exc:  # an answer came but could not be decoded
-                raise errors.UnexpectedResponse(
-                    f"{op.name}: unexpected response: {type(exc).__name__}",
-                    operation=op.name,
-                    ambiguous=op.creates,
-                ) from None
+                what = f"an answer that could not be read ({type(exc).__name__})"
+                raise self._unexpected(op, None, what, ambiguous=op.creates) from None
             else:
-                if response.is_success:
-                    return self._parse_success(op, response), response.status_code
-                failure = self._status_failure(op, body, response, object_id, attempt)
-                if not self._retryable(op, response.status_code):
+                if 200 <= answer.status <= 299:
+                    return self._parse_success(op, answer), answer.status
+                failure = self._status_failure(op, body, answer, object_id, attempt)
+                if isinstance(failure, errors.NotFound):
+                    raise await self._believed(op, failure) from None
+                if not self._retryable(op, answer.status):
                     raise failure from None
-                delay = policy.retry_after(response.headers.get("Retry-After"), attempt)
+                delay = policy.retry_after(answer.headers.get("Retry-After"), attempt)
             out_of_time = policy.clock() - started + delay > policy.max_elapsed
             if attempt >= policy.max_attempts or out_of_time:
                 raise failure from None
@@ -193,7 +214,7 @@ class PlatformClient:
         """429: nothing was processed, always resend. 5xx: only when repeating is harmless."""
         return status == 429 or (status in RETRIED_SERVER_STATUSES and op.safe_to_repeat)
 
-    async def _post(self, op: Operation, content: bytes, attempt: int) -> httpx.Response:
+    async def _post(self, op: Operation, content: bytes, attempt: int) -> _Answer:
         async with self._semaphore:
             self.calls += 1
             begun = time.perf_counter()
@@ -205,7 +226,7 @@ class PlatformClient:
                 self._record(op, type(exc).__name__, begun, attempt)
                 raise
             self._record(op, str(response.status_code), begun, attempt)
-            return response
+            return _Answer(response.status_code, response.headers, response.content)
 
     def _record(self, op: Operation, outcome: str, begun: float, attempt: int) -> None:
         if self._log is not None:
@@ -243,27 +264,24 @@ class PlatformClient:
         self,
         op: Operation,
         body: Mapping[str, Any],
-        response: httpx.Response,
+        answer: _Answer,
         object_id: str | None,
         attempt: int,
     ) -> errors.ApiError:
-        status = response.status_code
-        detail = error_detail(response.content)
+        status = answer.status
+        detail = error_detail(answer.content)
         secrets = self._secrets(body)
         if detail is not None:
             detail = redact(detail, secrets)
-        if status < 500 and status not in MAPPED_STATUSES:
-            # Redirects, 405, 418...: not the platform API speaking; show a short preview.
+        # 502-504 come from the gateways and load balancers in front of any server, the
+        # platform's too: transient server errors (retried when safe), whatever the spec lists.
+        if not op.answers(status) and status not in RETRIED_SERVER_STATUSES:
+            # Redirects, 405, 418, a 404 where none can be...: not the platform API speaking.
             if detail is None:
-                detail = redact(body_snippet(response.content), secrets) or None
+                detail = redact(body_snippet(answer.content), secrets) or None
             shown = f": {detail}" if detail else ""
-            return errors.UnexpectedResponse(
-                f"{op.name}: unexpected HTTP status {status}{shown}",
-                operation=op.name,
-                status=status,
-                detail=detail,
-                hint="check --base-url points at the platform API (without /v1)",
-            )
+            what = f"a status the platform API does not answer to this operation{shown}"
+            return self._unexpected(op, status, what, detail=detail)
         return status_error(
             op.name,
             status,
@@ -275,21 +293,59 @@ class PlatformClient:
             slug_of=self.names.slug_of,
         )
 
-    def _parse_success(self, op: Operation, response: httpx.Response) -> Any:
-        content = response.content
+    async def _believed(self, op: Operation, not_found: errors.NotFound) -> errors.ApiError:
+        """`not_found` once the base URL has shown it is the platform; else why it is not."""
+        async with self._platform_check:  # one check per run, however many 404s wait on it
+            if self._not_platform is None:
+                self._not_platform = await self._check_platform()
+        if not self._not_platform:
+            return not_found
+        hint = check_base_url(self.base_url)
+        if PLATFORM_CHECK_PERMISSION in self._not_platform:
+            hint = (
+                f'grant the key "{PLATFORM_CHECK_PERMISSION}": reconciler lists one project to '
+                f"make sure a 404 comes from the platform; or {hint}"
+            )
+        return errors.UnexpectedResponse(
+            f'{op.name}: unexpected response (HTTP 404): a 404 is taken as "not found" only '
+            f"from the platform API, and {self.base_url} did not answer like it "
+            f"({self._not_platform})",
+            operation=op.name,
+            status=404,
+            hint=hint,
+        )
+
+    async def _check_platform(self) -> str:
+        """Why the base URL is not the platform API; empty when it answered `PLATFORM_CHECK` as
+        only the platform can."""
+        check = get_operation(PLATFORM_CHECK)
+        try:
+            payload, status = await self._send(check, {"limit": 1}, object_id=None)
+            self._data(check, payload, status)
+            self._next_cursor(check, payload, status)
+        except errors.ApiError as error:
+            return error.message
+        return ""
+
+    def _parse_success(self, op: Operation, answer: _Answer) -> Any:
+        status, content = answer.status, answer.content
+        if status != op.success_status:
+            what = "a success status the platform API does not answer to this operation"
+            # a create may have happened all the same: apply re-reads before trying again
+            raise self._unexpected(op, status, what, ambiguous=op.creates)
         if not content.strip():
             if op.returns_data:
-                raise self._unexpected(op, response.status_code, "an empty body")
+                raise self._unexpected(op, status, "an empty body")
             return None
         try:
             parsed = json.loads(content)
         except (ValueError, UnicodeDecodeError):
-            raise self._unexpected(op, response.status_code, "a body that is not JSON") from None
+            raise self._unexpected(op, status, "a body that is not JSON") from None
         except RecursionError:
-            raise self._unexpected(op, response.status_code, "JSON nested too deeply") from None
+            raise self._unexpected(op, status, "JSON nested too deeply") from None
         if parsed is None and op.returns_data:
             # `null` is JSON, but no envelope; None below means "no body" (a field-less success)
-            raise self._unexpected(op, response.status_code, "a JSON null body")
+            raise self._unexpected(op, status, "a JSON null body")
         return parsed
 
     def _data(self, op: Operation, payload: Any, status: int) -> Any:
@@ -333,13 +389,23 @@ class PlatformClient:
             )
         return cursor
 
-    def _unexpected(self, op: Operation, status: int | None, what: str) -> errors.ApiError:
+    def _unexpected(
+        self,
+        op: Operation,
+        status: int | None,
+        what: str,
+        *,
+        detail: str | None = None,
+        ambiguous: bool = False,
+    ) -> errors.ApiError:
         shown = f" (HTTP {status})" if status is not None else ""
         return errors.UnexpectedResponse(
             f"{op.name}: unexpected response{shown}: {what}",
             operation=op.name,
             status=status,
-            hint="check --base-url points at the platform API (without /v1)",
+            detail=detail,
+            hint=check_base_url(self.base_url),
+            ambiguous=ambiguous,
         )
 
     def _secrets(self, body: Mapping[str, Any] | None = None) -> list[str]:

@@ -16,6 +16,7 @@ from reconciler.platform import errors
 from reconciler.platform.operations import get_operation, permission, wildcard_permission
 
 API_KEY_ENV = "RECONCILER_API_KEY"
+BASE_URL_ENV = "RECONCILER_BASE_URL"
 MAX_DETAIL = 500
 MAX_SNIPPET = 200
 
@@ -138,6 +139,14 @@ def body_snippet(content: bytes) -> str:
     """A short, single-line preview of an unexpected non-2xx body."""
     text = content.decode("utf-8", errors="replace")
     return _truncate(" ".join(text.split()), MAX_SNIPPET)
+
+
+def check_base_url(base_url: str) -> str:
+    """The hint of every answer that shows the base URL may not be the platform API."""
+    return (
+        f"check the base URL {base_url} (--base-url or {BASE_URL_ENV}): it must be the "
+        "address of the platform API, without /v1"
+    )
 
 
 def attempts_text(attempts: int) -> str:
@@ -303,8 +312,6 @@ _BY_STATUS: dict[int, Callable[[Failure], errors.ApiError]] = {
     412: _precondition,
     429: _rate_limited,
 }
-MAPPED_STATUSES = frozenset(_BY_STATUS)
-"""Error statuses of the spec that have their own error class (plus every 5xx)."""
 
 
 def server_error(

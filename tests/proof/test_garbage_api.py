@@ -14,9 +14,6 @@ import contextlib
 import copy
 import functools
 import json
-import socket
-import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +21,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -33,8 +29,10 @@ from starlette.routing import Route
 import reconciler.platform.client as client_module
 from reconciler.emulator.app import EmulatorConfig, create_app
 from reconciler.platform.client import PlatformClient
+from reconciler.platform.operations import OPERATIONS
 from reconciler.platform.retry import RetryPolicy
 from tests.fixtures.cli import CliResult, run_cli
+from tests.fixtures.loopback import LoopbackServer
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = (ROOT / "examples" / "quickstart.yaml").read_text()
@@ -64,26 +62,11 @@ class GarbageServer:
         self.rule: Rule | None = None
         self.seen: list[str] = []
         app = Starlette(routes=[Route("/{path:path}", self._handle, methods=["GET", "POST"])])
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        self._socket.bind(("127.0.0.1", 0))
-        self._socket.listen(128)
-        self.base_url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
-        self._server = uvicorn.Server(
-            uvicorn.Config(app, log_level="critical", access_log=False, lifespan="off")
-        )
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            assert time.monotonic() < deadline and self._thread.is_alive(), "server did not start"
-            time.sleep(0.005)
+        self._server = LoopbackServer(app, log_level="critical")
+        self.base_url = self._server.base_url
 
     def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=10)
-        self._socket.close()
+        self._server.stop()
 
     async def _handle(self, request: Request) -> Response:
         operation = request.url.path.removeprefix("/v1/")
@@ -507,15 +490,15 @@ def test_a_create_whose_answer_is_cut_is_recovered_not_duplicated(
 # ---- the client's envelope and shape checks, without a server ---------------------------------
 
 
-def _client_answering(content: bytes) -> PlatformClient:
+def _client_answering(content: bytes, status: int) -> PlatformClient:
     transport = httpx.MockTransport(
-        lambda request: httpx.Response(200, content=content, headers=JSON)
+        lambda request: httpx.Response(status, content=content, headers=JSON)
     )
     return PlatformClient("http://platform.test", "k-123456", transport=transport)
 
 
 async def _call(content: bytes, operation: str, body: dict[str, Any]) -> Any:
-    async with _client_answering(content) as client:
+    async with _client_answering(content, OPERATIONS[operation].success_status) as client:
         if operation.split(".")[1].startswith("list"):
             return await client.list_all(operation, body)
         return await client.call(operation, body)
