@@ -9,6 +9,8 @@ request; the API key and request bodies never reach a message or a log line.
 Only the platform may say that an object does not exist: an answer the spec does
 not list for the operation is an error, and the first 404 of a run is believed
 only after the base URL has answered one call the way only the platform can.
+A server cannot hold the client: answers are read against a size cap, every
+attempt and every call against a deadline, and listings must make progress.
 """
 
 from __future__ import annotations
@@ -36,11 +38,19 @@ from reconciler.platform.messages import (
     status_error,
 )
 from reconciler.platform.operations import Operation, get_operation
-from reconciler.platform.retry import RETRIED_SERVER_STATUSES, RetryPolicy
+from reconciler.platform.retry import RETRIED_SERVER_STATUSES, CallDeadline, RetryPolicy
 from reconciler.platform.shapes import DATA_SHAPES, shape_problem
 
 PAGE_SIZE = 100
 MAX_PAGES = 10_000  # a million items: past this a platform handing out fresh cursors is broken
+
+# The largest answer the spec allows is a page of 100 recoverable variables: values of up to
+# 16,384 characters, which JSON may write as \u escapes of surrogate pairs (12 bytes each), so
+# about 20 MB with the keys and descriptions. A few fields are unbounded in the spec (a
+# deployment's error message, start-command arguments), but none plausibly by megabytes. Three
+# times that worst case keeps every real answer well inside while a body that never ends stops
+# at a fixed memory cost.
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
 # The one call whose every answer is recognisable: it cannot answer 404, and its 200 is a
 # `data` list of projects with a `pagination` envelope. It needs `project.*.read_project`.
@@ -53,11 +63,22 @@ _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
 @dataclass(frozen=True)
 class _Answer:
-    """A complete HTTP answer."""
+    """A complete HTTP answer, its body read within the size cap."""
 
     status: int
     headers: httpx.Headers
     content: bytes
+
+
+class _AnswerTooLarge(Exception):
+    def __init__(self, status: int) -> None:
+        self.status = status
+
+
+class _DeadlinePassed(Exception):
+    def __init__(self, seconds: float, whole_call: bool) -> None:
+        self.seconds = seconds
+        self.whole_call = whole_call
 
 
 class PlatformClient:
@@ -73,12 +94,14 @@ class PlatformClient:
         transport: httpx.AsyncBaseTransport | None = None,
         retry: RetryPolicy | None = None,
         call_log: CallLog | None = None,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
     ) -> None:
         if parallelism < 1:
             raise ValueError("parallelism must be at least 1")
         self.base_url = base_url.rstrip("/")
         self.parallelism = parallelism
         self.timeout = timeout
+        self.max_answer_bytes = max_answer_bytes
         self.calls = 0
         # slugs of what this client has read or created: error messages name objects by them
         self.names = ObjectNames()
@@ -144,32 +167,44 @@ class PlatformClient:
         if not op.lists:
             raise ValueError(f"{operation} is not a list operation")
         items: list[dict[str, Any]] = []
+        seen_items: set[str] = set()
         seen_cursors: set[str] = set()
         request = {**body, "limit": PAGE_SIZE}
         request.pop("cursor", None)
         while True:
             payload, status = await self._send(op, request, object_id=object_id)
             page = self._data(op, payload, status)
+            cursor = self._next_cursor(op, payload, status)
+            self._check_progress(op, page, seen_items, status, more=cursor is not None)
             self.names.learn(op.name, request, page)
             items.extend(page)
-            cursor = self._next_cursor(op, payload, status)
             if cursor is None:
                 return items
             if cursor in seen_cursors:
-                raise errors.UnexpectedResponse(
-                    f"{operation}: the platform returned a pagination cursor it had already "
-                    f"returned (a cursor loop) after {len(items)} items",
-                    operation=operation,
-                    status=status,
+                what = (
+                    f"a pagination cursor returned before (a cursor loop) after {len(items)} items"
                 )
+                raise self._no_progress(op, status, what)
             if len(seen_cursors) + 1 >= MAX_PAGES:
-                raise errors.UnexpectedResponse(
-                    f"{operation}: the platform kept returning more pages ({MAX_PAGES} read)",
-                    operation=operation,
-                    status=status,
-                )
+                raise self._no_progress(op, status, f"more pages after {MAX_PAGES}")
             seen_cursors.add(cursor)
             request = {**request, "cursor": cursor}
+
+    def _check_progress(
+        self, op: Operation, page: list[dict[str, Any]], seen: set[str], status: int, *, more: bool
+    ) -> None:
+        """Every page of a listing that goes on brings items not listed before: an empty page
+        that says there is more, or an item listed again, would loop with fresh cursors."""
+        if more and not page:
+            raise self._no_progress(op, status, "an empty page with `pagination.hasMore` true")
+        for item in page:
+            identity = _identity(item, op.item_key)
+            if identity in seen:
+                raise self._no_progress(op, status, f"an item listed before again ({identity})")
+            seen.add(identity)
+
+    def _no_progress(self, op: Operation, status: int, what: str) -> errors.ApiError:
+        return self._unexpected(op, status, f"{what}: a listing that makes no progress")
 
     # -- one request, with retries ----------------------------------------------------------
 
@@ -179,19 +214,27 @@ class PlatformClient:
         """(parsed JSON body or None, status) of the answer of success; raises otherwise."""
         content = self._encode(op, body)
         policy = self._retry
-        started = policy.clock()
+        deadline = CallDeadline(policy)
         attempt = 0
         while True:
             attempt += 1
             failure: errors.ApiError
             delay: float
             try:
-                answer = await self._post(op, content, attempt)
+                answer = await self._post(op, content, attempt, deadline)
             except httpx.TransportError as exc:
                 failure = self._transport_error(op, exc, attempt)
                 if failure.ambiguous:
                     raise failure from None
                 delay = policy.backoff(attempt)
+            except _DeadlinePassed as passed:
+                failure = self._deadline_error(op, passed, attempt)
+                if failure.ambiguous or passed.whole_call:
+                    raise failure from None
+                delay = policy.backoff(attempt)
+            except _AnswerTooLarge as too_large:
+                what = f"an answer larger than the {self.max_answer_bytes:,} bytes read at most"
+                raise self._unexpected(op, too_large.status, what, ambiguous=op.creates) from None
             except httpx.RequestError as exc:  # an answer came but could not be decoded
                 what = f"an answer that could not be read ({type(exc).__name__})"
                 raise self._unexpected(op, None, what, ambiguous=op.creates) from None
@@ -204,8 +247,7 @@ class PlatformClient:
                 if not self._retryable(op, answer.status):
                     raise failure from None
                 delay = policy.retry_after(answer.headers.get("Retry-After"), attempt)
-            out_of_time = policy.clock() - started + delay > policy.max_elapsed
-            if attempt >= policy.max_attempts or out_of_time:
+            if attempt >= policy.max_attempts or not deadline.allows_wait(delay):
                 raise failure from None
             await policy.sleep(delay)
 
@@ -214,19 +256,42 @@ class PlatformClient:
         """429: nothing was processed, always resend. 5xx: only when repeating is harmless."""
         return status == 429 or (status in RETRIED_SERVER_STATUSES and op.safe_to_repeat)
 
-    async def _post(self, op: Operation, content: bytes, attempt: int) -> _Answer:
+    async def _post(
+        self, op: Operation, content: bytes, attempt: int, deadline: CallDeadline
+    ) -> _Answer:
         async with self._semaphore:
+            seconds, whole_call = deadline.next_attempt()
             self.calls += 1
             begun = time.perf_counter()
             try:
-                response = await self._http.post(f"/v1/{op.name}", content=content)
-                # Read the body inside the semaphore so a slow body counts as in flight.
-                await response.aread()
+                # One deadline over connecting, sending and the whole body: the body is read
+                # inside the semaphore, so a slow body counts as in flight.
+                async with asyncio.timeout(seconds):
+                    answer = await self._exchange(op, content)
+            except TimeoutError:
+                self._record(op, "deadline", begun, attempt)
+                raise _DeadlinePassed(seconds, whole_call) from None
+            except _AnswerTooLarge:
+                self._record(op, "too-large", begun, attempt)
+                raise
             except httpx.RequestError as exc:
                 self._record(op, type(exc).__name__, begun, attempt)
                 raise
-            self._record(op, str(response.status_code), begun, attempt)
-            return _Answer(response.status_code, response.headers, response.content)
+            self._record(op, str(answer.status), begun, attempt)
+            return answer
+
+    async def _exchange(self, op: Operation, content: bytes) -> _Answer:
+        """Send one request and read its answer, stopping as soon as it passes the size cap."""
+        async with self._http.stream("POST", f"/v1/{op.name}", content=content) as response:
+            declared = response.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > self.max_answer_bytes:
+                raise _AnswerTooLarge(response.status_code)
+            received = bytearray()
+            async for chunk in response.aiter_bytes():  # decoded: a compressed bomb stops too
+                received += chunk
+                if len(received) > self.max_answer_bytes:
+                    raise _AnswerTooLarge(response.status_code)
+            return _Answer(response.status_code, response.headers, bytes(received))
 
     def _record(self, op: Operation, outcome: str, begun: float, attempt: int) -> None:
         if self._log is not None:
@@ -259,6 +324,31 @@ class PlatformClient:
                 "been created; it was not retried blindly (re-read live state before retrying)"
             )
         return errors.TransportError(message, operation=op.name, hint=hint, ambiguous=ambiguous)
+
+    def _deadline_error(
+        self, op: Operation, passed: _DeadlinePassed, attempt: int
+    ) -> errors.TransportError:
+        """An answer still incomplete at a deadline: the request was sent, as for a timeout."""
+        if passed.whole_call:
+            what = (
+                f"no complete answer within the call's deadline of {self._retry.max_elapsed:g}s "
+                f"(all attempts and waits), reached during attempt {attempt}"
+            )
+        else:
+            what = (
+                f"no complete answer within {passed.seconds:g}s, the deadline of each attempt, "
+                f"after {attempts_text(attempt)}"
+            )
+        ambiguous = not op.safe_to_repeat
+        hint = (
+            "the request was sent but no complete answer came, so the object may or may not "
+            "have been created; it was not retried blindly (re-read live state before retrying)"
+            if ambiguous
+            else "the platform is slow or the base URL answers slowly; try again later"
+        )
+        return errors.TransportError(
+            f"{op.name}: {what}", operation=op.name, hint=hint, ambiguous=ambiguous
+        )
 
     def _status_failure(
         self,
@@ -420,6 +510,15 @@ class PlatformClient:
             ]
         # Very short values would garble the text they are cut from; the key is always cut.
         return [s for s in found if s and (s == self._api_key or len(s) >= 4)]
+
+
+def _identity(item: Mapping[str, Any], key: str) -> str:
+    """What tells a listed item apart: its `key` member, else (an item without one, which the
+    spec does not allow but a broken server may send) its whole content."""
+    value = item.get(key)
+    if isinstance(value, str):
+        return f"{key} {value!r}"
+    return json.dumps(item, sort_keys=True, default=str)
 
 
 def _code(problem: str) -> str:

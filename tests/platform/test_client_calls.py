@@ -138,7 +138,7 @@ def test_a_cursor_loop_is_detected() -> None:
 def test_endless_fresh_cursors_are_cut_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(client_module, "MAX_PAGES", 3)
     mock = pages(*(([{"id": str(n)}], {"hasMore": True, "cursor": f"c{n}"}) for n in range(10)))
-    with pytest.raises(UnexpectedResponse, match=r"kept returning more pages \(3 read\)"):
+    with pytest.raises(UnexpectedResponse, match=r"more pages after 3: .*makes no progress"):
         run(list_once(make_client(mock), "apps.listApps", {"project": "shop"}))
     assert len(mock.requests) == 3
 
