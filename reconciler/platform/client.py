@@ -105,7 +105,7 @@ class PlatformClient:
         self.calls = 0
         # slugs of what this client has read or created: error messages name objects by them
         self.names = ObjectNames()
-        self._api_key = _checked_key(api_key)
+        self._api_key = _checked_key(api_key, self.base_url)
         self._retry = retry or RetryPolicy()
         self._log = call_log
         if call_log is not None:
@@ -118,9 +118,8 @@ class PlatformClient:
             "Content-Type": "application/json",
             "Accept": "application/json",
             "User-Agent": f"reconciler/{__version__}",
+            "Authorization": f"Bearer {self._api_key}",
         }
-        if self._api_key is not None:
-            headers["Authorization"] = f"Bearer {self._api_key}"
         self._http = httpx.AsyncClient(
             base_url=self.base_url,
             headers=headers,
@@ -132,9 +131,8 @@ class PlatformClient:
         )
 
     def __repr__(self) -> str:
-        key = "set" if self._api_key else "none"
         return (
-            f"PlatformClient(base_url={self.base_url!r}, key={key}, parallelism={self.parallelism})"
+            f"PlatformClient(base_url={self.base_url!r}, key=set, parallelism={self.parallelism})"
         )
 
     async def __aenter__(self) -> PlatformClient:
@@ -378,7 +376,6 @@ class PlatformClient:
             body,
             detail,
             object_id=object_id,
-            key_sent=self._api_key is not None,
             attempts=attempt,
             slug_of=self.names.slug_of,
         )
@@ -500,7 +497,7 @@ class PlatformClient:
 
     def _secrets(self, body: Mapping[str, Any] | None = None) -> list[str]:
         """The key, plus variable values sent in `body` (an error detail may echo them)."""
-        found = [self._api_key] if self._api_key else []
+        found = [self._api_key]
         variables = body.get("variables") if body else None
         if isinstance(variables, list):
             found += [
@@ -530,11 +527,19 @@ def _code(problem: str) -> str:
 _HEADER_SAFE = frozenset(chr(c) for c in range(0x21, 0x7F))
 
 
-def _checked_key(api_key: str | None) -> str | None:
-    """The key without surrounding whitespace (a pasted or `cat`-ed key ends in a newline)."""
+def _checked_key(api_key: str | None, base_url: str) -> str:
+    """The key without surrounding whitespace (a pasted or `cat`-ed key ends in a newline).
+
+    Every operation of the platform needs a key, so none at all is refused before any call
+    (the local emulator is given its own key by `connect`).
+    """
     key = (api_key or "").strip()
     if not key:
-        return None
+        raise UsageError(
+            f"no API key: {API_KEY_ENV} is not set",
+            hint=f"set {API_KEY_ENV} to an API key of the platform at {base_url} "
+            "(--base-url local needs none)",
+        )
     if not set(key) <= _HEADER_SAFE:
         # Said without the key: it must never be echoed, even when malformed.
         raise UsageError(

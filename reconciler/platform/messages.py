@@ -215,7 +215,6 @@ class Failure:
     body: Mapping[str, Any]
     detail: str | None
     object_id: str | None
-    key_sent: bool
     attempts: int
     slug_of: SlugOf = _no_slugs
 
@@ -238,12 +237,11 @@ def status_error(
     detail: str | None,
     *,
     object_id: str | None,
-    key_sent: bool,
     attempts: int,
     slug_of: SlugOf = _no_slugs,
 ) -> errors.ApiError:
     """The error for a non-2xx final answer to `operation`; `slug_of` names objects sent by ID."""
-    failure = Failure(operation, status, body, detail, object_id, key_sent, attempts, slug_of)
+    failure = Failure(operation, status, body, detail, object_id, attempts, slug_of)
     if 500 <= status <= 599:
         return server_error(operation, status, detail, attempts=attempts)
     build = _BY_STATUS.get(status)
@@ -261,9 +259,10 @@ def _invalid(f: Failure) -> errors.ApiError:
 
 
 def _unauthenticated(f: Failure) -> errors.ApiError:
-    why = f"({API_KEY_ENV}) is invalid" if f.key_sent else f"is missing ({API_KEY_ENV} is not set)"
+    # The client sends no request without a key, so a 401 is about the key it sent.
+    text = f"the API key ({API_KEY_ENV}) is invalid (401)"
     hint = f"set {API_KEY_ENV} to a valid API key for the platform"
-    return errors.AuthenticationError(f.say(f"the API key {why} (401)"), hint=hint, **f.fields)
+    return errors.AuthenticationError(f.say(text), hint=hint, **f.fields)
 
 
 def _forbidden(f: Failure) -> errors.ApiError:

@@ -124,9 +124,14 @@ def test_unauthenticated_with_a_key_says_invalid_and_names_the_variable() -> Non
     assert "RECONCILER_API_KEY" in str(error.hint)
 
 
-def test_unauthenticated_without_a_key_says_missing() -> None:
-    error = fail("projects.listProjects", {}, httpx.Response(401), api_key=None)
-    assert "the API key is missing (RECONCILER_API_KEY is not set) (401)" in str(error)
+def test_a_401_shows_the_platform_s_words_whole_when_they_hold_no_key() -> None:
+    """A placeholder such as `Bearer <key>` is no credential: the message keeps it whole."""
+    answer = problem(401, "missing Authorization header; send Authorization: Bearer <key>")
+    error = fail("projects.listProjects", {}, answer)
+    assert error.message == (
+        "projects.listProjects: the API key (RECONCILER_API_KEY) is invalid (401): "
+        "missing Authorization header; send Authorization: Bearer <key>"
+    )
 
 
 def test_permission_denied_names_the_id_specific_permission_when_known() -> None:
