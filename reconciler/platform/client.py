@@ -111,8 +111,9 @@ class PlatformClient:
         if call_log is not None:
             call_log.add_secret(self._api_key)
         self._semaphore = asyncio.Semaphore(parallelism)
-        # None until checked; then "" when the base URL is the platform, else why it is not
-        self._not_platform: str | None = None
+        # whether the base URL was checked to be the platform, and the error if it was not
+        self._platform_checked = False
+        self._not_platform: errors.ApiError | None = None
         self._platform_check = asyncio.Lock()
         headers = {
             "Content-Type": "application/json",
@@ -383,12 +384,13 @@ class PlatformClient:
     async def _believed(self, op: Operation, not_found: errors.NotFound) -> errors.ApiError:
         """`not_found` once the base URL has shown it is the platform; else why it is not."""
         async with self._platform_check:  # one check per run, however many 404s wait on it
-            if self._not_platform is None:
+            if not self._platform_checked:
                 self._not_platform = await self._check_platform()
-        if not self._not_platform:
+                self._platform_checked = True
+        if self._not_platform is None:
             return not_found
         hint = check_base_url(self.base_url)
-        if PLATFORM_CHECK_PERMISSION in self._not_platform:
+        if isinstance(self._not_platform, errors.PermissionDenied):
             hint = (
                 f'grant the key "{PLATFORM_CHECK_PERMISSION}": reconciler lists one project to '
                 f"make sure a 404 comes from the platform; or {hint}"
@@ -396,23 +398,23 @@ class PlatformClient:
         return errors.UnexpectedResponse(
             f'{op.name}: unexpected response (HTTP 404): a 404 is taken as "not found" only '
             f"from the platform API, and {self.base_url} did not answer like it "
-            f"({self._not_platform})",
+            f"({self._not_platform.message})",
             operation=op.name,
             status=404,
             hint=hint,
         )
 
-    async def _check_platform(self) -> str:
-        """Why the base URL is not the platform API; empty when it answered `PLATFORM_CHECK` as
-        only the platform can."""
+    async def _check_platform(self) -> errors.ApiError | None:
+        """None when the base URL answers `PLATFORM_CHECK` as only the platform can; else the
+        error its answer made."""
         check = get_operation(PLATFORM_CHECK)
         try:
             payload, status = await self._send(check, {"limit": 1}, object_id=None)
             self._data(check, payload, status)
             self._next_cursor(check, payload, status)
         except errors.ApiError as error:
-            return error.message
-        return ""
+            return error
+        return None
 
     def _parse_success(self, op: Operation, answer: _Answer) -> Any:
         status, content = answer.status, answer.content

@@ -55,7 +55,7 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
 def _patterns(secret: str) -> tuple[re.Pattern[str], ...]:
     """Where `secret` stands in a text, in each of its forms (see `SECRET_MIN_CHARS`)."""
     anywhere = len(secret) >= SECRET_MIN_CHARS
-    patterns = []
+    patterns: list[re.Pattern[str]] = []
     for form in _forms(secret):
         spaced = _spaced(form)
         patterns.append(re.compile(spaced if anywhere else _ALONE_BEFORE + spaced + _ALONE_AFTER))
