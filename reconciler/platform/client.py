@@ -193,7 +193,10 @@ class PlatformClient:
         self, op: Operation, page: list[dict[str, Any]], seen: set[str], status: int, *, more: bool
     ) -> None:
         """Every page of a listing that goes on brings items not listed before: an empty page
-        that says there is more, or an item listed again, would loop with fresh cursors."""
+        that says there is more, or an item listed again, would loop with fresh cursors. And no
+        page holds more than the `limit` sent, so a listing's size is bounded by its pages."""
+        if len(page) > PAGE_SIZE:
+            raise self._unexpected(op, status, f"a page of {len(page)} items (limit {PAGE_SIZE})")
         if more and not page:
             raise self._no_progress(op, status, "an empty page with `pagination.hasMore` true")
         for item in page:

@@ -242,6 +242,13 @@ def test_a_listing_that_makes_no_progress_stops(
     assert "a listing that makes no progress" in str(caught.value)
 
 
+def test_a_page_larger_than_the_limit_sent_is_unexpected() -> None:
+    page = [{**APP, "id": f"app_{n}"} for n in range(101)]
+    answer = json_response(200, {"data": page, "pagination": {"hasMore": False}})
+    with pytest.raises(errors.UnexpectedResponse, match=r"a page of 101 items \(limit 100\)"):
+        run(list_once(make_client(lambda request: answer), "apps.listApps", APP_BODY))
+
+
 def test_a_listing_that_makes_progress_is_read_to_the_end() -> None:
     pages = iter(
         [
