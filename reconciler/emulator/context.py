@@ -60,8 +60,14 @@ class Call:
 def _denied(scope: str, action: str, object_id: str | None, forbidden: bool) -> ApiError:
     if not forbidden:
         return ApiError(404, "not found (or the key may not see it)")
-    target = object_id or "*"
-    return ApiError(403, f"the API key lacks the permission {scope}.{target}.{action}")
+    wildcard = f"{scope}.*.{action}"
+    if object_id is None:
+        return ApiError(403, f"the API key lacks the permission {wildcard}")
+    # The request may have named the object by slug (or a domain by host): a key that may not
+    # read it must not learn its ID from the refusal.
+    return ApiError(
+        403, f"the API key lacks the permission {wildcard}, or the one for this {scope} by its ID"
+    )
 
 
 Handler = Callable[[Call, dict[str, Any]], tuple[int, dict[str, Any]]]

@@ -5,6 +5,12 @@ semaphore (`--parallelism`), so concurrency is bounded across the whole run,
 and the semaphore is released while waiting to retry. Errors are turned into
 the classes of `reconciler.platform.errors` with messages built from the
 request; the API key and request bodies never reach a message or a log line.
+
+Only the platform may say that an object does not exist: an answer the spec does
+not list for the operation is an error, and the first 404 of a run is believed
+only after the base URL has answered one call the way only the platform can.
+A server cannot hold the client: answers are read against a size cap, every
+attempt and every call against a deadline, and listings must make progress.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import asyncio
 import json
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -23,22 +30,55 @@ from reconciler.platform import errors
 from reconciler.platform.log import CallLog, redact
 from reconciler.platform.messages import (
     API_KEY_ENV,
-    MAPPED_STATUSES,
     ObjectNames,
     attempts_text,
     body_snippet,
+    check_base_url,
     error_detail,
     status_error,
 )
 from reconciler.platform.operations import Operation, get_operation
-from reconciler.platform.retry import RETRIED_SERVER_STATUSES, RetryPolicy
+from reconciler.platform.retry import RETRIED_SERVER_STATUSES, CallDeadline, RetryPolicy
 from reconciler.platform.shapes import DATA_SHAPES, shape_problem
 
 PAGE_SIZE = 100
 MAX_PAGES = 10_000  # a million items: past this a platform handing out fresh cursors is broken
 
+# The largest answer the spec allows is a page of 100 recoverable variables: values of up to
+# 16,384 characters, which JSON may write as \u escapes of surrogate pairs (12 bytes each), so
+# about 20 MB with the keys and descriptions. A few fields are unbounded in the spec (a
+# deployment's error message, start-command arguments), but none plausibly by megabytes. Three
+# times that worst case keeps every real answer well inside while a body that never ends stops
+# at a fixed memory cost.
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+
+# The one call whose every answer is recognisable: it cannot answer 404, and its 200 is a
+# `data` list of projects with a `pagination` envelope. It needs `project.*.read_project`.
+PLATFORM_CHECK = "projects.listProjects"
+PLATFORM_CHECK_PERMISSION = "project.*.read_project"
+
 # Failures where the request certainly never reached the server: safe to resend even for a create.
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """A complete HTTP answer, its body read within the size cap."""
+
+    status: int
+    headers: httpx.Headers
+    content: bytes
+
+
+class _AnswerTooLarge(Exception):
+    def __init__(self, status: int) -> None:
+        self.status = status
+
+
+class _DeadlinePassed(Exception):
+    def __init__(self, seconds: float, whole_call: bool) -> None:
+        self.seconds = seconds
+        self.whole_call = whole_call
 
 
 class PlatformClient:
@@ -54,28 +94,33 @@ class PlatformClient:
         transport: httpx.AsyncBaseTransport | None = None,
         retry: RetryPolicy | None = None,
         call_log: CallLog | None = None,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
     ) -> None:
         if parallelism < 1:
             raise ValueError("parallelism must be at least 1")
         self.base_url = base_url.rstrip("/")
         self.parallelism = parallelism
         self.timeout = timeout
+        self.max_answer_bytes = max_answer_bytes
         self.calls = 0
         # slugs of what this client has read or created: error messages name objects by them
         self.names = ObjectNames()
-        self._api_key = _checked_key(api_key)
+        self._api_key = _checked_key(api_key, self.base_url)
         self._retry = retry or RetryPolicy()
         self._log = call_log
         if call_log is not None:
             call_log.add_secret(self._api_key)
         self._semaphore = asyncio.Semaphore(parallelism)
+        # whether the base URL was checked to be the platform, and the error if it was not
+        self._platform_checked = False
+        self._not_platform: errors.ApiError | None = None
+        self._platform_check = asyncio.Lock()
         headers = {
             "Content-Type": "application/json",
             "Accept": "application/json",
             "User-Agent": f"reconciler/{__version__}",
+            "Authorization": f"Bearer {self._api_key}",
         }
-        if self._api_key is not None:
-            headers["Authorization"] = f"Bearer {self._api_key}"
         self._http = httpx.AsyncClient(
             base_url=self.base_url,
             headers=headers,
@@ -87,9 +132,8 @@ class PlatformClient:
         )
 
     def __repr__(self) -> str:
-        key = "set" if self._api_key else "none"
         return (
-            f"PlatformClient(base_url={self.base_url!r}, key={key}, parallelism={self.parallelism})"
+            f"PlatformClient(base_url={self.base_url!r}, key=set, parallelism={self.parallelism})"
         )
 
     async def __aenter__(self) -> PlatformClient:
@@ -122,69 +166,90 @@ class PlatformClient:
         if not op.lists:
             raise ValueError(f"{operation} is not a list operation")
         items: list[dict[str, Any]] = []
+        seen_items: set[str] = set()
         seen_cursors: set[str] = set()
         request = {**body, "limit": PAGE_SIZE}
         request.pop("cursor", None)
         while True:
             payload, status = await self._send(op, request, object_id=object_id)
             page = self._data(op, payload, status)
+            cursor = self._next_cursor(op, payload, status)
+            self._check_progress(op, page, seen_items, status, more=cursor is not None)
             self.names.learn(op.name, request, page)
             items.extend(page)
-            cursor = self._next_cursor(op, payload, status)
             if cursor is None:
                 return items
             if cursor in seen_cursors:
-                raise errors.UnexpectedResponse(
-                    f"{operation}: the platform returned a pagination cursor it had already "
-                    f"returned (a cursor loop) after {len(items)} items",
-                    operation=operation,
-                    status=status,
+                what = (
+                    f"a pagination cursor returned before (a cursor loop) after {len(items)} items"
                 )
+                raise self._no_progress(op, status, what)
             if len(seen_cursors) + 1 >= MAX_PAGES:
-                raise errors.UnexpectedResponse(
-                    f"{operation}: the platform kept returning more pages ({MAX_PAGES} read)",
-                    operation=operation,
-                    status=status,
-                )
+                raise self._no_progress(op, status, f"more pages after {MAX_PAGES}")
             seen_cursors.add(cursor)
             request = {**request, "cursor": cursor}
+
+    def _check_progress(
+        self, op: Operation, page: list[dict[str, Any]], seen: set[str], status: int, *, more: bool
+    ) -> None:
+        """Every page of a listing that goes on brings items not listed before: an empty page
+        that says there is more, or an item listed again, would loop with fresh cursors. And no
+        page holds more than the `limit` sent, so a listing's size is bounded by its pages."""
+        if len(page) > PAGE_SIZE:
+            raise self._unexpected(op, status, f"a page of {len(page)} items (limit {PAGE_SIZE})")
+        if more and not page:
+            raise self._no_progress(op, status, "an empty page with `pagination.hasMore` true")
+        for item in page:
+            identity = _identity(item, op.item_key)
+            if identity in seen:
+                raise self._no_progress(op, status, f"an item listed before again ({identity})")
+            seen.add(identity)
+
+    def _no_progress(self, op: Operation, status: int, what: str) -> errors.ApiError:
+        return self._unexpected(op, status, f"{what}: a listing that makes no progress")
 
     # -- one request, with retries ----------------------------------------------------------
 
     async def _send(
         self, op: Operation, body: Mapping[str, Any], *, object_id: str | None
     ) -> tuple[Any, int]:
-        """(parsed JSON body or None, status) of the first 2xx answer; raises otherwise."""
+        """(parsed JSON body or None, status) of the answer of success; raises otherwise."""
         content = self._encode(op, body)
         policy = self._retry
-        started = policy.clock()
+        deadline = CallDeadline(policy)
         attempt = 0
         while True:
             attempt += 1
             failure: errors.ApiError
             delay: float
             try:
-                response = await self._post(op, content, attempt)
+                answer = await self._post(op, content, attempt, deadline)
             except httpx.TransportError as exc:
                 failure = self._transport_error(op, exc, attempt)
                 if failure.ambiguous:
                     raise failure from None
                 delay = policy.backoff(attempt)
-            except httpx.RequestError as exc:  # an answer came but could not be decoded
-                raise errors.UnexpectedResponse(
-                    f"{op.name}: unexpected response: {type(exc).__name__}",
-                    operation=op.name,
-                    ambiguous=op.creates,
-                ) from None
-            else:
-                if response.is_success:
-                    return self._parse_success(op, response), response.status_code
-                failure = self._status_failure(op, body, response, object_id, attempt)
-                if not self._retryable(op, response.status_code):
+            except _DeadlinePassed as passed:
+                failure = self._deadline_error(op, passed, attempt)
+                if failure.ambiguous or passed.whole_call:
                     raise failure from None
-                delay = policy.retry_after(response.headers.get("Retry-After"), attempt)
-            out_of_time = policy.clock() - started + delay > policy.max_elapsed
-            if attempt >= policy.max_attempts or out_of_time:
+                delay = policy.backoff(attempt)
+            except _AnswerTooLarge as too_large:
+                what = f"an answer larger than the {self.max_answer_bytes:,} bytes read at most"
+                raise self._unexpected(op, too_large.status, what, ambiguous=op.creates) from None
+            except httpx.RequestError as exc:  # an answer came but could not be decoded
+                what = f"an answer that could not be read ({type(exc).__name__})"
+                raise self._unexpected(op, None, what, ambiguous=op.creates) from None
+            else:
+                if 200 <= answer.status <= 299:
+                    return self._parse_success(op, answer), answer.status
+                failure = self._status_failure(op, body, answer, object_id, attempt)
+                if isinstance(failure, errors.NotFound):
+                    raise await self._believed(op, failure) from None
+                if not self._retryable(op, answer.status):
+                    raise failure from None
+                delay = policy.retry_after(answer.headers.get("Retry-After"), attempt)
+            if attempt >= policy.max_attempts or not deadline.allows_wait(delay):
                 raise failure from None
             await policy.sleep(delay)
 
@@ -193,19 +258,42 @@ class PlatformClient:
         """429: nothing was processed, always resend. 5xx: only when repeating is harmless."""
         return status == 429 or (status in RETRIED_SERVER_STATUSES and op.safe_to_repeat)
 
-    async def _post(self, op: Operation, content: bytes, attempt: int) -> httpx.Response:
+    async def _post(
+        self, op: Operation, content: bytes, attempt: int, deadline: CallDeadline
+    ) -> _Answer:
         async with self._semaphore:
+            seconds, whole_call = deadline.next_attempt()
             self.calls += 1
             begun = time.perf_counter()
             try:
-                response = await self._http.post(f"/v1/{op.name}", content=content)
-                # Read the body inside the semaphore so a slow body counts as in flight.
-                await response.aread()
+                # One deadline over connecting, sending and the whole body: the body is read
+                # inside the semaphore, so a slow body counts as in flight.
+                async with asyncio.timeout(seconds):
+                    answer = await self._exchange(op, content)
+            except TimeoutError:
+                self._record(op, "deadline", begun, attempt)
+                raise _DeadlinePassed(seconds, whole_call) from None
+            except _AnswerTooLarge:
+                self._record(op, "too-large", begun, attempt)
+                raise
             except httpx.RequestError as exc:
                 self._record(op, type(exc).__name__, begun, attempt)
                 raise
-            self._record(op, str(response.status_code), begun, attempt)
-            return response
+            self._record(op, str(answer.status), begun, attempt)
+            return answer
+
+    async def _exchange(self, op: Operation, content: bytes) -> _Answer:
+        """Send one request and read its answer, stopping as soon as it passes the size cap."""
+        async with self._http.stream("POST", f"/v1/{op.name}", content=content) as response:
+            declared = response.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > self.max_answer_bytes:
+                raise _AnswerTooLarge(response.status_code)
+            received = bytearray()
+            async for chunk in response.aiter_bytes():  # decoded: a compressed bomb stops too
+                received += chunk
+                if len(received) > self.max_answer_bytes:
+                    raise _AnswerTooLarge(response.status_code)
+            return _Answer(response.status_code, response.headers, bytes(received))
 
     def _record(self, op: Operation, outcome: str, begun: float, attempt: int) -> None:
         if self._log is not None:
@@ -239,57 +327,117 @@ class PlatformClient:
             )
         return errors.TransportError(message, operation=op.name, hint=hint, ambiguous=ambiguous)
 
+    def _deadline_error(
+        self, op: Operation, passed: _DeadlinePassed, attempt: int
+    ) -> errors.TransportError:
+        """An answer still incomplete at a deadline: the request was sent, as for a timeout."""
+        if passed.whole_call:
+            what = (
+                f"no complete answer within the call's deadline of {self._retry.max_elapsed:g}s "
+                f"(all attempts and waits), reached during attempt {attempt}"
+            )
+        else:
+            what = (
+                f"no complete answer within {passed.seconds:g}s, the deadline of each attempt, "
+                f"after {attempts_text(attempt)}"
+            )
+        ambiguous = not op.safe_to_repeat
+        hint = (
+            "the request was sent but no complete answer came, so the object may or may not "
+            "have been created; it was not retried blindly (re-read live state before retrying)"
+            if ambiguous
+            else "the platform is slow or the base URL answers slowly; try again later"
+        )
+        return errors.TransportError(
+            f"{op.name}: {what}", operation=op.name, hint=hint, ambiguous=ambiguous
+        )
+
     def _status_failure(
         self,
         op: Operation,
         body: Mapping[str, Any],
-        response: httpx.Response,
+        answer: _Answer,
         object_id: str | None,
         attempt: int,
     ) -> errors.ApiError:
-        status = response.status_code
-        detail = error_detail(response.content)
+        status = answer.status
+        detail = error_detail(answer.content)
         secrets = self._secrets(body)
         if detail is not None:
             detail = redact(detail, secrets)
-        if status < 500 and status not in MAPPED_STATUSES:
-            # Redirects, 405, 418...: not the platform API speaking; show a short preview.
+        # 502-504 come from the gateways and load balancers in front of any server, the
+        # platform's too: transient server errors (retried when safe), whatever the spec lists.
+        if not op.answers(status) and status not in RETRIED_SERVER_STATUSES:
+            # Redirects, 405, 418, a 404 where none can be...: not the platform API speaking.
             if detail is None:
-                detail = redact(body_snippet(response.content), secrets) or None
+                detail = redact(body_snippet(answer.content), secrets) or None
             shown = f": {detail}" if detail else ""
-            return errors.UnexpectedResponse(
-                f"{op.name}: unexpected HTTP status {status}{shown}",
-                operation=op.name,
-                status=status,
-                detail=detail,
-                hint="check --base-url points at the platform API (without /v1)",
-            )
+            what = f"a status the platform API does not answer to this operation{shown}"
+            return self._unexpected(op, status, what, detail=detail)
         return status_error(
             op.name,
             status,
             body,
             detail,
             object_id=object_id,
-            key_sent=self._api_key is not None,
             attempts=attempt,
             slug_of=self.names.slug_of,
         )
 
-    def _parse_success(self, op: Operation, response: httpx.Response) -> Any:
-        content = response.content
+    async def _believed(self, op: Operation, not_found: errors.NotFound) -> errors.ApiError:
+        """`not_found` once the base URL has shown it is the platform; else why it is not."""
+        async with self._platform_check:  # one check per run, however many 404s wait on it
+            if not self._platform_checked:
+                self._not_platform = await self._check_platform()
+                self._platform_checked = True
+        if self._not_platform is None:
+            return not_found
+        hint = check_base_url(self.base_url)
+        if isinstance(self._not_platform, errors.PermissionDenied):
+            hint = (
+                f'grant the key "{PLATFORM_CHECK_PERMISSION}": reconciler lists one project to '
+                f"make sure a 404 comes from the platform; or {hint}"
+            )
+        return errors.UnexpectedResponse(
+            f'{op.name}: unexpected response (HTTP 404): a 404 is taken as "not found" only '
+            f"from the platform API, and {self.base_url} did not answer like it "
+            f"({self._not_platform.message})",
+            operation=op.name,
+            status=404,
+            hint=hint,
+        )
+
+    async def _check_platform(self) -> errors.ApiError | None:
+        """None when the base URL answers `PLATFORM_CHECK` as only the platform can; else the
+        error its answer made."""
+        check = get_operation(PLATFORM_CHECK)
+        try:
+            payload, status = await self._send(check, {"limit": 1}, object_id=None)
+            self._data(check, payload, status)
+            self._next_cursor(check, payload, status)
+        except errors.ApiError as error:
+            return error
+        return None
+
+    def _parse_success(self, op: Operation, answer: _Answer) -> Any:
+        status, content = answer.status, answer.content
+        if status != op.success_status:
+            what = "a success status the platform API does not answer to this operation"
+            # a create may have happened all the same: apply re-reads before trying again
+            raise self._unexpected(op, status, what, ambiguous=op.creates)
         if not content.strip():
             if op.returns_data:
-                raise self._unexpected(op, response.status_code, "an empty body")
+                raise self._unexpected(op, status, "an empty body")
             return None
         try:
             parsed = json.loads(content)
         except (ValueError, UnicodeDecodeError):
-            raise self._unexpected(op, response.status_code, "a body that is not JSON") from None
+            raise self._unexpected(op, status, "a body that is not JSON") from None
         except RecursionError:
-            raise self._unexpected(op, response.status_code, "JSON nested too deeply") from None
+            raise self._unexpected(op, status, "JSON nested too deeply") from None
         if parsed is None and op.returns_data:
             # `null` is JSON, but no envelope; None below means "no body" (a field-less success)
-            raise self._unexpected(op, response.status_code, "a JSON null body")
+            raise self._unexpected(op, status, "a JSON null body")
         return parsed
 
     def _data(self, op: Operation, payload: Any, status: int) -> Any:
@@ -333,18 +481,28 @@ class PlatformClient:
             )
         return cursor
 
-    def _unexpected(self, op: Operation, status: int | None, what: str) -> errors.ApiError:
+    def _unexpected(
+        self,
+        op: Operation,
+        status: int | None,
+        what: str,
+        *,
+        detail: str | None = None,
+        ambiguous: bool = False,
+    ) -> errors.ApiError:
         shown = f" (HTTP {status})" if status is not None else ""
         return errors.UnexpectedResponse(
             f"{op.name}: unexpected response{shown}: {what}",
             operation=op.name,
             status=status,
-            hint="check --base-url points at the platform API (without /v1)",
+            detail=detail,
+            hint=check_base_url(self.base_url),
+            ambiguous=ambiguous,
         )
 
     def _secrets(self, body: Mapping[str, Any] | None = None) -> list[str]:
         """The key, plus variable values sent in `body` (an error detail may echo them)."""
-        found = [self._api_key] if self._api_key else []
+        found = [self._api_key]
         variables = body.get("variables") if body else None
         if isinstance(variables, list):
             found += [
@@ -356,6 +514,15 @@ class PlatformClient:
         return [s for s in found if s and (s == self._api_key or len(s) >= 4)]
 
 
+def _identity(item: Mapping[str, Any], key: str) -> str:
+    """What tells a listed item apart: its `key` member, else (an item without one, which the
+    spec does not allow but a broken server may send) its whole content."""
+    value = item.get(key)
+    if isinstance(value, str):
+        return f"{key} {value!r}"
+    return json.dumps(item, sort_keys=True, default=str)
+
+
 def _code(problem: str) -> str:
     """`data[0].git is not an object` -> `` `data[0].git` is not an object ``."""
     path, _, rest = problem.partition(" ")
@@ -365,11 +532,19 @@ def _code(problem: str) -> str:
 _HEADER_SAFE = frozenset(chr(c) for c in range(0x21, 0x7F))
 
 
-def _checked_key(api_key: str | None) -> str | None:
-    """The key without surrounding whitespace (a pasted or `cat`-ed key ends in a newline)."""
+def _checked_key(api_key: str | None, base_url: str) -> str:
+    """The key without surrounding whitespace (a pasted or `cat`-ed key ends in a newline).
+
+    Every operation of the platform needs a key, so none at all is refused before any call
+    (the local emulator is given its own key by `connect`).
+    """
     key = (api_key or "").strip()
     if not key:
-        return None
+        raise UsageError(
+            f"no API key: {API_KEY_ENV} is not set",
+            hint=f"set {API_KEY_ENV} to an API key of the platform at {base_url} "
+            "(--base-url local needs none)",
+        )
     if not set(key) <= _HEADER_SAFE:
         # Said without the key: it must never be echoed, even when malformed.
         raise UsageError(

@@ -21,13 +21,12 @@ from reconciler.errors import UsageError
 from reconciler.files import check_replaceable
 from reconciler.platform.client import PlatformClient
 from reconciler.platform.log import CallLog
-from reconciler.platform.messages import API_KEY_ENV
+from reconciler.platform.messages import API_KEY_ENV, BASE_URL_ENV
 from reconciler.platform.operations import OPERATIONS
 
 if TYPE_CHECKING:
     from reconciler.emulator.store import StateLock
 
-BASE_URL_ENV = "RECONCILER_BASE_URL"
 LOCAL = "local"
 LOCAL_STATE_FILE = Path(".reconciler") / "local-platform.json"
 LOCAL_DEV_KEY = "reconciler-local-dev-key"

@@ -15,10 +15,22 @@ from collections.abc import Iterable, Iterator
 from typing import TextIO
 
 REDACTED = "[REDACTED]"
-_BEARER = re.compile(r"(?i)\b(bearer)(\s+)[^\s\"',;]+")
+# A credential after `Bearer`; `<key>`-style placeholders in a server's own help text are none.
+_BEARER = re.compile(r"(?i)\b(bearer)(\s+)(?!<)[^\s\"',;]+")
 ELLIPSIS = "…"
 MIN_CUT_PREFIX = 4
 """A shortened text ending in this many characters of a secret (or more) loses them."""
+SECRET_MIN_CHARS = 12
+"""A secret this long is redacted wherever it appears, even inside a longer word: it cannot be
+there by chance, and a server may glue it to other text (`Bearer%20<key>`). A shorter one is
+too short to be secret (the emulator's documented key is `dev`) and may well be part of other
+words (`dev.example.com`), so it is redacted only where it stands as a word of its own."""
+
+# Word characters: what a short secret must not be glued to. A `.` between two of them joins
+# them too (host names, versions); a `.` after the secret that ends a sentence does not.
+_WORD = r"[\w-]"
+_ALONE_BEFORE = rf"(?<!{_WORD})(?<!{_WORD}\.)"
+_ALONE_AFTER = rf"(?!{_WORD})(?!\.{_WORD})"
 
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
@@ -32,11 +44,22 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     """
     for secret in secrets:
         if secret:
-            for form in _forms(secret):
-                text = text.replace(form, REDACTED)
-            text = _spaced(secret).sub(REDACTED, text)
-            text = _cut_prefix(text, secret)
+            for pattern in _patterns(secret):
+                text = pattern.sub(REDACTED, text)
+            if len(secret) >= SECRET_MIN_CHARS:
+                text = _cut_prefix(text, secret)
     return _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+
+
+@functools.lru_cache(maxsize=256)
+def _patterns(secret: str) -> tuple[re.Pattern[str], ...]:
+    """Where `secret` stands in a text, in each of its forms (see `SECRET_MIN_CHARS`)."""
+    anywhere = len(secret) >= SECRET_MIN_CHARS
+    patterns: list[re.Pattern[str]] = []
+    for form in _forms(secret):
+        spaced = _spaced(form)
+        patterns.append(re.compile(spaced if anywhere else _ALONE_BEFORE + spaced + _ALONE_AFTER))
+    return tuple(patterns)
 
 
 def _forms(secret: str) -> Iterator[str]:
@@ -47,11 +70,11 @@ def _forms(secret: str) -> Iterator[str]:
             yield escaped
 
 
-@functools.lru_cache(maxsize=256)
-def _spaced(secret: str) -> re.Pattern[str]:
-    """The secret with any whitespace run matching any other (collapsed, re-wrapped)."""
+def _spaced(secret: str) -> str:
+    """A pattern of the secret with any whitespace run matching any other (collapsed,
+    re-wrapped)."""
     words = secret.split()
-    return re.compile(r"\s+".join(re.escape(word) for word in words) if words else r"(?!)")
+    return r"\s+".join(re.escape(word) for word in words) if words else r"(?!)"
 
 
 def _cut_prefix(text: str, secret: str) -> str:

@@ -16,6 +16,7 @@ from reconciler.platform import errors
 from reconciler.platform.operations import get_operation, permission, wildcard_permission
 
 API_KEY_ENV = "RECONCILER_API_KEY"
+BASE_URL_ENV = "RECONCILER_BASE_URL"
 MAX_DETAIL = 500
 MAX_SNIPPET = 200
 
@@ -140,6 +141,14 @@ def body_snippet(content: bytes) -> str:
     return _truncate(" ".join(text.split()), MAX_SNIPPET)
 
 
+def check_base_url(base_url: str) -> str:
+    """The hint of every answer that shows the base URL may not be the platform API."""
+    return (
+        f"check the base URL {base_url} (--base-url or {BASE_URL_ENV}): it must be the "
+        "address of the platform API, without /v1"
+    )
+
+
 def attempts_text(attempts: int) -> str:
     return "1 attempt" if attempts == 1 else f"{attempts} attempts"
 
@@ -206,7 +215,6 @@ class Failure:
     body: Mapping[str, Any]
     detail: str | None
     object_id: str | None
-    key_sent: bool
     attempts: int
     slug_of: SlugOf = _no_slugs
 
@@ -229,12 +237,11 @@ def status_error(
     detail: str | None,
     *,
     object_id: str | None,
-    key_sent: bool,
     attempts: int,
     slug_of: SlugOf = _no_slugs,
 ) -> errors.ApiError:
     """The error for a non-2xx final answer to `operation`; `slug_of` names objects sent by ID."""
-    failure = Failure(operation, status, body, detail, object_id, key_sent, attempts, slug_of)
+    failure = Failure(operation, status, body, detail, object_id, attempts, slug_of)
     if 500 <= status <= 599:
         return server_error(operation, status, detail, attempts=attempts)
     build = _BY_STATUS.get(status)
@@ -252,9 +259,10 @@ def _invalid(f: Failure) -> errors.ApiError:
 
 
 def _unauthenticated(f: Failure) -> errors.ApiError:
-    why = f"({API_KEY_ENV}) is invalid" if f.key_sent else f"is missing ({API_KEY_ENV} is not set)"
+    # The client sends no request without a key, so a 401 is about the key it sent.
+    text = f"the API key ({API_KEY_ENV}) is invalid (401)"
     hint = f"set {API_KEY_ENV} to a valid API key for the platform"
-    return errors.AuthenticationError(f.say(f"the API key {why} (401)"), hint=hint, **f.fields)
+    return errors.AuthenticationError(f.say(text), hint=hint, **f.fields)
 
 
 def _forbidden(f: Failure) -> errors.ApiError:
@@ -303,8 +311,6 @@ _BY_STATUS: dict[int, Callable[[Failure], errors.ApiError]] = {
     412: _precondition,
     429: _rate_limited,
 }
-MAPPED_STATUSES = frozenset(_BY_STATUS)
-"""Error statuses of the spec that have their own error class (plus every 5xx)."""
 
 
 def server_error(

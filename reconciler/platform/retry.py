@@ -1,4 +1,4 @@
-"""When and how long to wait before resending a request.
+"""When and how long to wait before resending a request, and how long a call may take.
 
 429 means nothing was processed, so it is retried for every operation, after
 `Retry-After` when the platform sends one. 5xx and lost responses are retried
@@ -24,13 +24,18 @@ RETRIED_SERVER_STATUSES = frozenset({500, 502, 503, 504})
 class RetryPolicy:
     """Bounds and timing of retries.
 
-    `max_attempts` counts every request sent for one call (1 means no retry);
-    `max_elapsed` is the most seconds one call may spend including waits. A
-    wait that would pass `max_elapsed` is not taken: the last error is raised.
+    `max_attempts` counts every request sent for one call (1 means no retry).
+    `attempt_deadline` is the most seconds one attempt may take, from sending the
+    request to the last byte of the answer: httpx's timeouts bound each wait for the
+    next byte, so a server trickling bytes would pass them forever. `max_elapsed` is
+    the most seconds one call may spend from its first attempt on (time queued for a
+    free slot under `--parallelism` does not count), attempts and waits included: an
+    attempt still running then is cut, and a wait that would pass it is not taken.
     """
 
     max_attempts: int = 5
-    max_elapsed: float = 60.0
+    max_elapsed: float = 120.0
+    attempt_deadline: float = 60.0
     base_delay: float = 0.5
     max_delay: float = 10.0
     max_retry_after: float = 30.0
@@ -54,6 +59,30 @@ class RetryPolicy:
 
 
 NO_RETRY = RetryPolicy(max_attempts=1)
+
+
+class CallDeadline:
+    """The time left to one call under `policy`, counted from its first attempt."""
+
+    def __init__(self, policy: RetryPolicy) -> None:
+        self.policy = policy
+        self._started: float | None = None
+
+    def next_attempt(self) -> tuple[float, bool]:
+        """Seconds the attempt starting now may take, and whether the call's deadline (not the
+        attempt's own) is what bounds it."""
+        now = self.policy.clock()
+        if self._started is None:
+            self._started = now
+        left = self.policy.max_elapsed - (now - self._started)
+        if left < self.policy.attempt_deadline:
+            return max(0.0, left), True
+        return self.policy.attempt_deadline, False
+
+    def allows_wait(self, seconds: float) -> bool:
+        """Whether waiting `seconds` before the next attempt stays within the call's deadline."""
+        started = self.policy.clock() if self._started is None else self._started
+        return self.policy.clock() - started + seconds <= self.policy.max_elapsed
 
 
 def parse_retry_after(value: str | None, *, now: float) -> float | None:

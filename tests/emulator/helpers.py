@@ -10,6 +10,8 @@ import httpx
 from tests.fixtures.emulator import EmulatorServer
 
 PROBLEM_MEMBERS = {"type", "title", "status", "detail", "errors"}
+# A step time far longer than any test runs (see the `long_step_emulator` fixture).
+LONG_STEP_MS = 10 * 60 * 1000
 
 
 def ok(response: httpx.Response, status: int = 200) -> Any:

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from reconciler.emulator.app import EmulatorConfig
+from tests.emulator.helpers import LONG_STEP_MS as STEP_MS
 from tests.emulator.helpers import (
     deploy,
     get_app,
@@ -19,17 +20,15 @@ from tests.emulator.helpers import (
     problem,
     target,
 )
-from tests.fixtures.emulator import STEP_MS, EmulatorServer
+from tests.fixtures.emulator import EmulatorServer
 
 DONE = 20 * STEP_MS  # enough clock for any deployment to finish
 GIT_STATUSES = ["pending", "starting", "building", "deploying", "network", "finalizing", "ready"]
 
 
 @pytest.fixture
-def web(emulator: EmulatorServer) -> EmulatorServer:
-    make_project(emulator)
-    make_app(emulator)
-    return emulator
+def web(web_on_the_test_clock: EmulatorServer) -> EmulatorServer:
+    return web_on_the_test_clock
 
 
 def _settle(emulator: EmulatorServer) -> None:

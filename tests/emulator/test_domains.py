@@ -4,26 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from reconciler.emulator.app import EmulatorConfig
+from tests.emulator.helpers import LONG_STEP_MS as STEP_MS
 from tests.emulator.helpers import list_all, make_app, make_project, ok, problem, target
-from tests.fixtures.emulator import EmulatorServer, default_config
+from tests.fixtures.emulator import EmulatorServer
 
 DAY_MS = 24 * 60 * 60 * 1000
-STEP_MS = 60_000
-"""A verification step: long enough that only `advance_clock` moves a domain on, however slow
-the machine (with the shared emulator's 20 ms, a loaded machine saw `pending` turn into
-`verifying` between two reads)."""
 
 
 @pytest.fixture
-def web(start_emulator) -> EmulatorServer:
-    config = default_config()
-    server = start_emulator(
-        EmulatorConfig(keys=config.keys, dev_key=config.dev_key, step_ms=STEP_MS)
-    )
-    make_project(server)
-    make_app(server)
-    return server
+def web(web_on_the_test_clock: EmulatorServer) -> EmulatorServer:
+    return web_on_the_test_clock
 
 
 def _create(

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from reconciler.emulator.app import EmulatorConfig
-from reconciler.emulator.auth import ApiKey
+from reconciler.emulator.auth import ACTIONS, ApiKey
 from tests.emulator.helpers import deploy, make_app, make_project, ok, problem, target
+from tests.emulator.test_every_operation import CASES
 from tests.fixtures.emulator import EmulatorServer
 
 DEV = "dev-key"
@@ -134,3 +135,22 @@ def test_a_key_without_the_action_is_refused_before_lookups(start_emulator, worl
     problem(server.call("domains.getDomain", {"domain": "none.example.com"}), 403)
     problem(server.call("projects.getProject", {"project": "nope"}), 404)
     problem(server.call("projects.getProject", {"project": "shop"}, key="other"), 401)
+
+
+def test_a_refusal_never_names_the_id_behind_a_slug(start_emulator, world: dict) -> None:
+    """A key holding every action, but only for objects other than those of the world, is
+    refused on every operation that names `shop`, `web`, `production` or a domain by slug or
+    host: the refusal must not tell it the IDs it may not read."""
+    others = {"project": "proj_other", "app": "app_other", "environment": "env_other"}
+    grants = [f"{scope}.{others[scope]}.{act}" for scope, acts in ACTIONS.items() for act in acts]
+    server = _serve(start_emulator, world, *grants)
+    refused = 0
+    for operation, (body, _, _) in sorted(CASES.items()):
+        if any(isinstance(v, str) and v.startswith("<") for v in body.values()):
+            continue  # names a deployment or policy by its ID: nothing hidden behind a slug
+        response = server.call(operation, body)
+        assert response.status_code in (403, 404), (operation, response.text)
+        refused += response.status_code == 403
+        leaked = [name for name, value in world["ids"].items() if value in response.text]
+        assert leaked == [], f"{operation} told a key that may not read them the IDs of {leaked}"
+    assert refused >= 20

@@ -89,6 +89,28 @@ def scripted(*responses: httpx.Response | Exception) -> Recorder:
     return Recorder(handle)
 
 
+PLATFORM_CHECK_BODY = {"limit": 1}
+
+
+def is_platform_check(request: httpx.Request) -> bool:
+    """The client's one `projects.listProjects` (limit 1) made before it believes a 404."""
+    return request.url.path.endswith("/projects.listProjects") and (
+        json.loads(request.content) == PLATFORM_CHECK_BODY
+    )
+
+
+def answering_platform_check(handler: Handler) -> Handler:
+    """`handler`, except that the check of the base URL is answered as the platform would
+    (an empty workspace), without reaching `handler`: scripts stand for the platform."""
+
+    def handle(request: httpx.Request) -> Any:
+        if is_platform_check(request):
+            return json_response(200, {"data": [], "pagination": {"hasMore": False}})
+        return handler(request)
+
+    return handle
+
+
 def make_client(
     handler: Handler,
     *,
@@ -96,13 +118,18 @@ def make_client(
     time: FakeTime | None = None,
     call_log: CallLog | None = None,
     parallelism: int = 10,
+    platform_check: bool = True,
     **policy: Any,
 ) -> PlatformClient:
+    """A client of the scripted `handler`; with `platform_check` the check of the base URL is
+    answered as the platform would, else it reaches `handler` like any call."""
     return PlatformClient(
         BASE_URL,
         api_key,
         parallelism=parallelism,
-        transport=httpx.MockTransport(handler),
+        transport=httpx.MockTransport(
+            answering_platform_check(handler) if platform_check else handler
+        ),
         retry=instant_policy(time or FakeTime(), **policy),
         call_log=call_log,
     )

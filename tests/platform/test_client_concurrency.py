@@ -57,8 +57,9 @@ def test_lists_and_single_calls_share_the_bound() -> None:
                 pages_left["n"] += 1
                 more = pages_left["n"] % 3 != 0
                 cursor = f"c{pages_left['n']}"
+                page = [{"id": f"app_{pages_left['n']}"}]
                 return httpx.Response(
-                    200, json={"data": [], "pagination": {"hasMore": more, "cursor": cursor}}
+                    200, json={"data": page, "pagination": {"hasMore": more, "cursor": cursor}}
                 )
             return response
 

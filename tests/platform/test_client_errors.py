@@ -19,22 +19,24 @@ def fail(operation: str, body: dict, response: httpx.Response, **kw: object) -> 
 
 
 @pytest.mark.parametrize(
-    ("status", "cls"),
+    ("status", "cls", "operation"),
     [
-        (400, errors.InvalidRequest),
-        (401, errors.AuthenticationError),
-        (403, errors.PermissionDenied),
-        (404, errors.NotFound),
-        (409, errors.Conflict),
-        (412, errors.PreconditionFailed),
+        (400, errors.InvalidRequest, "apps.updateApp"),
+        (401, errors.AuthenticationError, "apps.updateApp"),
+        (403, errors.PermissionDenied, "apps.updateApp"),
+        (404, errors.NotFound, "apps.updateApp"),
+        (409, errors.Conflict, "apps.updateApp"),
+        (412, errors.PreconditionFailed, "apps.deleteApp"),  # updateApp does not list 412
     ],
 )
-def test_statuses_map_to_error_classes_with_exit_code_1(status: int, cls: type) -> None:
-    error = fail("apps.updateApp", APP_BODY, httpx.Response(status))
+def test_statuses_map_to_error_classes_with_exit_code_1(
+    status: int, cls: type, operation: str
+) -> None:
+    error = fail(operation, APP_BODY, httpx.Response(status))
     assert type(error) is cls
     assert isinstance(error, ReconcilerError)
     assert error.exit_code == 1
-    assert error.operation == "apps.updateApp"
+    assert error.operation == operation
     assert error.status == status
     assert error.detail is None
     assert not error.ambiguous
@@ -122,9 +124,14 @@ def test_unauthenticated_with_a_key_says_invalid_and_names_the_variable() -> Non
     assert "RECONCILER_API_KEY" in str(error.hint)
 
 
-def test_unauthenticated_without_a_key_says_missing() -> None:
-    error = fail("projects.listProjects", {}, httpx.Response(401), api_key=None)
-    assert "the API key is missing (RECONCILER_API_KEY is not set) (401)" in str(error)
+def test_a_401_shows_the_platform_s_words_whole_when_they_hold_no_key() -> None:
+    """A placeholder such as `Bearer <key>` is no credential: the message keeps it whole."""
+    answer = problem(401, "missing Authorization header; send Authorization: Bearer <key>")
+    error = fail("projects.listProjects", {}, answer)
+    assert error.message == (
+        "projects.listProjects: the API key (RECONCILER_API_KEY) is invalid (401): "
+        "missing Authorization header; send Authorization: Bearer <key>"
+    )
 
 
 def test_permission_denied_names_the_id_specific_permission_when_known() -> None:
@@ -189,8 +196,11 @@ def test_other_statuses_are_unexpected_with_a_short_preview(status: int) -> None
     error = fail("apps.getApp", APP_BODY, response)
     assert type(error) is errors.UnexpectedResponse
     assert error.status == status
-    assert f"apps.getApp: unexpected HTTP status {status}: <html>yyy" in str(error)
-    assert len(error.message) < 300
+    assert (
+        f"apps.getApp: unexpected response (HTTP {status}): a status the platform API does not "
+        "answer to this operation: <html>yyy"
+    ) in str(error)
+    assert len(error.message) < 350
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import httpx
 import pytest
 
 from reconciler.platform import errors
+from reconciler.platform.operations import OPERATIONS
 from reconciler.platform.retry import RetryPolicy, parse_retry_after
 from tests.platform.helpers import (
     FakeTime,
@@ -99,7 +100,8 @@ def test_server_errors_on_reads_are_retried_with_backoff(status: int) -> None:
     ],
 )
 def test_server_errors_on_idempotent_writes_are_retried(operation: str, body: dict) -> None:
-    mock = scripted(httpx.Response(503), httpx.Response(200, json={"data": {}}))
+    success = OPERATIONS[operation].success_status
+    mock = scripted(httpx.Response(503), httpx.Response(success, json={"data": {}}))
     run(call_once(make_client(mock), operation, body))
     assert len(mock.requests) == 2
 

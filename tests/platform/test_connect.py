@@ -96,12 +96,26 @@ def test_explicit_key_wins_and_verbose_logs(monkeypatch: pytest.MonkeyPatch) -> 
         run(client.aclose())
 
 
-def test_missing_key_sends_no_authorization() -> None:
-    client = connect("https://api.example.com")
-    try:
-        assert "Authorization" not in client._http.headers
-    finally:
-        run(client.aclose())
+@pytest.mark.parametrize("key", [None, "", "  \n"])
+def test_no_key_fails_before_any_call_naming_the_variable_and_the_platform(
+    key: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if key is not None:
+        monkeypatch.setenv("RECONCILER_API_KEY", key)
+    with pytest.raises(UsageError) as caught:
+        connect("https://api.example.com")
+    assert caught.value.message == "no API key: RECONCILER_API_KEY is not set"
+    assert "https://api.example.com" in str(caught.value.hint)
+    assert "--base-url local needs none" in str(caught.value.hint)
+
+
+@pytest.mark.skipif(not EMULATOR_READY, reason="the emulator is not installed")
+def test_the_local_emulator_needs_no_key(tmp_path: Path) -> None:
+    async def read() -> list[dict]:
+        async with connect(f"local:{tmp_path / 'state.json'}") as client:
+            return await client.list_all("projects.listProjects", {})
+
+    assert run(read()) == []
 
 
 def test_local_without_the_emulator_installed_is_a_clear_error(

@@ -56,8 +56,8 @@ def test_redact_removes_bearer_tokens_and_known_secrets() -> None:
 
 def test_call_log_redacts_even_its_own_lines() -> None:
     stream = io.StringIO()
-    log = CallLog(stream, secrets=["s3cret"])
-    log.record("Bearer tok op-s3cret", "200", 1.0, 1)
+    log = CallLog(stream, secrets=["s3cret-long-enough"])
+    log.record("Bearer tok op-s3cret-long-enough", "200", 1.0, 1)
     assert "tok" not in stream.getvalue()
     assert "s3cret" not in stream.getvalue()
 
@@ -136,10 +136,3 @@ def test_a_key_that_cannot_be_a_header_is_a_usage_error_without_the_key(bad: str
         make_client(scripted(), api_key=key)
     assert "RECONCILER_API_KEY" in str(caught.value)
     assert SENTINEL_KEY not in str(caught.value)
-
-
-def test_a_blank_key_counts_as_missing() -> None:
-    mock = scripted(httpx.Response(401))
-    with pytest.raises(errors.AuthenticationError, match="is missing"):
-        run(call_once(make_client(mock, api_key="  "), "apps.getApp", APP_BODY))
-    assert "Authorization" not in mock.requests[0].headers

@@ -208,3 +208,30 @@ def test_a_key_without_read_grants_cannot_plan_and_is_told_which(
     assert "Traceback" not in result.output
     assert re.search(r'lacks "project\.(\*|proj_\w+)\.read_project"', result.output), result.output
     assert no_reads not in result.output
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["plan", "-f", "{manifest}"],
+        ["apply", "-f", "{manifest}", "--auto-approve"],
+        ["status", "-f", "{manifest}"],
+        ["export"],
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_no_key_fails_before_any_call(
+    command: list[str], server: EmulatorServer, tmp_path: Path
+) -> None:
+    """Every operation needs a key: without one nothing is sent, and the message says which
+    variable to set instead of quoting a 401."""
+    manifest = tmp_path / "shop.yaml"
+    manifest.write_text(MANIFEST)
+    argv = [arg.format(manifest=manifest) for arg in command]
+    env = {"RECONCILER_BASE_URL": server.base_url, "RECONCILER_API_KEY": None, "NO_COLOR": "1"}
+    result = run_cli(argv, env=env)
+    assert result.exit_code == 1, result.output
+    assert "no API key: RECONCILER_API_KEY is not set" in result.stderr
+    assert server.base_url in result.stderr
+    assert "(401)" not in result.output
+    assert server.requests() == []

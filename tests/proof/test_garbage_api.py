@@ -3,38 +3,39 @@ no traceback, from plan, apply, export and status.
 
 A real HTTP server on loopback sits in front of an in-process emulator: it forwards every call,
 except that a rule can replace the answer of one operation with garbage (not JSON, an HTML 502
-page, a JSON array, no `data`, `data` of the wrong type, broken pagination, a cursor loop, a
-truncated or huge body, a 200 carrying an error, a response slower than the timeout) or rewrite
-one field of the real answer to a value of the wrong type.
+page, a JSON array, no `data`, `data` of the wrong type, broken pagination, a cursor loop, pages
+that never end under fresh cursors, a truncated, huge or endless body, a body trickling in byte
+by byte, a 200 carrying an error, a response slower than the timeout) or rewrite one field of
+the real answer to a value of the wrong type.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 import functools
+import itertools
 import json
-import socket
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 import reconciler.platform.client as client_module
 from reconciler.emulator.app import EmulatorConfig, create_app
 from reconciler.platform.client import PlatformClient
+from reconciler.platform.operations import OPERATIONS
 from reconciler.platform.retry import RetryPolicy
 from tests.fixtures.cli import CliResult, run_cli
+from tests.fixtures.loopback import LoopbackServer
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = (ROOT / "examples" / "quickstart.yaml").read_text()
@@ -42,6 +43,11 @@ IMAGE_APP = (ROOT / "examples" / "image-app.yaml").read_text()
 API_KEY = "garbage-test-key"
 SECRET_ENV = {"STOREFRONT_SESSION_SECRET": "sentinel-session-secret-value"}
 TIMEOUT_S = 0.3
+MAX_ANSWER_BYTES = 1024 * 1024  # the client's cap, lowered so an endless body ends quickly
+# The client's deadlines, lowered likewise so that a trickle ends within seconds; the call's
+# leaves room for the five attempts a loaded machine may need against TIMEOUT_S.
+ATTEMPT_DEADLINE_S = 1.0
+CALL_DEADLINE_S = 3.0
 
 # What a rule answers instead of the real response: (status, headers, body bytes).
 Answer = tuple[int, dict[str, str], bytes]
@@ -54,6 +60,7 @@ class Rule:
     rewrite: Callable[[Any], Any] | None = None  # applied to the real JSON answer
     delay_s: float = 0.0
     truncate: bool = False  # announce more bytes than sent
+    stream: Callable[[], AsyncIterator[bytes]] | None = None  # a 200 body sent as it is made
 
 
 class GarbageServer:
@@ -64,26 +71,11 @@ class GarbageServer:
         self.rule: Rule | None = None
         self.seen: list[str] = []
         app = Starlette(routes=[Route("/{path:path}", self._handle, methods=["GET", "POST"])])
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        self._socket.bind(("127.0.0.1", 0))
-        self._socket.listen(128)
-        self.base_url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
-        self._server = uvicorn.Server(
-            uvicorn.Config(app, log_level="critical", access_log=False, lifespan="off")
-        )
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            assert time.monotonic() < deadline and self._thread.is_alive(), "server did not start"
-            time.sleep(0.005)
+        self._server = LoopbackServer(app, log_level="critical")
+        self.base_url = self._server.base_url
 
     def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=10)
-        self._socket.close()
+        self._server.stop()
 
     async def _handle(self, request: Request) -> Response:
         operation = request.url.path.removeprefix("/v1/")
@@ -91,9 +83,9 @@ class GarbageServer:
         body = await request.body()
         rule = self.rule if self.rule and self.rule.operation == operation else None
         if rule is not None and rule.delay_s:
-            import asyncio
-
             await asyncio.sleep(rule.delay_s)
+        if rule is not None and rule.stream is not None:
+            return StreamingResponse(rule.stream(), media_type="application/json")
         if rule is not None and rule.answer is not None:
             status, headers, content = rule.answer
             return self._respond(status, headers, content, rule.truncate)
@@ -137,15 +129,25 @@ def garbage_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Garbage
 
 @pytest.fixture
 def garbage(garbage_server: GarbageServer, monkeypatch: pytest.MonkeyPatch) -> GarbageServer:
-    """The server with no rule, retries without waiting and a short client timeout."""
+    """The server with no rule, retries without waiting, a short client timeout and call
+    deadline, and a small cap on answers."""
     garbage_server.rule = None
     garbage_server.seen.clear()
 
     async def no_wait(seconds: float) -> None:
         return None
 
-    monkeypatch.setattr(client_module, "RetryPolicy", functools.partial(RetryPolicy, sleep=no_wait))
+    policy = functools.partial(
+        RetryPolicy,
+        sleep=no_wait,
+        attempt_deadline=ATTEMPT_DEADLINE_S,
+        max_elapsed=CALL_DEADLINE_S,
+    )
+    monkeypatch.setattr(client_module, "RetryPolicy", policy)
     monkeypatch.setitem(PlatformClient.__init__.__kwdefaults__, "timeout", TIMEOUT_S)
+    monkeypatch.setitem(
+        PlatformClient.__init__.__kwdefaults__, "max_answer_bytes", MAX_ANSWER_BYTES
+    )
     return garbage_server
 
 
@@ -220,6 +222,35 @@ HTML_502 = b"<html><head><title>502 Bad Gateway</title></head><body><h1>502</h1>
 JSON = {"content-type": "application/json"}
 
 
+async def _endless_body() -> AsyncIterator[bytes]:
+    yield b'{"data": "'
+    while True:
+        # A send after the client left returns at once: without this pause the generator
+        # would never let the server's loop notice the disconnection.
+        await asyncio.sleep(0)
+        yield b"x" * 65536
+
+
+async def _trickle() -> AsyncIterator[bytes]:
+    """One byte every 50 ms, each well within the client's timeout, never a whole answer."""
+    yield b'{"data": {"'
+    while True:
+        await asyncio.sleep(0.05)
+        yield b"x"
+
+
+def _fresh_cursors(page: Callable[[Any], Any]) -> Rule:
+    """Every page says there is more, under a cursor never given before."""
+    cursors = itertools.count()
+    return Rule(
+        "",
+        rewrite=lambda payload: {
+            "data": page(payload["data"]),
+            "pagination": {"hasMore": True, "cursor": f"fresh-{next(cursors)}"},
+        },
+    )
+
+
 def _fixed(content: Any, status: int = 200) -> Rule:
     raw = content if isinstance(content, bytes) else json.dumps(content).encode()
     return Rule("", answer=(status, JSON, raw))
@@ -245,6 +276,8 @@ def garbage_answers(operation: str) -> dict[str, Rule]:
         "truncated": Rule("", rewrite=lambda payload: payload, truncate=True),
         "slow": Rule("", rewrite=lambda payload: payload, delay_s=TIMEOUT_S * 2),
         "huge": _fixed({"data": {"junk": "x" * 8_000_000}}),
+        "endless-body": Rule("", stream=_endless_body),
+        "trickle": Rule("", stream=_trickle),
         "utf8-garbage": Rule("", answer=(200, JSON, b'{"data": "\xff\xfe"}')),
         "deep-json": Rule("", answer=(200, JSON, b'{"data":' * 20_000 + b"1" + b"}" * 20_000)),
     }
@@ -264,6 +297,8 @@ def garbage_answers(operation: str) -> dict[str, Rule]:
                     "pagination": {"hasMore": True, "cursor": "same-cursor"},
                 },
             ),
+            "empty-pages-forever": _fresh_cursors(lambda data: []),
+            "same-page-forever": _fresh_cursors(lambda data: data),
         }
     else:
         rules["data-list-for-object"] = _fixed({"data": [{}]})
@@ -287,6 +322,8 @@ PAGINATION = (
     "has-more-no-cursor",
     "cursor-number",
     "cursor-loop",
+    "empty-pages-forever",
+    "same-page-forever",
     "items-not-objects",
 )
 
@@ -507,15 +544,15 @@ def test_a_create_whose_answer_is_cut_is_recovered_not_duplicated(
 # ---- the client's envelope and shape checks, without a server ---------------------------------
 
 
-def _client_answering(content: bytes) -> PlatformClient:
+def _client_answering(content: bytes, status: int) -> PlatformClient:
     transport = httpx.MockTransport(
-        lambda request: httpx.Response(200, content=content, headers=JSON)
+        lambda request: httpx.Response(status, content=content, headers=JSON)
     )
     return PlatformClient("http://platform.test", "k-123456", transport=transport)
 
 
 async def _call(content: bytes, operation: str, body: dict[str, Any]) -> Any:
-    async with _client_answering(content) as client:
+    async with _client_answering(content, OPERATIONS[operation].success_status) as client:
         if operation.split(".")[1].startswith("list"):
             return await client.list_all(operation, body)
         return await client.call(operation, body)
