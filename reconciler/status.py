@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from reconciler.manifest.model import ENVIRONMENT_NAMES, App, Manifest
+from reconciler.manifest.model import ENVIRONMENT_NAMES, App, Manifest, listed
 from reconciler.platform.errors import NotFound
 
 FORMAT_VERSION = "1"
@@ -144,7 +144,7 @@ async def gather_status(manifest: Manifest, client: Client) -> StatusReport:
     projects = await asyncio.gather(*(_project_apps(client, ref) for ref in refs))
     jobs = []
     for project, ref, live_apps in zip(manifest.projects, refs, projects, strict=True):
-        for app in project.apps:
+        for app in listed(project.apps):
             live_app = _find(live_apps, app)
             names = [e.name for e in app.environments] or list(ENVIRONMENT_NAMES)
             hosts_by_env = {

@@ -32,7 +32,7 @@ from reconciler.engine.apply import (
 )
 from reconciler.engine.changes import Action, Change
 from reconciler.engine.targets import parse_address
-from reconciler.manifest.model import Manifest
+from reconciler.manifest.model import Manifest, listed
 from reconciler.platform.errors import ApiError
 
 FINAL_STATUSES = frozenset({"ready", "failed", "cancelled", "superseded", "skipped", "stopped"})
@@ -182,7 +182,7 @@ class _WantedRollouts:
         elif item.outcome is Outcome.DONE and change.kind == "project" and _slug_changed(change):
             project = self.manifest.project(parts[0]) if self.manifest else None
             self._app_level(
-                parts[0], [a.slug for a in project.apps] if project else [], "project slug"
+                parts[0], [a.slug for a in listed(project.apps)] if project else [], "project slug"
             )
 
     def _app_level(self, project: str, apps: Sequence[str], reason: str) -> None:

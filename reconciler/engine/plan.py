@@ -39,6 +39,8 @@ from reconciler.manifest.model import (
     Environment,
     Manifest,
     Project,
+    is_set,
+    listed,
 )
 from reconciler.resources import app as apps
 from reconciler.resources import domains, policies, project, settings, variables
@@ -114,11 +116,13 @@ class _Planner:
             await asyncio.gather(
                 *(
                     self._plan_app(desired, a, None, project_ref, None, depends)
-                    for a in desired.apps
+                    for a in listed(desired.apps)
                     if self.scope.reads(desired.slug, a.slug)
                 )
             )
             return
+        if not is_set(desired.apps):
+            return  # no `apps:` block: the project's apps are unmanaged, none is read or pruned
         live_apps = await apps.read_apps(self.client, live["id"])
         self.record.read(apps.READ_OPERATION)
         self.record.apps(desired.slug, live_apps)
@@ -422,7 +426,7 @@ class _Planner:
         paths: set[tuple[str, ...]] = set()
         for desired in self.manifest.projects:
             paths.add((desired.slug,))
-            for app in desired.apps:
+            for app in listed(desired.apps):
                 paths.add((desired.slug, app.slug))
                 paths.update((desired.slug, app.slug, e.name) for e in app.environments)
         return paths
