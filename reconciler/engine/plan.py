@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -126,7 +126,8 @@ class _Planner:
         live_apps = await apps.read_apps(self.client, live["id"])
         self.record.read(apps.READ_OPERATION)
         self.record.apps(desired.slug, live_apps)
-        matched = {a.slug: apps.find_live_app(desired.slug, a, live_apps) for a in desired.apps}
+        indexed = apps.LiveApps(live_apps)
+        matched = {a.slug: apps.find_live_app(desired.slug, a, indexed) for a in desired.apps}
         await asyncio.gather(
             *(
                 self._plan_app(desired, a, matched[a.slug], project_ref, project_id, depends)
@@ -400,7 +401,7 @@ class _Planner:
     # -- assembling the plan -----------------------------------------------------------------
 
     def plan(self) -> Plan:
-        changes, included = self._targeted(sorted(self.changes, key=self._order))
+        changes, included = self._targeted(sorted(self.changes, key=self._order()))
         notes = [n for n in self.notes if n.address is None or self.scope.covers(n.address)]
         notes.extend(self._plan_notes(changes, included))
         permissions = set(self.record.permissions)
@@ -431,18 +432,29 @@ class _Planner:
                 paths.update((desired.slug, app.slug, e.name) for e in app.environments)
         return paths
 
-    def _order(self, change: Change) -> tuple[int, int, int, int]:
-        kind, parts = parse_address(change.address)
-        projects = [p.slug for p in self.manifest.projects]
-        project_index = projects.index(parts[0]) if parts[0] in projects else len(projects)
-        app_index = 0
-        if len(parts) > 1:
-            desired = self.manifest.project(parts[0])
-            slugs = [a.slug for a in desired.apps] if desired else []
-            # apps the manifest does not list (prune.apps deletions) come last
-            app_index = 1 + (slugs.index(parts[1]) if parts[1] in slugs else len(slugs))
-        env_index = ENVIRONMENT_NAMES.index(parts[2]) if len(parts) > 2 else -1  # type: ignore[arg-type]
-        return project_index, app_index, env_index, _KIND_ORDER[kind]
+    def _order(self) -> Callable[[Change], tuple[int, int, int, int]]:
+        """The sort key of changes: manifest order of projects and apps, then environment and
+        kind. Positions are looked up in maps made once, so sorting stays linear."""
+        projects = {p.slug: i for i, p in enumerate(self.manifest.projects)}
+        apps = {
+            (p.slug, a.slug): i
+            for p in self.manifest.projects
+            for i, a in enumerate(listed(p.apps))
+        }
+        app_counts = {p.slug: len(listed(p.apps)) for p in self.manifest.projects}
+
+        def key(change: Change) -> tuple[int, int, int, int]:
+            kind, parts = parse_address(change.address)
+            project_index = projects.get(parts[0], len(projects))
+            app_index = 0
+            if len(parts) > 1:
+                # apps the manifest does not list (prune.apps deletions) come last
+                unlisted = app_counts.get(parts[0], 0)
+                app_index = 1 + apps.get((parts[0], parts[1]), unlisted)
+            env_index = ENVIRONMENT_NAMES.index(parts[2]) if len(parts) > 2 else -1  # type: ignore[arg-type]
+            return project_index, app_index, env_index, _KIND_ORDER[kind]
+
+        return key
 
     def _targeted(self, changes: list[Change]) -> tuple[list[Change], list[str]]:
         """Changes under the targets, plus what they depend on (which apply must do first),
