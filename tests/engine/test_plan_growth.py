@@ -2,45 +2,28 @@
 
 Work is counted, not timed: how many times an item of the manifest's collections (projects,
 apps, environments and their variables, domains, policies) or of the live apps is gone over,
-and how many function calls planning makes. For four times the apps, linear work is about four times
-as much; work per change or per app that scans a collection (as ordering did with a list and
-`.index` per change, and matching each app with a scan of the live apps) about sixteen times.
+and how many function calls planning makes. For four times the apps, linear work is about
+four times as much; work per change or per app that scans a collection (as ordering did with
+a list and `.index` per change, and matching each app with a scan of the live apps) about
+sixteen times.
 """
 
 from __future__ import annotations
 
 import asyncio
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
 
 from reconciler.engine.plan import PlanOptions, build_plan
 from tests.engine.large_plans import InstantClient, Visits, large_manifest
+from tests.fixtures.counting import counted_calls
 
 SMALL = 150
 GROWTH = 4
 LINEAR_BOUND = 5  # linear is GROWTH plus a constant's share; quadratic is GROWTH**2
 
 
-@contextmanager
-def counted_calls() -> Iterator[list[int]]:
-    """Counts Python and C function calls made inside the block (in this thread)."""
-    count = [0]
-
-    def profile(_frame: Any, event: str, _arg: Any) -> None:
-        if event in ("call", "c_call"):
-            count[0] += 1
-
-    sys.setprofile(profile)
-    try:
-        yield count
-    finally:
-        sys.setprofile(None)
-
-
 def work(apps: int) -> tuple[int, int]:
-    """(items of the manifest gone over, function calls) for a plan of `apps` apps."""
+    """(items of the manifest and of the live apps gone over, function calls) for a plan of
+    `apps` apps."""
     visits = Visits()
     desired = large_manifest(apps, visits.collection)
     client = InstantClient(apps, visits.listing)
