@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from reconciler.manifest.model import ENVIRONMENT_NAMES, App, Manifest
+from reconciler.manifest.model import ENVIRONMENT_NAMES, App, Manifest, listed
 from reconciler.platform.errors import NotFound
 from reconciler.resources.domains import ONE_ENVIRONMENT_ONLY, where_attached
 
@@ -153,13 +153,13 @@ async def gather_status(manifest: Manifest, client: Client) -> StatusReport:
     managed = frozenset(
         f"{project.slug}/{app.slug}/{environment.name}"
         for project in manifest.projects
-        for app in project.apps
+        for app in listed(project.apps)
         for environment in app.environments
         if isinstance(environment.domains, tuple)
     )
     jobs = []
     for project, ref, live_apps in zip(manifest.projects, refs, projects, strict=True):
-        for app in project.apps:
+        for app in listed(project.apps):
             live_app = _find(live_apps, app)
             names = [e.name for e in app.environments] or list(ENVIRONMENT_NAMES)
             hosts_by_env = {

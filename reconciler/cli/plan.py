@@ -47,7 +47,8 @@ EXIT_CHANGES = 2
 @click.option(
     "--detailed-exitcode",
     is_flag=True,
-    help="Exit 0 when there are no changes, 2 when there are, 1 on error.",
+    help="Exit 0 when live state matches the manifests, 2 when it differs (blocked and "
+    "refused changes included), 1 on error.",
 )
 @click.option(
     "--target",
@@ -119,7 +120,13 @@ def plan(
             err=True,
         )
     if detailed_exitcode:
-        sys.exit(EXIT_CHANGES if result.has_changes else EXIT_NO_CHANGES)
+        sys.exit(detailed_exit_code(result))
+
+
+def detailed_exit_code(result: Plan) -> int:
+    """2 whenever live state differs from the manifest, whether apply may change it or not
+    (a drift job reads 0 as "in sync"); 0 only when it matches."""
+    return EXIT_CHANGES if result.live_differs else EXIT_NO_CHANGES
 
 
 async def _build(

@@ -107,8 +107,10 @@ def _plural(count: int, noun: str) -> str:
 
 
 def _summary(manifest: Manifest) -> str:
-    apps = sum(len(p.apps) for p in manifest.projects)
-    envs = sum(len(a.environments) for p in manifest.projects for a in p.apps)
+    from reconciler.manifest.model import listed
+
+    apps = sum(len(listed(p.apps)) for p in manifest.projects)
+    envs = sum(len(a.environments) for p in manifest.projects for a in listed(p.apps))
     return (
         f"Valid: {_plural(len(manifest.sources), 'file')}, "
         f"{_plural(len(manifest.projects), 'project')}, {_plural(apps, 'app')}, "

@@ -206,7 +206,16 @@ class Plan:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     @property
-    def has_changes(self) -> bool:
+    def live_differs(self) -> bool:
+        """Whether live state differs from the manifest (within the plan's targets): any
+        change at all, including the ones apply will not make (a delete that delete protection
+        blocks, a replace refused without --allow-replace). `plan --detailed-exitcode` exits 2
+        on it, and only a plan where it is false says that live state matches."""
+        return bool(self.changes)
+
+    @property
+    def has_applicable_changes(self) -> bool:
+        """Whether apply has anything to send: every change but blocked deletions."""
         return any(c.action is not Action.BLOCKED for c in self.changes)
 
     def counts(self) -> tuple[int, int, int]:

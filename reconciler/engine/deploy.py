@@ -34,7 +34,7 @@ from reconciler.engine.apply import (
 )
 from reconciler.engine.changes import Action, Change
 from reconciler.engine.targets import Scope, parse_address
-from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest
+from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest, listed
 from reconciler.platform.errors import ApiError
 
 FINAL_STATUSES = frozenset({"ready", "failed", "cancelled", "superseded", "skipped", "stopped"})
@@ -168,7 +168,7 @@ def managed_environments(manifest: Manifest, scope: Scope) -> list[tuple[Environ
     (as for an image change)."""
     found = []
     for project in manifest.projects:
-        for app in project.apps:
+        for app in listed(project.apps):
             named = [e.name for e in app.environments]
             for environment in named or ENVIRONMENT_NAMES:
                 if scope.reads(project.slug, app.slug, environment):
@@ -207,7 +207,7 @@ class _WantedRollouts:
         elif item.outcome is Outcome.DONE and change.kind == "project" and _slug_changed(change):
             project = self.manifest.project(parts[0]) if self.manifest else None
             self._app_level(
-                parts[0], [a.slug for a in project.apps] if project else [], "project slug"
+                parts[0], [a.slug for a in listed(project.apps)] if project else [], "project slug"
             )
 
     def redeploy(self, key: EnvironmentKey, *, named: bool) -> None:

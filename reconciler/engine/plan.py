@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -40,6 +40,8 @@ from reconciler.manifest.model import (
     Environment,
     Manifest,
     Project,
+    is_set,
+    listed,
 )
 from reconciler.platform.errors import PermissionDenied
 from reconciler.resources import app as apps
@@ -119,17 +121,21 @@ class _Planner:
             await asyncio.gather(
                 *(
                     self._plan_app(desired, a, None, project_ref, None, depends)
-                    for a in desired.apps
+                    for a in listed(desired.apps)
                     if self.scope.reads(desired.slug, a.slug)
                 )
             )
             return
+        if not is_set(desired.apps):
+            return  # no `apps:` block: the project's apps are unmanaged, none is read or pruned
         live_apps = await apps.read_apps(self.client, live["id"])
         self.record.read(apps.READ_OPERATION)
         self.record.apps(desired.slug, live_apps)
-        pinned = {a.id for a in desired.apps if a.id}
+        pinned = {a.id for a in listed(desired.apps) if a.id}
+        indexed = apps.LiveApps(live_apps)
         matched = {
-            a.slug: apps.find_live_app(desired.slug, a, live_apps, pinned) for a in desired.apps
+            a.slug: apps.find_live_app(desired.slug, a, indexed, pinned)
+            for a in listed(desired.apps)
         }
         self.slug_holders[("app", desired.slug)] = {
             a["slug"]: f"app {desired.slug}/{a['slug']}, which the manifest does not list"
@@ -140,7 +146,7 @@ class _Planner:
         await asyncio.gather(
             *(
                 self._plan_app(desired, a, matched[a.slug], project_ref, project_id, depends)
-                for a in desired.apps
+                for a in listed(desired.apps)
             )
         )
         claimed = {a["id"] for a in matched.values() if a is not None}
@@ -177,7 +183,7 @@ class _Planner:
         wanted: dict[slug_moves.Scope, set[str]] = {("project",): set()}
         for desired in self.manifest.projects:
             wanted[("project",)].add(desired.slug)
-            wanted[("app", desired.slug)] = {a.slug for a in desired.apps}
+            wanted[("app", desired.slug)] = {a.slug for a in listed(desired.apps)}
         moves = slug_moves.SlugMoves(self.changes, self.slug_holders, wanted)
         temporaries: dict[str, str] = {}
         for cycle in moves.cycles():
@@ -202,7 +208,7 @@ class _Planner:
     ) -> None:
         slug = live_app.get("slug", live_app["id"])
         if self.manifest.prune.apps:
-            wanted = any(a.slug == slug for a in desired.apps)
+            wanted = any(a.slug == slug for a in listed(desired.apps))
             change = apps.plan_app_delete(desired.slug, project_ref, live_app, slug_wanted=wanted)
             if change.action is Action.DELETE:
                 self.going_away[live_app["id"]] = change.address
@@ -459,8 +465,8 @@ class _Planner:
     # -- assembling the plan -----------------------------------------------------------------
 
     def plan(self) -> Plan:
-        listed = slug_moves.listing_order(sorted(self.changes, key=self._order))
-        changes, included = self._targeted(listed)
+        ordered = slug_moves.listing_order(sorted(self.changes, key=self._order()))
+        changes, included = self._targeted(ordered)
         notes = [n for n in self.notes if n.address is None or self.scope.covers(n.address)]
         notes.extend(self._plan_notes(changes, included))
         permissions = set(self.record.permissions)
@@ -486,23 +492,34 @@ class _Planner:
         paths: set[tuple[str, ...]] = set()
         for desired in self.manifest.projects:
             paths.add((desired.slug,))
-            for app in desired.apps:
+            for app in listed(desired.apps):
                 paths.add((desired.slug, app.slug))
                 paths.update((desired.slug, app.slug, e.name) for e in app.environments)
         return paths
 
-    def _order(self, change: Change) -> tuple[int, int, int, int]:
-        kind, parts = parse_address(change.address)
-        projects = [p.slug for p in self.manifest.projects]
-        project_index = projects.index(parts[0]) if parts[0] in projects else len(projects)
-        app_index = 0
-        if len(parts) > 1:
-            desired = self.manifest.project(parts[0])
-            slugs = [a.slug for a in desired.apps] if desired else []
-            # apps the manifest does not list (prune.apps deletions) come last
-            app_index = 1 + (slugs.index(parts[1]) if parts[1] in slugs else len(slugs))
-        env_index = ENVIRONMENT_NAMES.index(parts[2]) if len(parts) > 2 else -1  # type: ignore[arg-type]
-        return project_index, app_index, env_index, _KIND_ORDER[kind]
+    def _order(self) -> Callable[[Change], tuple[int, int, int, int]]:
+        """The sort key of changes: manifest order of projects and apps, then environment and
+        kind. Positions are looked up in maps made once, so sorting stays linear."""
+        projects = {p.slug: i for i, p in enumerate(self.manifest.projects)}
+        apps = {
+            (p.slug, a.slug): i
+            for p in self.manifest.projects
+            for i, a in enumerate(listed(p.apps))
+        }
+        app_counts = {p.slug: len(listed(p.apps)) for p in self.manifest.projects}
+
+        def key(change: Change) -> tuple[int, int, int, int]:
+            kind, parts = parse_address(change.address)
+            project_index = projects.get(parts[0], len(projects))
+            app_index = 0
+            if len(parts) > 1:
+                # apps the manifest does not list (prune.apps deletions) come last
+                unlisted = app_counts.get(parts[0], 0)
+                app_index = 1 + apps.get((parts[0], parts[1]), unlisted)
+            env_index = ENVIRONMENT_NAMES.index(parts[2]) if len(parts) > 2 else -1  # type: ignore[arg-type]
+            return project_index, app_index, env_index, _KIND_ORDER[kind]
+
+        return key
 
     def _targeted(self, changes: list[Change]) -> tuple[list[Change], list[str]]:
         """Changes under the targets, plus what they depend on (which apply must do first),

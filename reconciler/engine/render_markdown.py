@@ -35,7 +35,7 @@ def render_markdown(plan: Plan, *, limit: int = GITHUB_COMMENT_LIMIT) -> str:
     head = _result(plan)
     warnings = _warnings(plan)
     sections = [_change_section(change) for change in plan.changes]
-    tail = [_permissions(plan)] if plan.has_changes and plan.permissions else []
+    tail = [_permissions(plan)] if plan.has_applicable_changes and plan.permissions else []
     everything = [head, *warnings, *sections, *tail]
     if _joined_size(everything) < limit:
         return _join(everything)
@@ -78,7 +78,7 @@ def _size(text: str) -> int:
 
 
 def _result(plan: Plan) -> str:
-    if not plan.changes:
+    if not plan.live_differs:
         return f"**{NO_CHANGES}**"
     return "**Plan:** " + summary_line(*plan.counts())
 

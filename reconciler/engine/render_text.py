@@ -48,11 +48,11 @@ class _Paint:
 def render_text(plan: Plan, *, color: bool = False) -> str:
     paint = _Paint(color)
     out: list[str] = []
-    if plan.changes:
+    if plan.live_differs:
         out += _legend(plan, paint)
         intro = (
             "Reconciler will perform the following actions:"
-            if plan.has_changes
+            if plan.has_applicable_changes
             else "Nothing can be applied: every change of this plan is blocked."
         )
         out += ["", intro, ""]
@@ -107,7 +107,7 @@ def _note(note: Note, paint: _Paint) -> str:
 
 def _summary(plan: Plan, paint: _Paint) -> list[str]:
     blocked = sum(c.action is Action.BLOCKED for c in plan.changes)
-    if not plan.changes:
+    if not plan.live_differs:
         return [paint(NO_CHANGES, _BOLD)]
     lines = [paint("Plan:", _BOLD) + " " + summary_line(*plan.counts())]
     if blocked:
@@ -122,7 +122,7 @@ def _summary(plan: Plan, paint: _Paint) -> list[str]:
             + f" this plan destroys {plural(deletions, 'object')}, more than --max-deletes "
             f"({plan.max_deletes}): apply will refuse it unless you raise --max-deletes."
         )
-    if plan.has_changes and plan.permissions:
+    if plan.has_applicable_changes and plan.permissions:
         lines += ["", "Permissions needed by apply:"]
         lines += [f"  {clean(permission)}" for permission in plan.permissions]
     return lines

@@ -64,13 +64,15 @@ def _positions(document: Document, path: Path, data: dict[str, Any]) -> dict[str
 
 def _project(document: Document, slug: str, project: dict[str, Any]) -> Project:
     path: Path = ("projects", slug)
-    apps = project.get("apps") or {}
+    apps = project.get("apps")
     return Project(
         slug=slug,
         id=project.get("id"),
         name=project.get("name", UNSET),
         delete_protection=project.get("deleteProtection", UNSET),
-        apps=tuple(_app(document, (*path, "apps", s), s, a) for s, a in apps.items()),
+        apps=UNSET
+        if apps is None
+        else tuple(_app(document, (*path, "apps", s), s, a) for s, a in apps.items()),
         pos=document.key_at(path),
         positions=_positions(document, path, project),
     )

@@ -21,24 +21,35 @@ from reconciler.manifest.schema import Locate
 
 @dataclass
 class Document:
-    """All files merged: `projects` in the order written, positions by path."""
+    """All files merged: `projects` in the order written, positions by path.
+
+    Positions stay in the files that hold them (a large workspace has millions): a path
+    under `projects.<slug>` is looked up in the file that defined that project."""
 
     files: list[LoadedFile]
     projects: dict[str, Any] = field(default_factory=dict)
     prune: dict[str, Any] = field(default_factory=dict)
-    values: dict[Path, Position] = field(default_factory=dict)
-    keys: dict[Path, Position] = field(default_factory=dict)
+    project_files: dict[str, LoadedFile] = field(default_factory=dict)
     directories: dict[str, FsPath] = field(default_factory=dict)
 
     def at(self, path: Path) -> Position:
         """Where the value at `path` was written (the nearest known ancestor if unknown)."""
-        return _nearest(self.values, path, self.files[0].display)
+        loaded = self._file_of(path)
+        if loaded is None:
+            return Position(self.files[0].display, 1, 1)
+        return _nearest(loaded.values, path, loaded.display)
 
     def key_at(self, path: Path) -> Position:
         """Where the key naming `path` was written (its value's place for list items)."""
-        if path in self.keys:
-            return self.keys[path]
+        loaded = self._file_of(path)
+        if loaded is not None and path in loaded.keys:
+            return loaded.keys[path]
         return self.at(path)
+
+    def _file_of(self, path: Path) -> LoadedFile | None:
+        if len(path) > 1 and path[0] == "projects":
+            return self.project_files.get(str(path[1]))
+        return None
 
     def directory_of(self, position: Position) -> FsPath:
         return self.directories.get(position.file, FsPath.cwd())
@@ -95,7 +106,6 @@ def merge_files(files: list[LoadedFile]) -> tuple[Document, list[Problem]]:
         projects = loaded.data.get("projects")
         if not isinstance(projects, dict):
             continue
-        taken: set[str] = set()
         for slug, project in projects.items():
             path: Path = ("projects", slug)
             if slug in document.projects:
@@ -103,23 +113,14 @@ def merge_files(files: list[LoadedFile]) -> tuple[Document, list[Problem]]:
                     Problem.at(
                         loaded.keys[path],
                         path,
-                        f"project {slug!r} is also defined at {document.keys[path]}; "
+                        f"project {slug!r} is also defined at {document.key_at(path)}; "
                         "define each project in one file only",
                     )
                 )
                 continue
             document.projects[slug] = project
-            taken.add(slug)
-        _copy_positions(loaded, taken, document)
+            document.project_files[slug] = loaded
     return document, problems
-
-
-def _copy_positions(loaded: LoadedFile, slugs: set[str], document: Document) -> None:
-    """Positions under `projects.<slug>` for the projects this file contributed."""
-    for source, target in ((loaded.values, document.values), (loaded.keys, document.keys)):
-        for path, position in source.items():
-            if len(path) > 1 and path[0] == "projects" and path[1] in slugs:
-                target[path] = position
 
 
 class Layered:

@@ -10,8 +10,13 @@ never the raw YAML. Three states matter for every managed field:
   `openapiSpecPath`, `git`);
 - a value: the field is managed and must converge to it.
 
-Collections follow the same rule: `UNSET` means unmanaged, a tuple (possibly
-empty) is authoritative.
+Collections follow the same rule at every level (a project's apps; an
+environment's regions, variables, domains and policies): `UNSET` means
+unmanaged, and nothing live is removed because of it; a tuple (possibly empty)
+is authoritative. `listed()` goes over what a collection names either way.
+An app's `environments` is the one plain tuple: every app has exactly its two
+environments, which cannot be deleted, so an absent or empty block both mean
+that no environment is managed.
 
 Every node carries the `Position` of its mapping and, in `positions`, the
 position of each key's value, so any stage can point a user at the exact
@@ -56,9 +61,10 @@ ENVIRONMENT_NAMES: tuple[EnvironmentName, ...] = ("production", "preview")
 VariableKind = Literal["recoverable", "writeonly"]
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Position:
-    """A place in a manifest file; line and column are 1-based."""
+    """A place in a manifest file; line and column are 1-based. Slotted: a large workspace
+    holds two for every key."""
 
     file: str
     line: int
@@ -75,6 +81,15 @@ def _no_positions() -> Mapping[str, Position]:
 def is_set(value: object) -> bool:
     """True when the manifest manages the field (a value or an explicit null)."""
     return value is not UNSET
+
+
+def listed(collection: Managed[tuple[T, ...]]) -> tuple[T, ...]:
+    """The items a collection names; none when the manifest leaves it out.
+
+    For going over what the manifest names. Whether anything live beyond it may be removed
+    is a different question, answered by `is_set(collection)`: an absent collection is
+    unmanaged, only a present one (even empty) is authoritative."""
+    return () if collection is UNSET else collection
 
 
 @dataclass(frozen=True)
@@ -306,12 +321,12 @@ class Project:
     id: str | None = None
     name: Managed[str] = UNSET
     delete_protection: Managed[bool] = UNSET
-    apps: tuple[App, ...] = ()
+    apps: Managed[tuple[App, ...]] = UNSET
     pos: Position | None = field(default=None, compare=False)
     positions: Mapping[str, Position] = field(default_factory=_no_positions, compare=False)
 
     def app(self, slug: str) -> App | None:
-        return next((a for a in self.apps if a.slug == slug), None)
+        return next((a for a in listed(self.apps) if a.slug == slug), None)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,10 @@ outright), lets the last of two duplicate keys win and builds whatever tags
 it is told to. So this module drives the event stream of the (C, when
 available) parser itself with an explicit stack, then turns the nodes into
 plain dicts, lists and scalars, refusing what a manifest has no use for and
-recording `path -> Position` for every key and value on the way.
+recording `path -> Position` for every key and value on the way. Its nodes
+hold a line and column rather than PyYAML's `Mark` objects, and each part of
+the tree is let go once converted, so a large manifest's memory is about its
+data and positions, not three copies of it.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 
 import yaml
 from yaml.constructor import SafeConstructor
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 
 from reconciler.manifest.model import Position
@@ -117,6 +120,28 @@ class Refused(Exception):
         self.problem = problem
 
 
+SCALAR, SEQUENCE, MAPPING = "scalar", "sequence", "mapping"
+
+
+class Node:
+    """One YAML node, with only what conversion needs: PyYAML's nodes keep two `Mark` objects
+    each, which made the node tree of a large manifest ten times its plain data."""
+
+    __slots__ = ("anchored", "column", "kind", "line", "seen", "style", "tag", "value")
+
+    def __init__(
+        self, kind: str, tag: str, value: Any, line: int, column: int, style: str | None = None
+    ) -> None:
+        self.kind = kind
+        self.tag = tag
+        self.value = value  # text; a list of nodes; a list of (key, value) node pairs
+        self.line = line  # 1-based, as positions are
+        self.column = column
+        self.style = style
+        self.seen = False  # converted once already (reached again only through an alias)
+        self.anchored = False  # has an anchor, so an alias may convert it (and all below) again
+
+
 def compose_single_document(text: str, display: str) -> Node:
     documents = 0
     root: Node | None = None
@@ -169,7 +194,7 @@ def _compose(text: str, display: str) -> Iterator[Node]:
         if not stack:
             return node
         parent = stack[-1]
-        if isinstance(parent, SequenceNode):
+        if parent.kind == SEQUENCE:
             parent.value.append(node)
         elif pending_key[-1] is None:
             pending_key[-1] = node
@@ -181,6 +206,7 @@ def _compose(text: str, display: str) -> Iterator[Node]:
     def register(anchor: str | None, node: Node) -> None:
         if anchor is not None:
             anchors[anchor] = node
+            node.anchored = True
 
     for event in yaml.parse(text, Loader=_PARSER):
         done: Node | None = None
@@ -190,7 +216,8 @@ def _compose(text: str, display: str) -> Iterator[Node]:
             tag = event.tag
             if tag is None or tag == "!":
                 tag = resolve(event.value, event.implicit)
-            node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+            mark = event.start_mark
+            node = Node(SCALAR, tag, event.value, mark.line + 1, mark.column + 1, event.style)
             register(event.anchor, node)
             done = attach(node)
         elif isinstance(event, yaml.AliasEvent):
@@ -207,11 +234,13 @@ def _compose(text: str, display: str) -> Iterator[Node]:
                     )
                 )
             is_map = isinstance(event, yaml.MappingStartEvent)
-            kind = MappingNode if is_map else SequenceNode
             tag = event.tag
             if tag is None or tag == "!":
                 tag = Resolver.DEFAULT_MAPPING_TAG if is_map else Resolver.DEFAULT_SEQUENCE_TAG
-            collection = kind(tag, [], event.start_mark, event.end_mark, event.flow_style)
+            mark = event.start_mark
+            collection = Node(
+                MAPPING if is_map else SEQUENCE, tag, [], mark.line + 1, mark.column + 1
+            )
             register(event.anchor, collection)
             attach(collection)
             stack.append(collection)
@@ -246,7 +275,7 @@ def _mark_problem(display: str, mark: Any, message: str) -> Problem:
 
 
 def node_position(node: Node, display: str) -> Position:
-    return Position(display, node.start_mark.line + 1, node.start_mark.column + 1)
+    return Position(display, node.line, node.column)
 
 
 def _code_point(character: int | str) -> int:
@@ -254,7 +283,7 @@ def _code_point(character: int | str) -> int:
 
 
 def _is_empty_scalar(node: Node) -> bool:
-    return isinstance(node, ScalarNode) and node.value == "" and not node.style
+    return node.kind == SCALAR and node.value == "" and not node.style
 
 
 class Converter:
@@ -268,9 +297,9 @@ class Converter:
         self.values: dict[Path, Position] = {}
         self.keys: dict[Path, Position] = {}
         self.problems: list[Problem] = []
-        self._converted = 0
-        self._distinct: set[int] = set()
+        self._extra = 0
         self._active: set[int] = set()
+        self._anchored_active = 0  # anchored nodes among those being converted
 
     def convert(self, node: Node, path: Path) -> Any:
         self._count(node, path)
@@ -279,20 +308,30 @@ class Converter:
         if id(node) in self._active:
             raise Refused(Problem.at(position, path, "an alias refers to its own anchor"))
         self._active.add(id(node))
+        self._anchored_active += node.anchored
         try:
-            if isinstance(node, MappingNode):
+            if node.kind == MAPPING:
                 return self._mapping(node, path)
-            if isinstance(node, SequenceNode):
+            if node.kind == SEQUENCE:
                 self._check_tag(node, _YAML + "seq", path)
                 return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
             return self._scalar(node, path)
         finally:
             self._active.discard(id(node))
+            self._anchored_active -= node.anchored
+            if node.kind != SCALAR and not node.anchored and not self._anchored_active:
+                # Only an alias reaches a node twice, and no anchor is above this one: what is
+                # below it is converted for good, so it is let go (the tree never stands whole
+                # beside its data).
+                node.value = []
 
     def _count(self, node: Node, path: Path) -> None:
-        self._converted += 1
-        self._distinct.add(id(node))
-        if self._converted - len(self._distinct) > MAX_ALIAS_EXPANSION:
+        """Nodes converted more than once come from aliases: count those expansions."""
+        if not node.seen:
+            node.seen = True
+            return
+        self._extra += 1
+        if self._extra > MAX_ALIAS_EXPANSION:
             raise Refused(
                 Problem.at(
                     node_position(node, self.display),
@@ -315,7 +354,7 @@ class Converter:
         )
         return False
 
-    def _mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:
+    def _mapping(self, node: Node, path: Path) -> dict[str, Any]:
         self._check_tag(node, _YAML + "map", path)
         explicit: dict[str, tuple[Position, Node]] = {}
         merge_sources: list[Node] = []
@@ -344,11 +383,12 @@ class Converter:
             result = self._merged(merge_sources, path)
             self.values[path] = node_position(node, self.display)
         for key, (key_position, value_node) in explicit.items():
-            self.keys[(*path, key)] = key_position
-            result[key] = self.convert(value_node, (*path, key))
+            key_path = (*path, key)
+            self.keys[key_path] = key_position
+            result[key] = self.convert(value_node, key_path)
             if _is_empty_scalar(value_node):
                 # `KEY:` with nothing after it: the key is the place to point at
-                self.values[(*path, key)] = key_position
+                self.values[key_path] = key_position
         return result
 
     def _merged(self, merge_sources: list[Node], path: Path) -> dict[str, Any]:
@@ -358,10 +398,10 @@ class Converter:
         winning source overwrite those of the sources it overrides."""
         mappings: list[Node] = []
         for source in merge_sources:
-            mappings.extend(source.value if isinstance(source, SequenceNode) else [source])
+            mappings.extend(source.value if source.kind == SEQUENCE else [source])
         result: dict[str, Any] = {}
         for item in reversed(mappings):
-            if not isinstance(item, MappingNode):
+            if item.kind != MAPPING:
                 self.problems.append(
                     Problem.at(
                         node_position(item, self.display),
@@ -374,7 +414,7 @@ class Converter:
         return result
 
     def _key(self, node: Node, path: Path, *, report: bool = True) -> str | None:
-        if isinstance(node, ScalarNode) and node.tag == _YAML + "str":
+        if node.kind == SCALAR and node.tag == _YAML + "str":
             return node.value
         if report:
             self.problems.append(
@@ -392,11 +432,13 @@ class Converter:
         try:
             if tag == _YAML + "null":
                 return None
+            # PyYAML's own readings of YAML 1.1 forms, on a node made for the moment
+            plain = ScalarNode(tag, node.value)
             if tag == _YAML + "bool":
-                return _boolean(node.value, self._constructor.construct_yaml_bool(node))
+                return _boolean(node.value, self._constructor.construct_yaml_bool(plain))
             if tag == _YAML + "int":
-                return _integer(node.value, self._constructor.construct_yaml_int(node))
-            number = self._constructor.construct_yaml_float(node)
+                return _integer(node.value, self._constructor.construct_yaml_int(plain))
+            number = self._constructor.construct_yaml_float(plain)
             if not math.isfinite(number):
                 self.problems.append(
                     Problem.at(
@@ -423,12 +465,12 @@ def _non_string_key_message(node: Node) -> str:
     """A scalar key: what YAML read it as, and the key quoted. A mapping or list key has no
     text of its own to quote back; it comes from braces or brackets meant as part of a
     name (an unrendered `{{ template }}`, a `[section]`) or from a stray `?` key."""
-    if isinstance(node, MappingNode):
+    if node.kind == MAPPING:
         return (
             "a mapping cannot be a key: keys are names (text); if the braces belong to the "
             'name, quote the whole key (e.g. "{name}":), otherwise write a plain name'
         )
-    if isinstance(node, SequenceNode):
+    if node.kind == SEQUENCE:
         return (
             "a list cannot be a key: keys are names (text); if the brackets belong to the "
             'name, quote the whole key (e.g. "[name]":), otherwise write a plain name'

@@ -29,10 +29,20 @@ async def read_apps(client: Any, project_id: str) -> list[dict[str, Any]]:
     return require_fields(READ_OPERATION, found, "id", "slug")
 
 
+class LiveApps:
+    """The apps of a live project by id and by slug, so finding each app of the manifest
+    among them is one lookup, not a scan (a project may have thousands)."""
+
+    def __init__(self, live_apps: Sequence[Mapping[str, Any]]) -> None:
+        # reversed: where two apps share a key, the first listed wins, as a scan would find it
+        self.by_id = {a.get("id"): a for a in reversed(live_apps)}
+        self.by_slug = {a.get("slug"): a for a in reversed(live_apps)}
+
+
 def find_live_app(
     project_slug: str,
     desired: App,
-    live_apps: Sequence[Mapping[str, Any]],
+    live_apps: LiveApps,
     pinned: Collection[str] = (),
 ) -> Mapping[str, Any] | None:
     """The live app `desired` stands for: by pinned id, else by slug. A missing pinned id is
@@ -42,7 +52,7 @@ def find_live_app(
     slug: when it is renamed away, an unpinned entry with its old slug is a new app.
     """
     if desired.id is not None:
-        found = next((a for a in live_apps if a.get("id") == desired.id), None)
+        found = live_apps.by_id.get(desired.id)
         if found is None:
             raise ReconcilerError(
                 f"app {project_slug}/{desired.slug} is pinned to id {desired.id}, which is not "
@@ -51,10 +61,8 @@ def find_live_app(
                 "new app, or pin the id of an existing one",
             )
         return found
-    return next(
-        (a for a in live_apps if a.get("slug") == desired.slug and a.get("id") not in pinned),
-        None,
-    )
+    found = live_apps.by_slug.get(desired.slug)
+    return None if found is None or found.get("id") in pinned else found
 
 
 def desired_source_type(desired: App) -> str | None:

@@ -200,11 +200,19 @@ def test_targets_keep_subtrees_and_what_they_depend_on(platform):
 
 
 def test_max_deletes_and_pruned_apps(platform):
-    desired = manifest(Project(slug="shop"), prune=Prune(apps=True))
+    # `apps: {}`: present and empty, so authoritative; its deletions still meet the threshold
+    desired = manifest(Project(slug="shop", apps=()), prune=Prune(apps=True))
     plan, _ = plan_with(platform, desired, apps=3, max_deletes=2)
     assert [c.action for c in plan.changes] == [Action.DELETE] * 3
     assert any("--max-deletes" in n.message and n.severity == "warning" for n in plan.notes)
     assert plan.max_deletes == 2
+
+
+def test_a_project_without_an_apps_block_reads_and_prunes_none_of_its_apps(platform):
+    desired = manifest(Project(slug="shop", name="shop"), prune=Prune(apps=True))
+    plan, sent = plan_with(platform, desired, apps=3)
+    assert plan.changes == () and plan.notes == ()
+    assert [op for op, _ in sent] == ["projects.getProject"]
 
 
 def test_a_pinned_project_id_that_does_not_exist_is_an_error(platform):

@@ -333,17 +333,20 @@ def test_project_and_app_fields(write_manifest: WriteManifest) -> None:
               img:
                 oci: {image: "ghcr.io/acme/img@sha256:0123456789abcdef0123456789abcdef"}
           empty-project: {}
+          no-apps: {apps: {}}
         """
     )
     manifest = load_manifest([path])
-    shop, empty = manifest.projects
+    shop, empty, no_apps = manifest.projects
     assert (shop.id, shop.name, shop.delete_protection) == ("proj_12345678", "Shop", True)
     web, img = shop.apps
     assert (web.id, web.name, web.delete_protection) == ("app_12345678", "Web", False)
     assert web.git and web.git.repository == "acme/web" and web.git.default_branch is UNSET
     assert web.environments == ()
     assert img.oci and img.oci.image.endswith("0123456789abcdef") and img.git is UNSET
-    assert empty.apps == () and empty.name is UNSET
+    # an absent `apps` block is unmanaged, an empty one lists no app (and is authoritative)
+    assert empty.apps is UNSET and empty.name is UNSET
+    assert no_apps.apps == ()
     assert manifest.project("shop") is shop and shop.app("img") is img
     assert manifest.base_dir == str(path.parent)
 

@@ -1,13 +1,14 @@
 """Benchmark: load + validate a generated 2,000-app manifest.
 
 Run: .venv/bin/python tests/perf/bench_validate.py [APPS] [PROJECTS]
-(or `pytest tests/perf/bench_validate.py -s -m perf`). Prints the total, the time per app and
-how it splits between the stages.
+(or `pytest tests/perf/bench_validate.py -s -m perf`). Prints the total, the time per app, the
+peak memory (resident set, Linux and macOS) and how the time splits between the stages.
 """
 
 from __future__ import annotations
 
 import gc
+import resource
 import sys
 import tempfile
 import time
@@ -20,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # runnable as a sc
 from reconciler.manifest.build import build_manifest
 from reconciler.manifest.document import locator, merge_files
 from reconciler.manifest.load import load_files
+from reconciler.manifest.model import listed
 from reconciler.manifest.schema import schema_problems
 from reconciler.manifest.semantic import semantic_problems
 from reconciler.manifest.validate import load_manifest
@@ -37,15 +39,22 @@ def measure(apps: int = 2000, projects: int = 20) -> float:
         manifest = load_manifest([path])
         elapsed = time.perf_counter() - started
         cpu = time.process_time() - cpu_started
+        peak_mb = _peak_rss_mb()  # before the stages load it again
+        assert sum(len(listed(p.apps)) for p in manifest.projects) == apps
+        del manifest
         stages = _stages(path)
-    assert sum(len(p.apps) for p in manifest.projects) == apps
     print(
         f"load+validate: {apps} apps in {projects} projects ({size / 1e6:.1f} MB): "
         f"{elapsed:.2f} s ({elapsed / apps * 1000:.2f} ms per app; {cpu:.2f} s of CPU, which "
-        "is what other processes on a busy machine do not inflate)"
+        f"is what other processes on a busy machine do not inflate); peak RSS {peak_mb:.0f} MB"
     )
     print("  CPU by stage: " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in stages))
     return elapsed
+
+
+def _peak_rss_mb() -> float:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024 if sys.platform == "darwin" else 1024)  # bytes there, KiB here
 
 
 def _stages(path: Path) -> list[tuple[str, float]]:

@@ -66,7 +66,7 @@ def test_project_pinned_id_with_another_slug_is_a_rename():
 
 
 def test_find_live_app_by_slug_or_pinned_id_and_a_missing_pin_is_an_error():
-    live = [live_app(), live_app(id="app_other123", slug="api")]
+    live = apps.LiveApps([live_app(), live_app(id="app_other123", slug="api")])
     assert apps.find_live_app("shop", App(slug="web"), live)["id"] == "app_12345678"
     assert apps.find_live_app("shop", App(slug="renamed", id="app_other123"), live)["slug"] == "api"
     assert apps.find_live_app("shop", App(slug="new"), live) is None
