@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -152,7 +152,7 @@ class _Planner:
         claimed = {a["id"] for a in matched.values() if a is not None}
         for live_app in live_apps:
             if live_app["id"] not in claimed:
-                self._unmanaged_app(desired, project_ref, live_app)
+                self._unmanaged_app(desired, project_ref, live_app, desired_slugs=matched.keys())
 
     async def _hold_project_slugs(
         self, desired: Project, live: dict[str, Any] | None
@@ -204,11 +204,16 @@ class _Planner:
         return holder is None
 
     def _unmanaged_app(
-        self, desired: Project, project_ref: str, live_app: Mapping[str, Any]
+        self,
+        desired: Project,
+        project_ref: str,
+        live_app: Mapping[str, Any],
+        *,
+        desired_slugs: Collection[str],
     ) -> None:
         slug = live_app.get("slug", live_app["id"])
         if self.manifest.prune.apps:
-            wanted = any(a.slug == slug for a in listed(desired.apps))
+            wanted = slug in desired_slugs
             change = apps.plan_app_delete(desired.slug, project_ref, live_app, slug_wanted=wanted)
             if change.action is Action.DELETE:
                 self.going_away[live_app["id"]] = change.address
