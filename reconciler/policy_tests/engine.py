@@ -172,21 +172,20 @@ def _policy(index: int, spec: Any) -> CompiledPolicy:
     enabled = spec.get("enabled")
     if not isinstance(enabled, bool):
         raise PolicyError(f"{where}.enabled", "must be a boolean")
-    rule: Rule = (
-        "firewall" if exactly_one(spec, ("firewall", "logging"), where) == "firewall" else "logging"
-    )
-    if rule == "firewall":
-        action = mapping(spec["firewall"], f"{where}.firewall").get("action")
-        if action not in FIREWALL_ACTIONS:
-            raise PolicyError(
-                f"{where}.firewall.action", f"must be one of {', '.join(FIREWALL_ACTIONS)}"
-            )
-    else:
-        mapping(spec["logging"], f"{where}.logging")
-    match = spec.get("match") or ()
-    items = sequence(match, f"{where}.match")
+    items = sequence(spec.get("match") or (), f"{where}.match")
     compiled = tuple(_item(item, f"{where}.match[{i}]") for i, item in enumerate(items))
-    return CompiledPolicy(PolicyRef(index, name), enabled, rule, compiled)
+    return CompiledPolicy(PolicyRef(index, name), enabled, _rule(spec, where), compiled)
+
+
+def _rule(spec: Mapping[str, Any], where: str) -> Rule:
+    if exactly_one(spec, ("firewall", "logging"), where) == "logging":
+        mapping(spec["logging"], f"{where}.logging")
+        return "logging"
+    action = mapping(spec["firewall"], f"{where}.firewall").get("action")
+    if action not in FIREWALL_ACTIONS:
+        allowed = ", ".join(FIREWALL_ACTIONS)
+        raise PolicyError(f"{where}.firewall.action", f"must be one of {allowed}")
+    return "firewall"
 
 
 def _item(spec: Any, where: str) -> tuple[Member, ...]:
