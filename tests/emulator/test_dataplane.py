@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
+import re2
 
 from reconciler.emulator.app import EmulatorConfig
 from tests.emulator.helpers import deploy, get_deployment, make_app, make_project, ok, target
@@ -208,3 +209,22 @@ def test_the_client_ip_is_the_connections_not_a_header() -> None:
         "2001:db8::7": 200,
         "192.0.2.1": 403,
     }
+
+
+def test_the_gateway_compiles_a_deployments_patterns_once(
+    web: EmulatorServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    regex = {"path": {"path": {"regex": "/admin/[0-9]+", "ignoreCase": True}}}
+    set_policies(web, [{**DENY_ADMIN, "match": [regex]}])
+    deployment = ready(web)
+    compiled: list[str] = []
+    original = re2.compile
+
+    def counting(pattern: str, options: Any = None) -> Any:
+        compiled.append(pattern)
+        return original(pattern, options=options)
+
+    monkeypatch.setattr(re2, "compile", counting)
+    answers = [visit(web, own_host(deployment), f"/ADMIN/{n}").status_code for n in range(10)]
+    assert answers == [403] * 10
+    assert compiled == ["/admin/[0-9]+"]
