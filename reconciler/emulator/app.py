@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -31,6 +32,7 @@ from reconciler.emulator import (
 )
 from reconciler.emulator.auth import ALL_PERMISSIONS, ApiKey, authenticate, load_keys
 from reconciler.emulator.context import Call, Operation
+from reconciler.emulator.dataplane import Gateway
 from reconciler.emulator.errors import PROBLEM_CONTENT_TYPE, ApiError, problem_body
 from reconciler.emulator.faults import RULES, Fault, Faults, RateLimiter
 from reconciler.emulator.store import Store
@@ -333,7 +335,9 @@ def create_app(config: EmulatorConfig | None = None) -> Starlette:
         routes=[
             Route("/v1/{operation}", emulator.api, methods=methods),
             Route("/_emulator/{action}", emulator.admin, methods=methods),
-        ]
+        ],
+        # requests for the hosts of deployments go to their gateway, all others to the routes
+        middleware=[Middleware(Gateway, emulator=emulator)],
     )
     # the platform has no `/v1/<operation>/` route: a trailing slash is an unknown route (404
     # problem), not Starlette's 307 to the path without it

@@ -51,6 +51,14 @@ def render_deployment(store: Store, deployment: Obj) -> Obj:
     return shown
 
 
+def served_domains(store: Store, deployment: Obj) -> list[str]:
+    """The host names a deployment answers on (its `domains`), for the gateway."""
+    app = store.apps[deployment["_appId"]]
+    project = store.projects[deployment["_projectId"]]
+    is_current = app.get("currentDeploymentId") == deployment["id"]
+    return _domains(store, deployment, app, project, is_current)
+
+
 def _domains(store: Store, deployment: Obj, app: Obj, project: Obj, is_current: bool) -> list[str]:
     hosts = [f"{app['slug']}-{deployment['id'][2:10]}-{project['slug']}.{HOST_SUFFIX}"]
     serves_env = is_current
