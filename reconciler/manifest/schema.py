@@ -26,6 +26,7 @@ from jsonschema.exceptions import ValidationError
 from reconciler.manifest.formats import EXPLAINED_FORMATS
 from reconciler.manifest.model import Position
 from reconciler.manifest.problems import Path, Problem
+from reconciler.manifest.quick_schema import QuickCheck
 from reconciler.manifest.yaml_nodes import NonDecimalNumber, Yaml11Boolean
 
 SCHEMA_RESOURCE = ("schemas", "manifest.schema.json")
@@ -139,6 +140,21 @@ _VALUE_ERROR_RANK = {
 
 
 def schema_problems(data: Any, locate: Locate) -> list[Problem]:
+    """What the schema finds wrong with `data`, placed by `locate`: none when jsonschema-rs
+    says the document is valid, else jsonschema's errors, reworded (full_schema_problems)."""
+    if _quick_check().accepts(data):
+        return []
+    return full_schema_problems(data, locate)
+
+
+@functools.cache
+def _quick_check() -> QuickCheck:
+    """jsonschema-rs, with the keywords it reads differently checked by `_validator` itself."""
+    return QuickCheck(manifest_schema(), _validator(), delegated=("pattern", "multipleOf"))
+
+
+def full_schema_problems(data: Any, locate: Locate) -> list[Problem]:
+    """Every schema error of `data`, as jsonschema finds them, in words for YAML authors."""
     problems: list[Problem] = []
     for error in _most_precise(_validator().iter_errors(data)):
         problems.extend(_translate(error, data, locate))

@@ -492,8 +492,10 @@ def _integer(text: str, value: int) -> int | NonDecimalNumber:
     return value if _PLAIN_INTEGER.fullmatch(text) else NonDecimalNumber(text, value)
 
 
-def _float(text: str, value: float) -> FloatAsWritten | NonDecimalNumber:
+def _float(text: str, value: float) -> float | NonDecimalNumber:
     """`1_0.5`, `1:30.5`, `+0.5`: the float forms a reviewer would misread, as for integers."""
     if text.startswith("+") or any(mark in text for mark in _UNCLEAR_FLOAT_MARKS):
         return NonDecimalNumber(text, value)
-    return FloatAsWritten(value, text)
+    # Text that is the float's own repr needs no remembering; and a plain float is one the
+    # schema's quick check can read (quick_schema.py).
+    return value if repr(value) == text else FloatAsWritten(value, text)
