@@ -218,8 +218,7 @@ def _compose(text: str, display: str) -> Iterator[Node]:
             tag = event.tag
             if tag is None or tag == "!":
                 tag = resolve(event.value, event.implicit)
-            mark = event.start_mark
-            node = Node(SCALAR, tag, event.value, (mark.line + 1, mark.column + 1), event.style)
+            node = Node(SCALAR, tag, event.value, _place(event), event.style)
             register(event.anchor, node)
             done = attach(node)
         elif isinstance(event, yaml.AliasEvent):
@@ -239,10 +238,7 @@ def _compose(text: str, display: str) -> Iterator[Node]:
             tag = event.tag
             if tag is None or tag == "!":
                 tag = Resolver.DEFAULT_MAPPING_TAG if is_map else Resolver.DEFAULT_SEQUENCE_TAG
-            mark = event.start_mark
-            collection = Node(
-                MAPPING if is_map else SEQUENCE, tag, [], (mark.line + 1, mark.column + 1)
-            )
+            collection = Node(MAPPING if is_map else SEQUENCE, tag, [], _place(event))
             register(event.anchor, collection)
             attach(collection)
             stack.append(collection)
@@ -266,10 +262,17 @@ def _cached_resolver() -> Any:
         key = (value, tuple(implicit))
         tag = cache.get(key)
         if tag is None:
-            tag = cache[key] = resolver.resolve(ScalarNode, value, implicit)
+            # unannotated in types-PyYAML
+            tag = cache[key] = resolver.resolve(ScalarNode, value, implicit)  # type: ignore[no-untyped-call]
         return tag
 
     return resolve
+
+
+def _place(event: yaml.Event) -> Place:
+    """Where an event starts (the parser marks every event it makes)."""
+    mark = event.start_mark
+    return (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
 
 
 def _mark_problem(display: str, mark: Any, message: str) -> Problem:
@@ -430,7 +433,8 @@ class Converter:
 
     def _key(self, node: Node, path: Path, *, report: bool = True) -> str | None:
         if node.kind == SCALAR and node.tag == _YAML + "str":
-            return node.value
+            text: str = node.value
+            return text
         if report:
             self.problems.append(
                 Problem.at(node_position(node, self.display), path, _non_string_key_message(node))
