@@ -29,6 +29,7 @@ from reconciler.manifest.schema import full_schema_problems, schema_problems
 from reconciler.manifest.yaml_nodes import FloatAsWritten, NonDecimalNumber, Yaml11Boolean
 from tests.fixtures.cli import run_cli
 from tests.fixtures.manifests import generated_workspace
+from tests.manifest.test_fuzz import paths_of
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = sorted(
@@ -151,15 +152,9 @@ ANY_SCALAR = st.one_of(
 )
 
 
-def places(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [prefix]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            found += places(value, (*prefix, key))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            found += places(value, (*prefix, index))
-    return found
+def places(document: Any) -> list[tuple[Any, ...]]:
+    """Every path in the document, the document itself (the empty path) first."""
+    return [(), *paths_of(document)]
 
 
 def mutate_once(document: Any, data: st.DataObject) -> None:
