@@ -9,7 +9,7 @@ hosts normalised, policies normalised to the API's shape.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from reconciler.manifest.document import Document, Layered, environments
 from reconciler.manifest.model import (
@@ -225,7 +225,7 @@ def _variable(document: Document, key: str, raw: Any, path: Path) -> Variable:
 
 
 def _policy(document: Document, policy: dict[str, Any], path: Path) -> Policy:
-    rule_kind = "firewall" if "firewall" in policy else "logging"
+    rule_kind: Literal["firewall", "logging"] = "firewall" if "firewall" in policy else "logging"
     rule = policy[rule_kind] or {}
     if rule_kind == "logging":
         rule = {flag: True for flag, on in rule.items() if on is True}

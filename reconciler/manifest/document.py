@@ -37,13 +37,13 @@ class Document:
         loaded = self._file_of(path)
         if loaded is None:
             return Position(self.files[0].display, 1, 1)
-        return _nearest(loaded.values, path, loaded.display)
+        return _nearest(loaded, path)
 
     def key_at(self, path: Path) -> Position:
         """Where the key naming `path` was written (its value's place for list items)."""
         loaded = self._file_of(path)
         if loaded is not None and path in loaded.keys:
-            return loaded.keys[path]
+            return loaded.position_of(loaded.keys[path])
         return self.at(path)
 
     def _file_of(self, path: Path) -> LoadedFile | None:
@@ -64,23 +64,23 @@ class Document:
                         yield ("projects", slug, "apps", app_slug), app_slug, app
 
 
-def locator(values: dict[Path, Position], keys: dict[Path, Position], display: str) -> Locate:
+def locator(loaded: LoadedFile) -> Locate:
     """Where a path of one file was written, for the schema's problems."""
 
     def locate(path: Path, of_key: bool) -> Position:
-        if of_key and path in keys:
-            return keys[path]
-        return _nearest(values, path, display)
+        if of_key and path in loaded.keys:
+            return loaded.position_of(loaded.keys[path])
+        return _nearest(loaded, path)
 
     return locate
 
 
-def _nearest(values: dict[Path, Position], path: Path, display: str) -> Position:
+def _nearest(loaded: LoadedFile, path: Path) -> Position:
     for end in range(len(path), -1, -1):
-        position = values.get(path[:end])
-        if position is not None:
-            return position
-    return Position(display, 1, 1)
+        place = loaded.values.get(path[:end])
+        if place is not None:
+            return loaded.position_of(place)
+    return Position(loaded.display, 1, 1)
 
 
 def merge_files(files: list[LoadedFile]) -> tuple[Document, list[Problem]]:
@@ -94,10 +94,10 @@ def merge_files(files: list[LoadedFile]) -> tuple[Document, list[Problem]]:
             if prune_from is None:
                 prune_from, document.prune = loaded, prune if isinstance(prune, dict) else {}
             elif prune != prune_from.data.get("prune"):
-                first = prune_from.values[("prune",)]
+                first = prune_from.position_of(prune_from.values[("prune",)])
                 problems.append(
                     Problem.at(
-                        loaded.values[("prune",)],
+                        loaded.position_of(loaded.values[("prune",)]),
                         "prune",
                         f"differs from the prune settings at {first}; every file that sets "
                         "`prune` must say the same (or set it in one file only)",
@@ -111,7 +111,7 @@ def merge_files(files: list[LoadedFile]) -> tuple[Document, list[Problem]]:
             if slug in document.projects:
                 problems.append(
                     Problem.at(
-                        loaded.keys[path],
+                        loaded.position_of(loaded.keys[path]),
                         path,
                         f"project {slug!r} is also defined at {document.key_at(path)}; "
                         "define each project in one file only",

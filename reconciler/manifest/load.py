@@ -17,6 +17,7 @@ from reconciler.manifest.model import Position
 from reconciler.manifest.problems import ManifestInvalid, Path, Problem
 from reconciler.manifest.yaml_nodes import (
     Converter,
+    Place,
     Refused,
     compose_single_document,
     node_position,
@@ -29,16 +30,21 @@ MANIFEST_SUFFIXES = (".yaml", ".yml")
 
 @dataclass
 class LoadedFile:
-    """One manifest file: its data and where every key and value was written."""
+    """One manifest file: its data and where every key and value was written (as line and
+    column: `position_of` makes the `Position`)."""
 
     display: str
     directory: FsPath
     sha256: str
     data: dict[str, Any]
-    values: dict[Path, Position] = field(default_factory=dict)
-    keys: dict[Path, Position] = field(default_factory=dict)
+    values: dict[Path, Place] = field(default_factory=dict)
+    keys: dict[Path, Place] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     """Key-level problems (duplicates, tags, non-string keys); the data skips those keys."""
+
+    def position_of(self, place: Place) -> Position:
+        line, column = place
+        return Position(self.display, line, column)
 
 
 def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[FsPath], list[Problem]]:

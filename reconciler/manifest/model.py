@@ -50,9 +50,9 @@ UNSET = _Unset.UNSET
 """The manifest does not mention this field: leave the live value alone."""
 
 T = TypeVar("T")
-Managed = T | _Unset
+Managed: TypeAlias = T | _Unset
 """A field the manifest may leave unmanaged."""
-Clearable = T | None | _Unset
+Clearable: TypeAlias = T | _Unset | None
 """A field the manifest may leave unmanaged or clear with an explicit null."""
 
 EnvironmentName = Literal["production", "preview"]

@@ -26,6 +26,7 @@ from jsonschema.exceptions import ValidationError
 from reconciler.manifest.formats import EXPLAINED_FORMATS
 from reconciler.manifest.model import Position
 from reconciler.manifest.problems import Path, Problem
+from reconciler.manifest.quick_schema import QuickCheck
 from reconciler.manifest.yaml_nodes import NonDecimalNumber, Yaml11Boolean
 
 SCHEMA_RESOURCE = ("schemas", "manifest.schema.json")
@@ -88,7 +89,9 @@ def _pattern(
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-_ManifestValidator = validators.extend(Draft202012Validator, {"pattern": _pattern})
+_ManifestValidator = validators.extend(  # type: ignore[no-untyped-call]  # unannotated in types-jsonschema
+    Draft202012Validator, {"pattern": _pattern}
+)
 
 
 @functools.cache
@@ -139,6 +142,21 @@ _VALUE_ERROR_RANK = {
 
 
 def schema_problems(data: Any, locate: Locate) -> list[Problem]:
+    """What the schema finds wrong with `data`, placed by `locate`: none when jsonschema-rs
+    says the document is valid, else jsonschema's errors, reworded (full_schema_problems)."""
+    if _quick_check().accepts(data):
+        return []
+    return full_schema_problems(data, locate)
+
+
+@functools.cache
+def _quick_check() -> QuickCheck:
+    """jsonschema-rs, with the keywords it reads differently checked by `_validator` itself."""
+    return QuickCheck(manifest_schema(), _validator(), delegated=("pattern", "multipleOf"))
+
+
+def full_schema_problems(data: Any, locate: Locate) -> list[Problem]:
+    """Every schema error of `data`, as jsonschema finds them, in words for YAML authors."""
     problems: list[Problem] = []
     for error in _most_precise(_validator().iter_errors(data)):
         problems.extend(_translate(error, data, locate))
@@ -201,8 +219,24 @@ def _value_key(error: ValidationError) -> tuple[Any, ...]:
     the keys of one mapping share the mapping's path)."""
     path = tuple(error.absolute_path)
     if "propertyNames" in error.absolute_schema_path:
-        return (*path, ("key", error.instance))
+        return (*path, ("key", _instance(error)))
     return path
+
+
+# jsonschema types an error's instance, rule value and schema as possibly unset (an error
+# made by hand may lack them); every error a validator yields has all three.
+def _instance(error: ValidationError) -> Any:
+    return error.instance
+
+
+def _expected(error: ValidationError) -> Any:
+    """The failed keyword's value in the schema (the minimum, the pattern, ...)."""
+    return error.validator_value
+
+
+def _rule(error: ValidationError) -> dict[str, Any]:
+    """The schema holding the failed keyword ({} for a `false` schema)."""
+    return error.schema if isinstance(error.schema, dict) else {}
 
 
 def _translate(error: ValidationError, data: Any, locate: Locate) -> Iterator[Problem]:
@@ -211,14 +245,14 @@ def _translate(error: ValidationError, data: Any, locate: Locate) -> Iterator[Pr
         return
     path: Path = tuple(error.absolute_path)
     if "propertyNames" in error.absolute_schema_path:
-        key_path = (*path, error.instance)
+        key_path = (*path, _instance(error))
         yield Problem.at(locate(key_path, True), key_path, _name_message(error, path))
         return
     kind = error.validator
     if kind == "additionalProperties":
-        allowed = sorted(error.schema.get("properties", {}))
-        patterns = list(error.schema.get("patternProperties", {}))
-        for key in error.instance:
+        allowed = sorted(_rule(error).get("properties", {}))
+        patterns = list(_rule(error).get("patternProperties", {}))
+        for key in _instance(error):
             if key not in allowed and not any(re.search(p, key) for p in patterns):
                 key_path = (*path, key)
                 message = _unknown_key(key, allowed)
@@ -228,8 +262,8 @@ def _translate(error: ValidationError, data: Any, locate: Locate) -> Iterator[Pr
         return
     if kind == "required":
         declared = _declared_message(error)
-        for field in error.validator_value:
-            if field not in error.instance:
+        for field in _expected(error):
+            if field not in _instance(error):
                 message = declared or f"missing required field {field!r}"
                 yield Problem.at(locate(path, False), path, message)
         return
@@ -245,7 +279,7 @@ def _translate(error: ValidationError, data: Any, locate: Locate) -> Iterator[Pr
 def _declared_message(error: ValidationError) -> str | None:
     """The message the schema gives a rule (`errorMessage`, which the YAML language server
     shows in editors too)."""
-    return error.schema.get("errorMessage") if isinstance(error.schema, dict) else None
+    return _rule(error).get("errorMessage") if isinstance(error.schema, dict) else None
 
 
 def _matching_branch(error: ValidationError) -> list[ValidationError]:
@@ -264,7 +298,7 @@ def _name_message(error: ValidationError, parent: Path) -> str:
     what = {"projects": "project slug", "apps": "app slug", "variables": "variable key"}.get(
         str(parent[-1]) if parent else "", "key"
     )
-    name = error.instance
+    name = _instance(error)
     if error.validator == "pattern":
         return f"{what} {name!r} is not valid: {_pattern_hint(error)}"
     return f"{what} {name!r}: {_bounds_message(error)}"
@@ -302,7 +336,7 @@ def _closest(word: str, candidates: list[str]) -> str | None:
 
 
 def _message(error: ValidationError, path: Path) -> str:
-    kind, expected, value = error.validator, error.validator_value, error.instance
+    kind, expected, value = error.validator, _expected(error), _instance(error)
     if kind in ("type", "anyOf", "oneOf"):
         return _type_message(error)
     if kind == "const":
@@ -312,7 +346,7 @@ def _message(error: ValidationError, path: Path) -> str:
         suggestion = _closest(value, [str(e) for e in expected]) if isinstance(value, str) else None
         return message + (_did_you_mean(suggestion) if suggestion else "")
     if kind == "multipleOf":
-        lowest = error.schema.get("minimum", 0)
+        lowest = _rule(error).get("minimum", 0)
         below = math.floor(value / expected) * expected
         valid = [_number(n) for n in (below, below + expected) if n >= lowest]
         message = f"{value!r} is not a multiple of {expected!r}"
@@ -320,7 +354,7 @@ def _message(error: ValidationError, path: Path) -> str:
             return f"{message}; the nearest are {' and '.join(valid)}"
         return f"{message}; use {valid[0]}" if valid else message  # below the minimum too
     if kind == "pattern":
-        explain = EXPLAINED_FORMATS.get(error.schema.get("format", ""))
+        explain = EXPLAINED_FORMATS.get(_rule(error).get("format", ""))
         detail = explain(value) if explain else None  # which part is wrong, where it can tell
         return detail or f"{value!r} is not valid: {_pattern_hint(error)}"
     if kind == "minProperties":
@@ -331,12 +365,12 @@ def _message(error: ValidationError, path: Path) -> str:
 
 def _pattern_hint(error: ValidationError) -> str:
     """The schema's own words for a pattern (`patternErrorMessage`, shown by editors too)."""
-    hint = error.schema.get("patternErrorMessage")
-    return str(hint) if hint else f"must match {error.validator_value}"
+    hint = _rule(error).get("patternErrorMessage")
+    return str(hint) if hint else f"must match {_expected(error)}"
 
 
 def _bounds_message(error: ValidationError) -> str:
-    kind, bound, value = error.validator, error.validator_value, error.instance
+    kind, bound, value = error.validator, _expected(error), _instance(error)
     if kind == "minLength":
         if bound == 1 and value == "":
             return "must not be empty"
@@ -355,15 +389,15 @@ def _bounds_message(error: ValidationError) -> str:
 
 
 def _type_message(error: ValidationError) -> str:
-    value = error.instance
-    wanted = _expected_types(error.schema)
+    value = _instance(error)
+    wanted = _expected_types(_rule(error))
     text_wanted = "string" in wanted
     if isinstance(value, NonDecimalNumber):
         return _non_decimal_message(value, wanted)
     if isinstance(value, Yaml11Boolean):
         return _yaml11_boolean_message(value, wanted)
     if value is None and wanted == ["object"]:
-        return _empty_block_message(error.schema)
+        return _empty_block_message(_rule(error))
     if isinstance(value, bool) and text_wanted:
         return (
             f"YAML reads this as the boolean {str(value).lower()} (yes/no/on/off/true/false "

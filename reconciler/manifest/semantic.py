@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeGuard
 
 from reconciler.manifest.document import Document, Layered, environments
 from reconciler.manifest.formats import host_problem, normalise_host
@@ -279,7 +279,7 @@ def _settings_blocks(app_path: Path, app: dict[str, Any]) -> Iterator[tuple[Path
                 yield (*app_path, "environments", name), env
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

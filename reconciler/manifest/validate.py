@@ -56,8 +56,7 @@ def check_manifest(paths: Sequence[str | Path]) -> tuple[Document, tuple[Problem
     if not files:
         raise ManifestInvalid(problems)
     for loaded in files:
-        locate = locator(loaded.values, loaded.keys, loaded.display)
-        problems.extend(schema_problems(loaded.data, locate))
+        problems.extend(schema_problems(loaded.data, locator(loaded)))
     document, merge_problems = merge_files(files)
     problems.extend(merge_problems)
     problems.extend(semantic_problems(document))

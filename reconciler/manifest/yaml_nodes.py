@@ -5,7 +5,7 @@ outright), lets the last of two duplicate keys win and builds whatever tags
 it is told to. So this module drives the event stream of the (C, when
 available) parser itself with an explicit stack, then turns the nodes into
 plain dicts, lists and scalars, refusing what a manifest has no use for and
-recording `path -> Position` for every key and value on the way. Its nodes
+recording `path -> (line, column)` for every key and value on the way. Its nodes
 hold a line and column rather than PyYAML's `Mark` objects, and each part of
 the tree is let go once converted, so a large manifest's memory is about its
 data and positions, not three copies of it.
@@ -37,6 +37,9 @@ _MERGE_TAG = _YAML + "merge"
 _SCALAR_TAGS = {_YAML + t for t in ("str", "int", "float", "bool", "null", "timestamp")}
 _PLAIN_INTEGER = re.compile(r"-?[1-9][0-9]*|0")
 _UNCLEAR_FLOAT_MARKS = ("_", ":")
+Place = tuple[int, int]
+"""(line, column), 1-based, in the file being read: a large manifest has a few hundred
+thousand, and a tuple costs a small part of what a `Position` (with its file) costs to make."""
 """YAML 1.1 drops underscores in floats and reads `1:30.5` in base 60."""
 
 
@@ -127,16 +130,15 @@ class Node:
     """One YAML node, with only what conversion needs: PyYAML's nodes keep two `Mark` objects
     each, which made the node tree of a large manifest ten times its plain data."""
 
-    __slots__ = ("anchored", "column", "kind", "line", "seen", "style", "tag", "value")
+    __slots__ = ("anchored", "kind", "place", "seen", "style", "tag", "value")
 
     def __init__(
-        self, kind: str, tag: str, value: Any, line: int, column: int, style: str | None = None
+        self, kind: str, tag: str, value: Any, place: Place, style: str | None = None
     ) -> None:
         self.kind = kind
         self.tag = tag
         self.value = value  # text; a list of nodes; a list of (key, value) node pairs
-        self.line = line  # 1-based, as positions are
-        self.column = column
+        self.place = place  # 1-based, as positions are; shared with the position maps
         self.style = style
         self.seen = False  # converted once already (reached again only through an alias)
         self.anchored = False  # has an anchor, so an alias may convert it (and all below) again
@@ -216,8 +218,7 @@ def _compose(text: str, display: str) -> Iterator[Node]:
             tag = event.tag
             if tag is None or tag == "!":
                 tag = resolve(event.value, event.implicit)
-            mark = event.start_mark
-            node = Node(SCALAR, tag, event.value, mark.line + 1, mark.column + 1, event.style)
+            node = Node(SCALAR, tag, event.value, _place(event), event.style)
             register(event.anchor, node)
             done = attach(node)
         elif isinstance(event, yaml.AliasEvent):
@@ -237,10 +238,7 @@ def _compose(text: str, display: str) -> Iterator[Node]:
             tag = event.tag
             if tag is None or tag == "!":
                 tag = Resolver.DEFAULT_MAPPING_TAG if is_map else Resolver.DEFAULT_SEQUENCE_TAG
-            mark = event.start_mark
-            collection = Node(
-                MAPPING if is_map else SEQUENCE, tag, [], mark.line + 1, mark.column + 1
-            )
+            collection = Node(MAPPING if is_map else SEQUENCE, tag, [], _place(event))
             register(event.anchor, collection)
             attach(collection)
             stack.append(collection)
@@ -264,10 +262,17 @@ def _cached_resolver() -> Any:
         key = (value, tuple(implicit))
         tag = cache.get(key)
         if tag is None:
-            tag = cache[key] = resolver.resolve(ScalarNode, value, implicit)
+            # unannotated in types-PyYAML
+            tag = cache[key] = resolver.resolve(ScalarNode, value, implicit)  # type: ignore[no-untyped-call]
         return tag
 
     return resolve
+
+
+def _place(event: yaml.Event) -> Place:
+    """Where an event starts (the parser marks every event it makes)."""
+    mark = event.start_mark
+    return (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
 
 
 def _mark_problem(display: str, mark: Any, message: str) -> Problem:
@@ -275,7 +280,8 @@ def _mark_problem(display: str, mark: Any, message: str) -> Problem:
 
 
 def node_position(node: Node, display: str) -> Position:
-    return Position(display, node.line, node.column)
+    line, column = node.place
+    return Position(display, line, column)
 
 
 def _code_point(character: int | str) -> int:
@@ -294,42 +300,54 @@ class Converter:
 
     def __init__(self, display: str) -> None:
         self.display = display
-        self.values: dict[Path, Position] = {}
-        self.keys: dict[Path, Position] = {}
+        self.values: dict[Path, Place] = {}
+        self.keys: dict[Path, Place] = {}
         self.problems: list[Problem] = []
         self._extra = 0
         self._active: set[int] = set()
         self._anchored_active = 0  # anchored nodes among those being converted
 
     def convert(self, node: Node, path: Path) -> Any:
-        self._count(node, path)
-        position = node_position(node, self.display)
-        self.values[path] = position
-        if id(node) in self._active:
-            raise Refused(Problem.at(position, path, "an alias refers to its own anchor"))
-        self._active.add(id(node))
-        self._anchored_active += node.anchored
-        try:
-            if node.kind == MAPPING:
-                return self._mapping(node, path)
-            if node.kind == SEQUENCE:
-                self._check_tag(node, _YAML + "seq", path)
-                return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
-            return self._scalar(node, path)
-        finally:
-            self._active.discard(id(node))
-            self._anchored_active -= node.anchored
-            if node.kind != SCALAR and not node.anchored and not self._anchored_active:
-                # Only an alias reaches a node twice, and no anchor is above this one: what is
-                # below it is converted for good, so it is let go (the tree never stands whole
-                # beside its data).
-                node.value = []
+        if node.seen:
+            self._count_expansion(node, path)
+        node.seen = True
+        self.values[path] = node.place
+        if node.anchored:
+            return self._convert_anchored(node, path)
+        data = self._converted(node, path)
+        if node.kind != SCALAR and not self._anchored_active:
+            # Only an alias reaches a node twice, and no anchor is above this one: what is
+            # below it is converted for good, so it is let go (the tree never stands whole
+            # beside its data).
+            node.value = []
+        return data
 
-    def _count(self, node: Node, path: Path) -> None:
+    def _convert_anchored(self, node: Node, path: Path) -> Any:
+        """Only an alias reaches a node twice, so only an anchored node can be met again
+        while it is being converted: an alias inside its own anchor."""
+        if id(node) in self._active:
+            raise Refused(
+                Problem.at(
+                    node_position(node, self.display), path, "an alias refers to its own anchor"
+                )
+            )
+        self._active.add(id(node))
+        self._anchored_active += 1
+        data = self._converted(node, path)
+        self._active.discard(id(node))
+        self._anchored_active -= 1
+        return data
+
+    def _converted(self, node: Node, path: Path) -> Any:
+        if node.kind == MAPPING:
+            return self._mapping(node, path)
+        if node.kind == SEQUENCE:
+            self._check_tag(node, _YAML + "seq", path)
+            return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
+        return self._scalar(node, path)
+
+    def _count_expansion(self, node: Node, path: Path) -> None:
         """Nodes converted more than once come from aliases: count those expansions."""
-        if not node.seen:
-            node.seen = True
-            return
         self._extra += 1
         if self._extra > MAX_ALIAS_EXPANSION:
             raise Refused(
@@ -356,7 +374,7 @@ class Converter:
 
     def _mapping(self, node: Node, path: Path) -> dict[str, Any]:
         self._check_tag(node, _YAML + "map", path)
-        explicit: dict[str, tuple[Position, Node]] = {}
+        explicit: dict[str, tuple[Place, Node]] = {}
         merge_sources: list[Node] = []
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE_TAG:
@@ -365,30 +383,30 @@ class Converter:
             key = self._key(key_node, path)
             if key is None:
                 continue
-            key_position = node_position(key_node, self.display)
+            key_place = key_node.place
             if key in explicit:
-                first = explicit[key][0]
+                first_line = explicit[key][0][0]
                 self.problems.append(
                     Problem.at(
-                        key_position,
+                        node_position(key_node, self.display),
                         (*path, key),
-                        f"duplicate key {key!r} (first at line {first.line}); YAML would "
+                        f"duplicate key {key!r} (first at line {first_line}); YAML would "
                         "silently keep only the last one: remove or rename one of them",
                     )
                 )
                 continue
-            explicit[key] = (key_position, value_node)
+            explicit[key] = (key_place, value_node)
         result: dict[str, Any] = {}
         if merge_sources:
             result = self._merged(merge_sources, path)
-            self.values[path] = node_position(node, self.display)
-        for key, (key_position, value_node) in explicit.items():
+            self.values[path] = node.place
+        for key, (key_place, value_node) in explicit.items():
             key_path = (*path, key)
-            self.keys[key_path] = key_position
+            self.keys[key_path] = key_place
             result[key] = self.convert(value_node, key_path)
             if _is_empty_scalar(value_node):
                 # `KEY:` with nothing after it: the key is the place to point at
-                self.values[key_path] = key_position
+                self.values[key_path] = key_place
         return result
 
     def _merged(self, merge_sources: list[Node], path: Path) -> dict[str, Any]:
@@ -415,7 +433,8 @@ class Converter:
 
     def _key(self, node: Node, path: Path, *, report: bool = True) -> str | None:
         if node.kind == SCALAR and node.tag == _YAML + "str":
-            return node.value
+            text: str = node.value
+            return text
         if report:
             self.problems.append(
                 Problem.at(node_position(node, self.display), path, _non_string_key_message(node))
@@ -492,8 +511,10 @@ def _integer(text: str, value: int) -> int | NonDecimalNumber:
     return value if _PLAIN_INTEGER.fullmatch(text) else NonDecimalNumber(text, value)
 
 
-def _float(text: str, value: float) -> FloatAsWritten | NonDecimalNumber:
+def _float(text: str, value: float) -> float | NonDecimalNumber:
     """`1_0.5`, `1:30.5`, `+0.5`: the float forms a reviewer would misread, as for integers."""
     if text.startswith("+") or any(mark in text for mark in _UNCLEAR_FLOAT_MARKS):
         return NonDecimalNumber(text, value)
-    return FloatAsWritten(value, text)
+    # Text that is the float's own repr needs no remembering; and a plain float is one the
+    # schema's quick check can read (quick_schema.py).
+    return value if repr(value) == text else FloatAsWritten(value, text)

@@ -80,12 +80,12 @@ def written_booleans() -> dict[str, tuple[int, int, str]]:
     converter = Converter("every-boolean.yaml")
     data = converter.convert(compose_single_document(EVERY_BOOLEAN, converter.display), ())
     found = {}
-    for instance_path, position in converter.values.items():
+    for instance_path, (line, column) in converter.values.items():
         value: Any = data
         for part in instance_path:
             value = value[part]
         if isinstance(value, bool):
-            found[pointer_of(instance_path)] = (position.line, position.column, str(value).lower())
+            found[pointer_of(instance_path)] = (line, column, str(value).lower())
     return found
 
 

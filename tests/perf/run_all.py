@@ -17,7 +17,9 @@ again against the full live state (every read happens, no change is found). Repo
   dependencies are recorded in an untimed run, apply's come from its call graph). It tells
   what the dependencies impose from what the client's CPU adds;
 - the reconciler process's peak memory (`ru_maxrss`: the emulator is another process);
-- load + validate of a generated 2,000-app manifest (`bench_validate.measure`);
+- load + validate of a generated 2,000-app manifest (`bench_validate.measure`), and its CPU
+  as a ratio to `yaml.load(CSafeLoader)` of the same file (plain, and with the collector
+  paused as validate runs; target <= 1.5);
 - requests per second the emulator serves (`bench_emulator`, no added latency).
 
 Ratios, not absolute times, are what compare across machines; the machine and its load are
@@ -293,8 +295,9 @@ def run_size_in_child(apps: int, latency_ms: int, parallelism: int, transport: s
     return SizeResult(**json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def run_validate(apps: int) -> tuple[float, float]:
-    """(seconds, CPU seconds) of load + validate of a generated `apps`-app manifest.
+def run_validate(apps: int) -> tuple[float, float, float, float]:
+    """(seconds, CPU seconds, and the CPU's ratios to yaml.load(CSafeLoader) plain and with the
+    collector paused) of load + validate of a generated `apps`-app manifest.
 
     Both come from `bench_validate.measure` (its CPU figure is printed, not returned, and it
     also times the stages separately afterwards, which must not count here).
@@ -303,7 +306,8 @@ def run_validate(apps: int) -> tuple[float, float]:
     with contextlib.redirect_stdout(printed):
         seconds = bench_validate.measure(apps, max(1, apps // 100))
     found = re.search(r"([\d.]+) s of CPU", printed.getvalue())
-    return seconds, float(found.group(1)) if found else float("nan")
+    ratios = [float(r) for r in re.findall(r"ratio ([\d.]+)", printed.getvalue())] or [math.nan] * 2
+    return seconds, float(found.group(1)) if found else math.nan, ratios[0], ratios[1]
 
 
 def run_emulator_throughput(requests: int, concurrency: int = 16) -> float:
@@ -333,7 +337,7 @@ def machine() -> str:
 
 def table(
     results: list[SizeResult],
-    validate: tuple[int, float, float],
+    validate: tuple[int, float, float, float, float],
     rps: float,
     latency_ms: int,
     parallelism: int,
@@ -358,11 +362,12 @@ def table(
             f"{r.apply_ratio:.2f} | {r.apply_ideal:.2f} | {r.apply_ideal_ratio:.2f} | "
             f"{r.peak_mib:.0f} |"
         )
-    apps, seconds, cpu = validate
+    apps, seconds, cpu, to_parser, to_paused_parser = validate
     rows += [
         "",
         f"validate {apps} apps: {seconds:.2f} s wall ({cpu:.2f} s CPU), "
-        f"{seconds / apps * 1000:.2f} ms per app",
+        f"{seconds / apps * 1000:.2f} ms per app; CPU / yaml.load(CSafeLoader) {to_parser:.2f}, "
+        f"with the collector paused {to_paused_parser:.2f}",
         f"emulator: {rps:.0f} requests/s (no added latency, 16 concurrent clients, 80% reads)",
     ]
     for r in results:
