@@ -476,6 +476,8 @@ class _Planner:
         notes.extend(self._plan_notes(changes, included))
         permissions = set(self.record.permissions)
         permissions.update(call.permission for change in changes for call in change.calls)
+        # a read that met a 404 made the client check the base URL, and apply's re-read will
+        permissions.update(getattr(self.client, "check_permissions", ()))
         return Plan(
             changes=tuple(changes),
             notes=tuple(notes),

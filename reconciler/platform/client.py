@@ -145,6 +145,12 @@ class PlatformClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
+    @property
+    def check_permissions(self) -> tuple[str, ...]:
+        """The permissions this run's own check of the base URL needed: it was made when a 404
+        was met, and a later run reading the same state (apply of a plan) meets it again."""
+        return (PLATFORM_CHECK_PERMISSION,) if self._platform_checked else ()
+
     # -- public API -------------------------------------------------------------------------
 
     async def call(
