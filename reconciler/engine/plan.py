@@ -97,6 +97,7 @@ class _Planner:
     going_away: dict[str, str] = field(default_factory=dict)
     slug_holders: dict[slug_moves.Scope, dict[str, str]] = field(default_factory=dict)
     missing_sources: set[str] = field(default_factory=set)
+    declared_secrets: dict[str, str] = field(default_factory=dict)
     compared_by_presence: int = 0
 
     # -- reading and diffing -----------------------------------------------------------------
@@ -378,6 +379,7 @@ class _Planner:
             selected=self.scope.covers,
         )
         self.missing_sources.update(planned.missing_sources)
+        self.declared_secrets.update(planned.declared_secrets)
         self.compared_by_presence += len(planned.compared_by_presence)
         for change in planned.changes:
             self._add(change, context.depends_on)
@@ -492,6 +494,7 @@ class _Planner:
                 "reconciler_version": __version__,
                 "fingerprint_mode": fingerprint_mode(self.options.fingerprint_key),
             },
+            declared_secrets=dict(self.declared_secrets),
         )
 
     def _manifest_paths(self) -> set[tuple[str, ...]]:

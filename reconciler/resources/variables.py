@@ -66,6 +66,8 @@ class VariablesPlan:
     changes: list[Change] = field(default_factory=list)
     missing_sources: list[str] = field(default_factory=list)
     compared_by_presence: list[str] = field(default_factory=list)
+    declared_secrets: dict[str, str] = field(default_factory=dict)
+    """The reference of each planned variable's secret (`fromEnv:NAME`...), by address."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,8 @@ def plan_variables(
         if not selected(where):
             continue  # not planned, so neither sent nor reported (missing secret, presence)
         desired = _resolve(where, variable, fingerprint_key)
+        if isinstance(desired.sent, SecretRef):
+            result.declared_secrets[where] = desired.sent.source
         if desired.value is None and desired.source is not None:
             result.missing_sources.append(f"{desired.source} ({where})")
         current = live_by_key.get(variable.key)

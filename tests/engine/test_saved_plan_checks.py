@@ -65,9 +65,14 @@ def _resolver(values: dict[str, str]) -> SecretResolver:
     return resolve
 
 
+def _rebuilt(current: Plan) -> Plan:
+    """`current` as the plan rebuilt from a manifest that declares TOKEN's source."""
+    return dataclasses.replace(current, declared_secrets={TOKEN: "fromEnv:SHOP_TOKEN"})
+
+
 def _refusal(saved: Plan, current: Plan, values: dict[str, str], key: bytes | None = KEY) -> str:
     with pytest.raises(ApplyRefused) as refused:
-        check_saved_plan(saved, current, resolve=_resolver(values), fingerprint_key=key)
+        check_saved_plan(saved, _rebuilt(current), resolve=_resolver(values), fingerprint_key=key)
     return str(refused.value)
 
 
@@ -137,4 +142,26 @@ def test_a_plan_saved_before_sources_were_recorded_still_names_the_variable() ->
 
 def test_an_unchanged_plan_passes() -> None:
     saved = plan_of(_every_kind().changes[0], _secret_change("same"))
-    check_saved_plan(saved, saved, resolve=_resolver({"SHOP_TOKEN": "same"}), fingerprint_key=KEY)
+    resolve = _resolver({"SHOP_TOKEN": "same"})
+    check_saved_plan(saved, _rebuilt(saved), resolve=resolve, fingerprint_key=KEY)
+
+
+@pytest.mark.parametrize("declared", [None, "fromEnv:SHOP_OTHER"])
+def test_a_secret_the_manifest_does_not_declare_for_its_variable_is_read_never(
+    declared: str | None,
+) -> None:
+    saved = plan_of(_secret_change("reviewed"))
+    current = dataclasses.replace(saved, declared_secrets={TOKEN: declared} if declared else {})
+    read: list[SecretRef] = []
+
+    def resolve(ref: SecretRef) -> str:
+        read.append(ref)
+        return "reviewed"
+
+    with pytest.raises(ApplyRefused) as refused:
+        check_saved_plan(saved, current, resolve=resolve, fingerprint_key=KEY)
+    shown = declared or "no secret source"
+    assert (
+        f"{TOKEN}: the saved plan sends fromEnv:SHOP_TOKEN, but the manifest declares {shown}"
+    ) in str(refused.value)
+    assert read == []

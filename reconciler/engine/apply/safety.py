@@ -140,6 +140,7 @@ def check_saved_plan(
             "the plan is stale: live state changed since it was saved, nothing was applied",
             hint=_REPLAN,
         )
+    _check_declared_sources(saved, current)
     check_secrets(saved, resolve)
     _check_fingerprints(saved, resolve, fingerprint_key)
     # Same manifest, same live state, yet other calls: a secret changed or went missing since
@@ -148,6 +149,25 @@ def check_saved_plan(
     # secrets cannot be held to this: what it will send for them is only known now.
     if not _has_unknowns(saved):
         _check_same_calls(saved, current, resolve)
+
+
+def _check_declared_sources(saved: Plan, current: Plan) -> None:
+    """Each secret the saved plan sends is read from the source the manifest declares for that
+    same variable, before any source is read: an edited reference would otherwise read, and
+    send to the platform, any environment variable or declared file the plan file names."""
+    declared = current.declared_secrets
+    wrong = sorted(
+        f"{address}: the saved plan sends {ref.source}, but the manifest declares "
+        f"{declared.get(address, 'no secret source')} for it"
+        for address, ref in secret_refs(saved)
+        if declared.get(address) != ref.source
+    )
+    if wrong:
+        raise ApplyRefused(
+            "the saved plan reads secrets its manifest does not declare: the plan file was "
+            "edited after it was saved; nothing was read or applied:\n  " + "\n  ".join(wrong),
+            hint=_REPLAN,
+        )
 
 
 def _check_fingerprints(
