@@ -59,6 +59,9 @@ class PlanOptions:
     max_deletes: int = 10
     allow_replace: bool = False
     fingerprint_key: bytes | None = None  # RECONCILER_FINGERPRINT_KEY
+    # secret references planned as missing: apply PLANFILE rebuilds the plan without the
+    # secrets the saved plan was made without, so the two compare call by call
+    unavailable_secrets: frozenset[str] = frozenset()
 
 
 async def build_plan(manifest: Manifest, client: Any, options: PlanOptions) -> Plan:
@@ -377,6 +380,7 @@ class _Planner:
             prune=self.manifest.prune.variables,
             fingerprint_key=self.options.fingerprint_key,
             selected=self.scope.covers,
+            unavailable=self.options.unavailable_secrets,
         )
         self.missing_sources.update(planned.missing_sources)
         self.declared_secrets.update(planned.declared_secrets)

@@ -181,6 +181,48 @@ def test_a_saved_plan_edited_to_read_another_environment_variable_sends_nothing(
     assert seed.writes() == []
 
 
+def _rewrite_calls(planfile: Path, edit: Callable[[dict[str, Any]], bool]) -> None:
+    """Apply `edit` to every call body of the plan file (it says whether it changed one), and
+    reseal the checksum."""
+    document = json.loads(planfile.read_text())
+    edited = [edit(call["body"]) for change in document["changes"] for call in change["calls"]]
+    assert any(edited)
+    document["checksum"] = _checksum(document)
+    planfile.write_text(json.dumps(document))
+
+
+def _writeonly_made_recoverable(body: dict[str, Any]) -> bool:
+    items = [v for v in body.get("variables", ()) if isinstance(v, dict) and v["key"] == "TLS_KEY"]
+    for item in items:
+        item["kind"] = "recoverable"
+    return bool(items)
+
+
+def _app_renamed(body: dict[str, Any]) -> bool:
+    if body.get("slug") != "web":
+        return False
+    body["name"] = "Edited"
+    return True
+
+
+@pytest.mark.parametrize(
+    "edit", [_writeonly_made_recoverable, _app_renamed], ids=lambda e: e.__name__
+)
+def test_a_plan_saved_without_a_secret_is_still_held_to_its_calls(
+    cli: Cli, seed: Seed, tmp_path: Path, edit: Callable[[dict[str, Any]], bool]
+) -> None:
+    """A plan made without one secret (a fork's pull request) used to skip the comparison of
+    its calls with the plan rebuilt at apply, so any call of an edited file went through: a
+    write-only secret sent as recoverable (readable by every key that reads variables), any
+    other field. Only the secrets unknown at plan time may differ, and only in their value."""
+    manifest = _repository(tmp_path, SOURCES)
+    planfile = _saved_plan(cli, manifest, SHOP_STRIPE_KEY=None)
+    _rewrite_calls(planfile, edit)
+    stderr = _refused(cli("apply", str(planfile), env=_env()))
+    assert "the plan file was edited after it was saved" in stderr
+    assert seed.writes() == []
+
+
 # --- 2. the tool's own credentials are no source ------------------------------------------
 
 

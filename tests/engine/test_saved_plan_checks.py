@@ -94,7 +94,8 @@ def test_an_edited_call_of_any_kind_is_refused_naming_its_address(data: st.DataO
         )
         changes = tuple(replacement if c is target else c for c in current.changes)
     message = _refusal(dataclasses.replace(current, changes=changes), current, {})
-    assert f"the saved plan's calls for {target.address} differ" in message
+    named = message.partition("the saved plan's calls for ")[2].partition(" differ")[0]
+    assert target.address in named.split(", ")  # a dropped batch names each variable it sent
     assert "was edited after it was saved" in message
     assert "secrets changed" not in message
 
@@ -165,3 +166,27 @@ def test_a_secret_the_manifest_does_not_declare_for_its_variable_is_read_never(
         f"{TOKEN}: the saved plan sends fromEnv:SHOP_TOKEN, but the manifest declares {shown}"
     ) in str(refused.value)
     assert read == []
+
+
+def test_a_batch_that_lost_a_secret_now_matching_the_platform_names_that_secret_alone() -> None:
+    """The saved batch sends NODE_ENV and TOKEN; rebuilt now, TOKEN matches the platform, so
+    the batch sends NODE_ENV alone: NODE_ENV was not edited, TOKEN's plan is outdated."""
+    node_env = {"key": "NODE_ENV", "value": "production", "kind": "recoverable"}
+    token = {"key": "TOKEN", "value": SecretRef("fromEnv:SHOP_TOKEN"), "kind": "writeonly"}
+
+    def batch(*items: dict[str, object]) -> Change:
+        body = env_body("shop", "web", "production", variables=list(items))
+        return Change(
+            "variable.shop/web/production/NODE_ENV",
+            "variable",
+            Action.UPDATE,
+            {},
+            {},
+            calls=(call("environments.setEnvironmentVariables", body),),
+        )
+
+    carried = dataclasses.replace(_secret_change("old"), calls=(), depends_on=(batch().address,))
+    saved, current = plan_of(batch(node_env, token), carried), plan_of(batch(node_env))
+    message = _refusal(saved, current, {"SHOP_TOKEN": "old"})
+    assert "NODE_ENV" not in message
+    assert f"{TOKEN}: " in message and "the plan's update is outdated" in message
