@@ -100,6 +100,7 @@ class _Planner:
     going_away: dict[str, str] = field(default_factory=dict)
     slug_holders: dict[slug_moves.Scope, dict[str, str]] = field(default_factory=dict)
     missing_sources: set[str] = field(default_factory=set)
+    planned_projects: set[str] = field(default_factory=set)
     declared_secrets: dict[str, str] = field(default_factory=dict)
     compared_by_presence: int = 0
 
@@ -107,6 +108,7 @@ class _Planner:
 
     async def run(self) -> None:
         in_scope = [p for p in self.manifest.projects if self.scope.reads(p.slug)]
+        self.planned_projects.update(p.slug for p in in_scope)
         await asyncio.gather(*(self._plan_project(p) for p in in_scope))
         await self._plan_domains()
         await self._order_slug_moves()
@@ -169,6 +171,7 @@ class _Planner:
         if live is not None:
             held[live["slug"]] = project.slug_label(live, pinned)
         if desired.id is None and live is not None and live["id"] in pinned:
+            await self._plan_renamed_away(pinned[live["id"]])
             return None
         if live is not None and live["slug"] != desired.slug:
             try:
@@ -179,7 +182,23 @@ class _Planner:
             self.record.slug_holder("project", desired.slug, holder)
             if holder is not None:
                 held.setdefault(desired.slug, project.slug_label(holder, pinned))
+                if holder["id"] in pinned:
+                    await self._plan_renamed_away(pinned[holder["id"]])
         return live
+
+    async def _plan_renamed_away(self, key: str) -> None:
+        """Plan the project's own change (not its apps) when it holds a slug a planned project
+        takes and the manifest renames it: outside the targets, its rename is what frees the
+        slug, and `_targeted` keeps it as a dependency, as it keeps an app's."""
+        desired = self.manifest.project(key)
+        if desired is None or key in self.planned_projects:
+            return
+        self.planned_projects.add(key)
+        live = await project.read_project(self.client, desired)
+        self.record.read(project.READ_OPERATION, live["id"] if live else None)
+        self.record.project(desired.slug, live)
+        live = await self._hold_project_slugs(desired, live)
+        self._add(project.plan_project(desired, live))
 
     async def _order_slug_moves(self) -> None:
         """Make what takes a slug wait for what frees it, and break rename cycles through a
