@@ -43,6 +43,7 @@ from reconciler.engine.apply import (
     executable_changes,
     execute,
     secret_refs,
+    unknown_secrets,
 )
 from reconciler.engine.changes import Plan
 from reconciler.engine.deploy import (
@@ -511,6 +512,7 @@ async def _checked_saved_plan(
         max_deletes=saved.plan.max_deletes,
         allow_replace=request.allow_replace,
         fingerprint_key=request.fingerprint_key,
+        unavailable_secrets=unknown_secrets(saved.plan),
     )
     current = await build_plan(manifest, client, options)
     check_saved_plan(

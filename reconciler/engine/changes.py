@@ -204,6 +204,10 @@ class Plan:
     targets: tuple[str, ...] = ()
     max_deletes: int = 10
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    # The reference (`SecretRef.source`) of the secret the manifest declares for each variable
+    # the plan covers, by address. Not saved: apply checks a saved plan's references against
+    # the plan it rebuilds from the manifest.
+    declared_secrets: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def live_differs(self) -> bool:

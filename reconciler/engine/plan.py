@@ -59,6 +59,9 @@ class PlanOptions:
     max_deletes: int = 10
     allow_replace: bool = False
     fingerprint_key: bytes | None = None  # RECONCILER_FINGERPRINT_KEY
+    # secret references planned as missing: apply PLANFILE rebuilds the plan without the
+    # secrets the saved plan was made without, so the two compare call by call
+    unavailable_secrets: frozenset[str] = frozenset()
 
 
 async def build_plan(manifest: Manifest, client: Any, options: PlanOptions) -> Plan:
@@ -97,12 +100,15 @@ class _Planner:
     going_away: dict[str, str] = field(default_factory=dict)
     slug_holders: dict[slug_moves.Scope, dict[str, str]] = field(default_factory=dict)
     missing_sources: set[str] = field(default_factory=set)
+    planned_projects: set[str] = field(default_factory=set)
+    declared_secrets: dict[str, str] = field(default_factory=dict)
     compared_by_presence: int = 0
 
     # -- reading and diffing -----------------------------------------------------------------
 
     async def run(self) -> None:
         in_scope = [p for p in self.manifest.projects if self.scope.reads(p.slug)]
+        self.planned_projects.update(p.slug for p in in_scope)
         await asyncio.gather(*(self._plan_project(p) for p in in_scope))
         await self._plan_domains()
         await self._order_slug_moves()
@@ -165,6 +171,7 @@ class _Planner:
         if live is not None:
             held[live["slug"]] = project.slug_label(live, pinned)
         if desired.id is None and live is not None and live["id"] in pinned:
+            await self._plan_renamed_away(pinned[live["id"]])
             return None
         if live is not None and live["slug"] != desired.slug:
             try:
@@ -175,7 +182,23 @@ class _Planner:
             self.record.slug_holder("project", desired.slug, holder)
             if holder is not None:
                 held.setdefault(desired.slug, project.slug_label(holder, pinned))
+                if holder["id"] in pinned:
+                    await self._plan_renamed_away(pinned[holder["id"]])
         return live
+
+    async def _plan_renamed_away(self, key: str) -> None:
+        """Plan the project's own change (not its apps) when it holds a slug a planned project
+        takes and the manifest renames it: outside the targets, its rename is what frees the
+        slug, and `_targeted` keeps it as a dependency, as it keeps an app's."""
+        desired = self.manifest.project(key)
+        if desired is None or key in self.planned_projects:
+            return
+        self.planned_projects.add(key)
+        live = await project.read_project(self.client, desired)
+        self.record.read(project.READ_OPERATION, live["id"] if live else None)
+        self.record.project(desired.slug, live)
+        live = await self._hold_project_slugs(desired, live)
+        self._add(project.plan_project(desired, live))
 
     async def _order_slug_moves(self) -> None:
         """Make what takes a slug wait for what frees it, and break rename cycles through a
@@ -376,8 +399,10 @@ class _Planner:
             prune=self.manifest.prune.variables,
             fingerprint_key=self.options.fingerprint_key,
             selected=self.scope.covers,
+            unavailable=self.options.unavailable_secrets,
         )
         self.missing_sources.update(planned.missing_sources)
+        self.declared_secrets.update(planned.declared_secrets)
         self.compared_by_presence += len(planned.compared_by_presence)
         for change in planned.changes:
             self._add(change, context.depends_on)
@@ -476,6 +501,8 @@ class _Planner:
         notes.extend(self._plan_notes(changes, included))
         permissions = set(self.record.permissions)
         permissions.update(call.permission for change in changes for call in change.calls)
+        # a read that met a 404 made the client check the base URL, and apply's re-read will
+        permissions.update(getattr(self.client, "check_permissions", ()))
         return Plan(
             changes=tuple(changes),
             notes=tuple(notes),
@@ -490,6 +517,7 @@ class _Planner:
                 "reconciler_version": __version__,
                 "fingerprint_mode": fingerprint_mode(self.options.fingerprint_key),
             },
+            declared_secrets=dict(self.declared_secrets),
         )
 
     def _manifest_paths(self) -> set[tuple[str, ...]]:

@@ -145,6 +145,12 @@ class PlatformClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
+    @property
+    def check_permissions(self) -> tuple[str, ...]:
+        """The permissions this run's own check of the base URL needed: it was made when a 404
+        was met, and a later run reading the same state (apply of a plan) meets it again."""
+        return (PLATFORM_CHECK_PERMISSION,) if self._platform_checked else ()
+
     # -- public API -------------------------------------------------------------------------
 
     async def call(
@@ -365,13 +371,13 @@ class PlatformClient:
         secrets = self._secrets(body)
         if detail is not None:
             detail = redact(detail, secrets)
-        # 502-504 come from the gateways and load balancers in front of any server, the
-        # platform's too: transient server errors (retried when safe), whatever the spec lists.
-        if not op.answers(status) and status not in RETRIED_SERVER_STATUSES:
+        if not op.answers(status):
             # Redirects, 405, 418, a 404 where none can be...: not the platform API speaking.
             if detail is None:
                 detail = redact(body_snippet(answer.content), secrets) or None
             shown = f": {detail}" if detail else ""
+            if status in RETRIED_SERVER_STATUSES:
+                return self._from_a_gateway(op, status, attempt, shown, detail)
             what = f"a status the platform API does not answer to this operation{shown}"
             return self._unexpected(op, status, what, detail=detail)
         return status_error(
@@ -382,6 +388,29 @@ class PlatformClient:
             object_id=object_id,
             attempts=attempt,
             slug_of=self.names.slug_of,
+        )
+
+    def _from_a_gateway(
+        self, op: Operation, status: int, attempt: int, shown: str, detail: str | None
+    ) -> errors.ApiError:
+        """502-504 where the spec lists none: a gateway, load balancer or proxy answered, which
+        a brief outage of the platform behind it also makes; so they are retried like server
+        errors (`_retryable`), and the last one says who answered."""
+        what = (
+            f"not an answer of the platform API (which does not answer {status} to this "
+            f"operation) but of a gateway or proxy{shown}"
+        )
+        hint = (
+            f"{check_base_url(self.base_url)}; or a proxy between reconciler and the platform "
+            "is failing: try again later"
+        )
+        if op.creates:
+            hint = (
+                "the request may have reached the platform, so the object may or may not have "
+                f"been created; it was not retried blindly (re-read live state first); {hint}"
+            )
+        return self._unexpected(
+            op, status, what, detail=detail, ambiguous=op.creates, attempts=attempt, hint=hint
         )
 
     async def _believed(self, op: Operation, not_found: errors.NotFound) -> errors.ApiError:
@@ -489,14 +518,18 @@ class PlatformClient:
         *,
         detail: str | None = None,
         ambiguous: bool = False,
+        attempts: int | None = None,
+        hint: str | None = None,
     ) -> errors.ApiError:
         shown = f" (HTTP {status})" if status is not None else ""
+        if attempts is not None:
+            shown += f" after {attempts_text(attempts)}"
         return errors.UnexpectedResponse(
             f"{op.name}: unexpected response{shown}: {what}",
             operation=op.name,
             status=status,
             detail=detail,
-            hint=check_base_url(self.base_url),
+            hint=hint or check_base_url(self.base_url),
             ambiguous=ambiguous,
         )
 

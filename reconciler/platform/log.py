@@ -8,10 +8,9 @@ every line passes through `redact` so a key can never reach the terminal.
 from __future__ import annotations
 
 import functools
-import json
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import TextIO
 
 REDACTED = "[REDACTED]"
@@ -38,36 +37,66 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
 
     Error details are quoted from a response body after their whitespace is collapsed, JSON
     escapes may survive in a raw body preview, and long texts are cut with `…`: a secret is
-    therefore also found with its whitespace runs collapsed or changed, JSON-escaped, and as
-    the beginning of a secret cut off at the end of a shortened text (a multi-line key file,
-    a value longer than the cut).
+    therefore also found with its whitespace runs collapsed or changed, JSON-escaped the way
+    any encoder may write it (any character as `\\uXXXX` in either case, `/` as `\\/`...),
+    and as the beginning of a secret cut off at the end of a shortened text (a multi-line key
+    file, a value longer than the cut).
     """
     for secret in secrets:
         if secret:
-            for pattern in _patterns(secret):
-                text = pattern.sub(REDACTED, text)
+            text = _pattern(secret).sub(REDACTED, text)
+            if "\\" in text:
+                text = _redact_escaped(text, secret)
             if len(secret) >= SECRET_MIN_CHARS:
                 text = _cut_prefix(text, secret)
     return _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
 
 
 @functools.lru_cache(maxsize=256)
-def _patterns(secret: str) -> tuple[re.Pattern[str], ...]:
-    """Where `secret` stands in a text, in each of its forms (see `SECRET_MIN_CHARS`)."""
-    anywhere = len(secret) >= SECRET_MIN_CHARS
-    patterns: list[re.Pattern[str]] = []
-    for form in _forms(secret):
-        spaced = _spaced(form)
-        patterns.append(re.compile(spaced if anywhere else _ALONE_BEFORE + spaced + _ALONE_AFTER))
-    return tuple(patterns)
+def _pattern(secret: str) -> re.Pattern[str]:
+    """Where `secret` stands in a text (see `SECRET_MIN_CHARS`)."""
+    spaced = _spaced(secret)
+    if len(secret) >= SECRET_MIN_CHARS:
+        return re.compile(spaced)
+    return re.compile(_ALONE_BEFORE + spaced + _ALONE_AFTER)
 
 
-def _forms(secret: str) -> Iterator[str]:
-    yield secret
-    for ascii_only in (True, False):
-        escaped = json.dumps(secret, ensure_ascii=ascii_only)[1:-1]
-        if escaped != secret:
-            yield escaped
+_JSON_ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
+_SHORT = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _redact_escaped(text: str, secret: str) -> str:
+    """`text` with `secret` replaced where it stands once JSON escapes are read (left to right,
+    as a JSON parser would): the search runs on the decoded text (a short secret must stand
+    alone there), and each match replaces the characters it was decoded from."""
+    decoded, starts = _decode_escapes(text)
+    found = [(starts[m.start()], starts[m.end()]) for m in _pattern(secret).finditer(decoded)]
+    for start, end in reversed(found):
+        text = text[:start] + REDACTED + text[end:]
+    return text
+
+
+def _decode_escapes(text: str) -> tuple[str, list[int]]:
+    """`text` with its JSON escapes decoded (a surrogate pair as the one character it stands
+    for), and where in `text` each decoded character starts, then `len(text)`."""
+    chars: list[str] = []
+    starts: list[int] = []
+    done = 0
+    for escape in _JSON_ESCAPE.finditer(text):
+        chars.extend(text[done : escape.start()])
+        starts.extend(range(done, escape.start()))
+        code, short = escape.groups()
+        char = chr(int(code, 16)) if code else _SHORT.get(short, short)
+        if chars and "\ud800" <= chars[-1] <= "\udbff" and "\udc00" <= char <= "\udfff":
+            pair = (chars.pop() + char).encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+            chars.append(pair)  # its start stays the high surrogate's
+        else:
+            chars.append(char)
+            starts.append(escape.start())
+        done = escape.end()
+    chars.extend(text[done:])
+    starts.extend(range(done, len(text) + 1))
+    return "".join(chars), starts
 
 
 def _spaced(secret: str) -> str:

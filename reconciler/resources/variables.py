@@ -26,7 +26,7 @@ and kind otherwise. A secret whose source is missing is `(known after apply)`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -40,7 +40,14 @@ from reconciler.engine.changes import (
     SecretRef,
     SecretSource,
 )
-from reconciler.manifest.model import UNSET, Environment, LiteralValue, Variable
+from reconciler.manifest.model import (
+    UNSET,
+    Environment,
+    FromEnv,
+    FromFile,
+    LiteralValue,
+    Variable,
+)
 from reconciler.resources.common import (
     SENSITIVE,
     EnvironmentRef,
@@ -66,6 +73,8 @@ class VariablesPlan:
     changes: list[Change] = field(default_factory=list)
     missing_sources: list[str] = field(default_factory=list)
     compared_by_presence: list[str] = field(default_factory=list)
+    declared_secrets: dict[str, str] = field(default_factory=dict)
+    """The reference of each planned variable's secret (`fromEnv:NAME`...), by address."""
 
 
 @dataclass(frozen=True)
@@ -95,11 +104,13 @@ def plan_variables(
     prune: bool,
     fingerprint_key: bytes | None,
     selected: Callable[[str], bool] = _every_variable,
+    unavailable: Collection[str] = (),
 ) -> VariablesPlan:
     """Changes for the environment's variables; `live` is None when the app is being created.
 
     Only variables whose address `selected` accepts (the `--target`s cover) are planned and
-    batched, so every call carries exactly the variables of its changes.
+    batched, so every call carries exactly the variables of its changes. Secrets whose
+    reference is in `unavailable` are planned as missing, without being read.
     """
     assert environment.variables is not UNSET
     result = VariablesPlan()
@@ -109,7 +120,9 @@ def plan_variables(
         where = address("variable", project_slug, app_slug, environment.name, variable.key)
         if not selected(where):
             continue  # not planned, so neither sent nor reported (missing secret, presence)
-        desired = _resolve(where, variable, fingerprint_key)
+        desired = _resolve(where, variable, fingerprint_key, unavailable)
+        if isinstance(desired.sent, SecretRef):
+            result.declared_secrets[where] = desired.sent.source
         if desired.value is None and desired.source is not None:
             result.missing_sources.append(f"{desired.source} ({where})")
         current = live_by_key.get(variable.key)
@@ -135,7 +148,9 @@ def plan_variables(
     return result
 
 
-def _resolve(where: str, variable: Variable, key: bytes | None) -> _Desired:
+def _resolve(
+    where: str, variable: Variable, key: bytes | None, unavailable: Collection[str]
+) -> _Desired:
     source = variable.source
     sensitive = variable.kind == "writeonly" or variable.is_secret_reference
     shown = None
@@ -143,13 +158,8 @@ def _resolve(where: str, variable: Variable, key: bytes | None) -> _Desired:
         value: str | None = source.value
         reference = secrets.register_manifest_value(where, value) if sensitive else None
     else:
-        try:
-            value = secrets.resolve_secret(source)
-        except secrets.SecretUnavailable as error:
-            # The source alone ("fromEnv:NAME") may be shared: say which variable needs it.
-            place = f"{variable.pos}: " if variable.pos else ""
-            raise type(error)(f"{place}{where}: {error.message}", hint=error.hint) from None
         reference = secrets.reference_for(source)
+        value = None if reference in unavailable else _read_secret(where, variable, source)
         shown = secrets.describe_source(source)
     fp = None
     if sensitive and key is not None and value is not None:
@@ -161,6 +171,15 @@ def _resolve(where: str, variable: Variable, key: bytes | None) -> _Desired:
     return _Desired(
         variable, value, True, SecretRef(source=reference, fingerprint=fp), fp, source=shown
     )
+
+
+def _read_secret(where: str, variable: Variable, source: FromEnv | FromFile) -> str | None:
+    try:
+        return secrets.resolve_secret(source)
+    except secrets.SecretUnavailable as error:
+        # The source alone ("fromEnv:NAME") may be shared: say which variable needs it.
+        place = f"{variable.pos}: " if variable.pos else ""
+        raise type(error)(f"{place}{where}: {error.message}", hint=error.hint) from None
 
 
 def _shown_value(desired: _Desired) -> str:

@@ -112,7 +112,7 @@ def test_a_saved_plan_edited_to_read_another_file_sends_nothing(
 ) -> None:
     """The checksum only proves a plan file is whole (anyone can recompute it). A plan made
     without one secret (a fork's pull request) is not compared call by call, so an edited
-    reference must be refused where files are read: only files a manifest declares are."""
+    reference is refused: each variable reads only the source its manifest declares."""
     manifest = _repository(tmp_path, SOURCES)
     planfile = _saved_plan(cli, manifest, SHOP_STRIPE_KEY=None)
     document = json.loads(planfile.read_text())
@@ -124,10 +124,102 @@ def test_a_saved_plan_edited_to_read_another_file_sends_nothing(
     document["checksum"] = _checksum(document)
     planfile.write_text(json.dumps(document))
     stderr = _refused(cli("apply", str(planfile), env=_env()))
-    assert "variable.shop/web/production/TLS_KEY" in stderr
-    assert f"the plan reads the file {tmp_path / 'outside.key'}, which no manifest declares" in (
-        stderr
-    )
+    declared = manifest.parent.parent / "secrets" / "tls.key"
+    assert (
+        f"variable.shop/web/production/TLS_KEY: the saved plan sends "
+        f"fromFile:{tmp_path / 'outside.key'}, but the manifest declares fromFile:{declared}"
+    ) in stderr
+    assert seed.writes() == []
+
+
+def _rewrite_secret(planfile: Path, source: str, new_source: str) -> None:
+    """Make every reference to `source` in the plan file read `new_source`, without the
+    fingerprint that would give the edit away, and reseal the checksum, as anyone can."""
+    edited = 0
+
+    def rewrite(node: Any) -> Any:
+        nonlocal edited
+        if isinstance(node, dict):
+            secret = node.get("$secret")
+            if isinstance(secret, dict) and secret.get("source") == source:
+                edited += 1
+                return {"$secret": {"source": new_source, "fingerprint": None}}
+            return {key: rewrite(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [rewrite(item) for item in node]
+        return node
+
+    document = rewrite(json.loads(planfile.read_text()))
+    assert edited
+    document["checksum"] = _checksum(document)
+    planfile.write_text(json.dumps(document))
+
+
+@pytest.mark.parametrize(
+    "reference",
+    ["fromEnv:CI_CLOUD_SECRET", "fromEnv:SHOP_TOKEN"],
+    ids=["undeclared-name", "name-another-variable-declares"],
+)
+def test_a_saved_plan_edited_to_read_another_environment_variable_sends_nothing(
+    cli: Cli, seed: Seed, tmp_path: Path, reference: str
+) -> None:
+    """A plan made without one secret (TOKEN's) is edited so that STRIPE_KEY reads a CI
+    credential, or the name the manifest declares for TOKEN only: refused, naming the address,
+    before any write."""
+    manifest = _repository(tmp_path, SOURCES + "\nTOKEN: {fromEnv: SHOP_TOKEN}")
+    planfile = _saved_plan(cli, manifest, SHOP_TOKEN=None)
+    _rewrite_secret(planfile, "fromEnv:SHOP_STRIPE_KEY", reference)
+    env = _env(CI_CLOUD_SECRET="cloud-credential-of-the-ci", SHOP_TOKEN="token-value")
+    result = cli("apply", str(planfile), env=env)
+    stderr = _refused(result)
+    assert "cloud-credential-of-the-ci" not in result.output and "token-value" not in stderr
+    assert (
+        f"variable.shop/web/production/STRIPE_KEY: the saved plan sends {reference}, but the "
+        "manifest declares fromEnv:SHOP_STRIPE_KEY for it"
+    ) in stderr
+    assert "the plan file was edited after it was saved" in stderr
+    assert seed.writes() == []
+
+
+def _rewrite_calls(planfile: Path, edit: Callable[[dict[str, Any]], bool]) -> None:
+    """Apply `edit` to every call body of the plan file (it says whether it changed one), and
+    reseal the checksum."""
+    document = json.loads(planfile.read_text())
+    edited = [edit(call["body"]) for change in document["changes"] for call in change["calls"]]
+    assert any(edited)
+    document["checksum"] = _checksum(document)
+    planfile.write_text(json.dumps(document))
+
+
+def _writeonly_made_recoverable(body: dict[str, Any]) -> bool:
+    items = [v for v in body.get("variables", ()) if isinstance(v, dict) and v["key"] == "TLS_KEY"]
+    for item in items:
+        item["kind"] = "recoverable"
+    return bool(items)
+
+
+def _app_renamed(body: dict[str, Any]) -> bool:
+    if body.get("slug") != "web":
+        return False
+    body["name"] = "Edited"
+    return True
+
+
+@pytest.mark.parametrize(
+    "edit", [_writeonly_made_recoverable, _app_renamed], ids=lambda e: e.__name__
+)
+def test_a_plan_saved_without_a_secret_is_still_held_to_its_calls(
+    cli: Cli, seed: Seed, tmp_path: Path, edit: Callable[[dict[str, Any]], bool]
+) -> None:
+    """A plan made without one secret (a fork's pull request) used to skip the comparison of
+    its calls with the plan rebuilt at apply, so any call of an edited file went through: a
+    write-only secret sent as recoverable (readable by every key that reads variables), any
+    other field. Only the secrets unknown at plan time may differ, and only in their value."""
+    manifest = _repository(tmp_path, SOURCES)
+    planfile = _saved_plan(cli, manifest, SHOP_STRIPE_KEY=None)
+    _rewrite_calls(planfile, edit)
+    stderr = _refused(cli("apply", str(planfile), env=_env()))
+    assert "the plan file was edited after it was saved" in stderr
     assert seed.writes() == []
 
 

@@ -154,6 +154,22 @@ def test_permissions_are_id_specific_where_ids_are_known(platform):
     assert list(plan.permissions) == sorted(plan.permissions)
 
 
+def test_a_plan_whose_reads_met_a_404_lists_the_permission_of_the_base_url_check(platform):
+    """Before believing a 404 the client lists one project (`project.*.read_project`); apply
+    re-reads the same state and meets the same 404, so its key needs that permission too. Here
+    only the lookup of the new host answers 404 (`environment.*.read_domain`)."""
+    project = Project(slug="shop", apps=(full_app("app-000"),))
+    adds_a_host, _ = plan_with(platform, manifest(project), apps=1)
+    assert [c.address for c in adds_a_host.changes if c.kind == "domain"] == [
+        "domain.shop/app-000/production/app-000.example.com"
+    ]
+    assert "project.*.read_project" in adds_a_host.permissions
+    # no 404 met: every read names an object by its id, and the wildcard is not asked for
+    renamed = Project(slug="shop", name="Renamed", apps=(App(slug="app-000"),))
+    no_404, _ = plan_with(platform, manifest(renamed), apps=1)
+    assert no_404.changes and "project.*.read_project" not in no_404.permissions
+
+
 def test_live_digest_follows_managed_state_and_manifest_digest_follows_sources(platform):
     project = Project(slug="shop", apps=(full_app("app-000"),))
     desired = manifest(project)

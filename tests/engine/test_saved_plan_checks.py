@@ -65,9 +65,14 @@ def _resolver(values: dict[str, str]) -> SecretResolver:
     return resolve
 
 
+def _rebuilt(current: Plan) -> Plan:
+    """`current` as the plan rebuilt from a manifest that declares TOKEN's source."""
+    return dataclasses.replace(current, declared_secrets={TOKEN: "fromEnv:SHOP_TOKEN"})
+
+
 def _refusal(saved: Plan, current: Plan, values: dict[str, str], key: bytes | None = KEY) -> str:
     with pytest.raises(ApplyRefused) as refused:
-        check_saved_plan(saved, current, resolve=_resolver(values), fingerprint_key=key)
+        check_saved_plan(saved, _rebuilt(current), resolve=_resolver(values), fingerprint_key=key)
     return str(refused.value)
 
 
@@ -89,7 +94,8 @@ def test_an_edited_call_of_any_kind_is_refused_naming_its_address(data: st.DataO
         )
         changes = tuple(replacement if c is target else c for c in current.changes)
     message = _refusal(dataclasses.replace(current, changes=changes), current, {})
-    assert f"the saved plan's calls for {target.address} differ" in message
+    named = message.partition("the saved plan's calls for ")[2].partition(" differ")[0]
+    assert target.address in named.split(", ")  # a dropped batch names each variable it sent
     assert "was edited after it was saved" in message
     assert "secrets changed" not in message
 
@@ -137,4 +143,50 @@ def test_a_plan_saved_before_sources_were_recorded_still_names_the_variable() ->
 
 def test_an_unchanged_plan_passes() -> None:
     saved = plan_of(_every_kind().changes[0], _secret_change("same"))
-    check_saved_plan(saved, saved, resolve=_resolver({"SHOP_TOKEN": "same"}), fingerprint_key=KEY)
+    resolve = _resolver({"SHOP_TOKEN": "same"})
+    check_saved_plan(saved, _rebuilt(saved), resolve=resolve, fingerprint_key=KEY)
+
+
+@pytest.mark.parametrize("declared", [None, "fromEnv:SHOP_OTHER"])
+def test_a_secret_the_manifest_does_not_declare_for_its_variable_is_read_never(
+    declared: str | None,
+) -> None:
+    saved = plan_of(_secret_change("reviewed"))
+    current = dataclasses.replace(saved, declared_secrets={TOKEN: declared} if declared else {})
+    read: list[SecretRef] = []
+
+    def resolve(ref: SecretRef) -> str:
+        read.append(ref)
+        return "reviewed"
+
+    with pytest.raises(ApplyRefused) as refused:
+        check_saved_plan(saved, current, resolve=resolve, fingerprint_key=KEY)
+    shown = declared or "no secret source"
+    assert (
+        f"{TOKEN}: the saved plan sends fromEnv:SHOP_TOKEN, but the manifest declares {shown}"
+    ) in str(refused.value)
+    assert read == []
+
+
+def test_a_batch_that_lost_a_secret_now_matching_the_platform_names_that_secret_alone() -> None:
+    """The saved batch sends NODE_ENV and TOKEN; rebuilt now, TOKEN matches the platform, so
+    the batch sends NODE_ENV alone: NODE_ENV was not edited, TOKEN's plan is outdated."""
+    node_env = {"key": "NODE_ENV", "value": "production", "kind": "recoverable"}
+    token = {"key": "TOKEN", "value": SecretRef("fromEnv:SHOP_TOKEN"), "kind": "writeonly"}
+
+    def batch(*items: dict[str, object]) -> Change:
+        body = env_body("shop", "web", "production", variables=list(items))
+        return Change(
+            "variable.shop/web/production/NODE_ENV",
+            "variable",
+            Action.UPDATE,
+            {},
+            {},
+            calls=(call("environments.setEnvironmentVariables", body),),
+        )
+
+    carried = dataclasses.replace(_secret_change("old"), calls=(), depends_on=(batch().address,))
+    saved, current = plan_of(batch(node_env, token), carried), plan_of(batch(node_env))
+    message = _refusal(saved, current, {"SHOP_TOKEN": "old"})
+    assert "NODE_ENV" not in message
+    assert f"{TOKEN}: " in message and "the plan's update is outdated" in message

@@ -275,3 +275,48 @@ def test_a_retry_after_longer_than_the_time_budget_gives_up_at_once() -> None:
         run(call_once(make_client(mock, time=time, **policy), "apps.getApp", APP_BODY))
     assert "after 1 attempt (429)" in str(caught.value)
     assert time.sleeps == []
+
+
+# 502-504 come from gateways and proxies: retried like server errors, but where the spec does
+# not list them for the operation, the last one is no answer of the platform API.
+ANY_BODY = {**APP_BODY, "environment": "production", "deploymentId": "d_1", "domain": "a.example"}
+PROXY_STATUSES = (502, 503, 504)
+UNLISTED = sorted(
+    (name, status)
+    for name, op in OPERATIONS.items()
+    for status in PROXY_STATUSES
+    if status not in op.error_statuses
+)
+
+
+@pytest.mark.parametrize(("operation", "status"), UNLISTED, ids=lambda v: str(v))
+def test_an_unlisted_gateway_status_is_retried_then_reported_as_not_the_platform(
+    operation: str, status: int
+) -> None:
+    op = OPERATIONS[operation]
+    time = FakeTime()
+    # an envelope-looking body: a status the operation cannot answer is never read as data
+    envelope = {"data": [], "pagination": {"hasMore": False, "cursor": ""}}
+    mock = scripted(*(json_response(status, envelope) for _ in range(5)))
+    with pytest.raises(errors.UnexpectedResponse) as caught:
+        run(call_once(make_client(mock, time=time), operation, ANY_BODY))
+    error = caught.value
+    attempts = 1 if op.creates else 5
+    assert len(mock.requests) == attempts
+    assert error.status == status and not isinstance(error, errors.NotFound)
+    assert str(error).startswith(
+        f"{operation}: unexpected response (HTTP {status}) after "
+        f"{'1 attempt' if attempts == 1 else '5 attempts'}: not an answer of the platform API"
+    )
+    assert "--base-url" in str(error.hint) and "proxy" in str(error.hint)
+    assert error.ambiguous is op.creates  # a create may have gone through: apply re-reads
+    if op.creates:
+        assert "may or may not have been created" in str(error.hint)
+
+
+def test_a_listed_503_stays_a_server_error() -> None:
+    mock = scripted(*(httpx.Response(503) for _ in range(5)))
+    with pytest.raises(errors.ServerError) as caught:
+        run(call_once(make_client(mock, time=FakeTime()), "domains.listDomains", {}))
+    assert str(caught.value) == "domains.listDomains: server error (503) after 5 attempts"
+    assert len(mock.requests) == 5

@@ -71,19 +71,46 @@ def _stands_alone(text: str, start: int, end: int) -> bool:
 
 
 def _forms(key: str) -> set[str]:
-    """The key as it may stand in server text: as sent, or JSON-escaped."""
-    return {key, json.dumps(key)[1:-1], json.dumps(key, ensure_ascii=False)[1:-1]}
+    """The key as it may stand in server text: as sent, or JSON-escaped by any encoder: Python's
+    (with or without ASCII escapes), PHP's (`/` as `\\/`), or one escaping every character
+    (`\\u0061`, in either case)."""
+    python = json.dumps(key)[1:-1]
+    every = "".join(f"\\u{ord(c):04x}" for c in key)
+    return {
+        key,
+        python,
+        json.dumps(key, ensure_ascii=False)[1:-1],
+        python.replace("/", "\\/"),
+        every,
+        every.upper().replace("\\U", "\\u"),
+    }
+
+
+_JSON_ESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|["\\/bfnrt])')
+_SHORT_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _json_read(text: str) -> str:
+    """`text` with its JSON escapes read, left to right, as a parser reads a string's content."""
+
+    def one(escape: re.Match[str]) -> str:
+        code = escape.group(1)
+        return chr(int(code[1:], 16)) if code.startswith("u") else _SHORT_ESCAPES.get(code, code)
+
+    return _JSON_ESCAPE.sub(one, text).encode("utf-16", "surrogatepass").decode("utf-16")
 
 
 def _holds(text: str, key: str) -> bool:
-    """Whether `text` holds the key where redaction must find it."""
-    for form in _forms(key):
-        starts = [m.start() for m in re.finditer(f"(?={re.escape(form)})", text)]
-        if len(key) >= SECRET_MIN_CHARS and starts:
-            return True
-        if any(_stands_alone(text, i, i + len(form)) for i in starts):
-            return True
-    return False
+    """Whether `text` holds the key where redaction must find it: as written, or once its JSON
+    escapes are read (so in any form an encoder writes, and any mixture of them)."""
+    return _stands(text, key) or _stands(_json_read(text), key)
+
+
+def _stands(text: str, key: str) -> bool:
+    starts = [m.start() for m in re.finditer(f"(?={re.escape(key)})", text)]
+    if len(key) >= SECRET_MIN_CHARS and starts:
+        return True
+    return any(_stands_alone(text, i, i + len(key)) for i in starts)
 
 
 HEADER_SAFE = st.characters(min_codepoint=0x21, max_codepoint=0x7E)

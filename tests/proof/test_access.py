@@ -8,17 +8,22 @@ name the exact permission string the refused call needs, which `plan` also lists
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from hypothesis import HealthCheck, Phase, given, settings
 
 from reconciler.emulator.app import EmulatorConfig
 from reconciler.emulator.auth import ACTIONS, ApiKey
 from tests.fixtures.cli import CliResult, Seed, run_cli
 from tests.fixtures.emulator import STEP_MS, EmulatorServer
+from tests.proof.strategies import Scenario, scenarios
+from tests.proof.test_convergence import FINGERPRINT_KEY, build_live_state
 
 ADMIN_KEY = "access-admin-key"
 READ_KEY = "access-read-only-key"
@@ -55,15 +60,18 @@ def server(start_emulator: Callable[[EmulatorConfig], EmulatorServer]) -> Emulat
     )
 
 
-def _run(server: EmulatorServer, key: str, *args: str) -> CliResult:
-    env = {
+def _run(
+    server: EmulatorServer, key: str, *args: str, env: Mapping[str, str] | None = None
+) -> CliResult:
+    full_env = {
         "RECONCILER_BASE_URL": server.base_url,
         "RECONCILER_API_KEY": key,
         "RECONCILER_FINGERPRINT_KEY": None,
         "RECONCILER_DEBUG": None,
         "NO_COLOR": "1",
+        **(env or {}),
     }
-    return run_cli(args, env=env)
+    return run_cli(args, env=full_env)
 
 
 def _writes(server: EmulatorServer, since: int = 0) -> list[dict[str, Any]]:
@@ -235,3 +243,42 @@ def test_no_key_fails_before_any_call(
     assert server.base_url in result.stderr
     assert "(401)" not in result.output
     assert server.requests() == []
+
+
+# ---- the permission list of a plan is enough to apply it ----------------------------------------
+
+SCOPED_KEY = "access-exactly-listed-key"
+
+
+# A scenario seeds a whole workspace, so shrinking one takes minutes; the message names the
+# permissions listed and the refusal, which is what a failure needs.
+@pytest.mark.slow
+@settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
+@given(scenario=scenarios())
+def test_a_key_holding_exactly_the_listed_permissions_applies_the_saved_plan(
+    server: EmulatorServer, tmp_path: Path, scenario: Scenario
+) -> None:
+    """Whatever the manifest and the live state, `plan` lists every permission its apply
+    needs: a key holding exactly those applies the saved plan (which re-reads live state,
+    checks the base URL before believing a 404, and writes)."""
+    server.reset()
+    build_live_state(Seed(server), scenario.seed)
+    manifest = tmp_path / "platform.yaml"
+    manifest.write_text(yaml.safe_dump(scenario.manifest, sort_keys=False), encoding="utf-8")
+    saved = tmp_path / "plan.json"
+    env = {**scenario.env, "RECONCILER_FINGERPRINT_KEY": FINGERPRINT_KEY}
+    planned = _run(server, ADMIN_KEY, "plan", "-f", str(manifest), "--out", str(saved), env=env)
+    assert planned.exit_code == 0, planned.output
+    listed = json.loads(saved.read_text(encoding="utf-8"))["permissions"]
+    server.emulator.keys[SCOPED_KEY] = ApiKey(SCOPED_KEY, listed)
+    try:
+        applied = _run(server, SCOPED_KEY, "apply", str(saved), env=env)
+    finally:
+        del server.emulator.keys[SCOPED_KEY]
+    assert applied.exit_code == 0, f"permissions listed: {listed}\n{applied.output}"

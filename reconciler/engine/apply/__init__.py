@@ -41,6 +41,7 @@ from reconciler.engine.apply.safety import (
     check_secrets,
     executable_changes,
     secret_refs,
+    unknown_secrets,
 )
 from reconciler.engine.apply.send import ApplyOptions, materialize
 
@@ -68,4 +69,5 @@ __all__ = [
     "materialize",
     "reread_for",
     "secret_refs",
+    "unknown_secrets",
 ]

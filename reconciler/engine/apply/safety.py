@@ -140,14 +140,34 @@ def check_saved_plan(
             "the plan is stale: live state changed since it was saved, nothing was applied",
             hint=_REPLAN,
         )
+    _check_declared_sources(saved, current)
     check_secrets(saved, resolve)
     _check_fingerprints(saved, resolve, fingerprint_key)
     # Same manifest, same live state, yet other calls: a secret changed or went missing since
     # (the plan rebuilt now compares it differently), or the file was edited after review (its
-    # checksum only proves it is whole; anyone can recompute it). A plan made without some
-    # secrets cannot be held to this: what it will send for them is only known now.
-    if not _has_unknowns(saved):
-        _check_same_calls(saved, current, resolve)
+    # checksum only proves it is whole; anyone can recompute it). `current` was planned without
+    # the secrets the saved plan was made without (`unknown_secrets`), so a plan made in a
+    # pull request from a fork is held to its calls too.
+    _check_same_calls(saved, current, resolve)
+
+
+def _check_declared_sources(saved: Plan, current: Plan) -> None:
+    """Each secret the saved plan sends is read from the source the manifest declares for that
+    same variable, before any source is read: an edited reference would otherwise read, and
+    send to the platform, any environment variable or declared file the plan file names."""
+    declared = current.declared_secrets
+    wrong = sorted(
+        f"{address}: the saved plan sends {ref.source}, but the manifest declares "
+        f"{declared.get(address, 'no secret source')} for it"
+        for address, ref in secret_refs(saved)
+        if declared.get(address) != ref.source
+    )
+    if wrong:
+        raise ApplyRefused(
+            "the saved plan reads secrets its manifest does not declare: the plan file was "
+            "edited after it was saved; nothing was read or applied:\n  " + "\n  ".join(wrong),
+            hint=_REPLAN,
+        )
 
 
 def _check_fingerprints(
@@ -240,6 +260,8 @@ class _SecretsNow:
                 f"{missing}; the plan was made with it, so apply cannot check that it still "
                 "holds the value reviewed"
             )
+        if before is not None and now is not None:
+            return None  # a secret decides whether a variable is sent, never what else is
         changed = f"the value of {source} changed since the plan was saved"
         if before is None:
             return f"{changed}: it no longer matches the fingerprint on the platform"
@@ -267,19 +289,50 @@ def _sources(plan: Plan) -> dict[str, str]:
     }
 
 
-def _sent(plan: Plan) -> dict[str, tuple[str, list[tuple[str, Any]]]]:
+def _sent(plan: Plan) -> dict[str, tuple[str | None, list[tuple[str, Any]]]]:
     """What apply would send, by address, up to what legitimately differs between plan and
     apply time: secret references compare by source (their fingerprints are checked on their
     own) and descriptions without the fingerprint marker (a secret missing at plan time gets
-    one at apply time)."""
-    return {
-        c.address: (c.action.value, [(call.operation, _comparable(call.body)) for call in c.calls])
-        for c in executable_changes(plan)
-    }
+    one at apply time). A variables batch counts under each variable it sends: a batch that
+    lost a variable whose secret now matches the platform differs at that variable alone."""
+    actions = {c.address: c.action.value for c in executable_changes(plan)}
+    parts: dict[str, list[tuple[str, Any]]] = {}
+    for change in executable_changes(plan):
+        for call in change.calls:
+            for address, part in _call_parts(change, call):
+                parts.setdefault(address, []).append((call.operation, _comparable(part)))
+    return {a: (actions.get(a), parts.get(a, [])) for a in actions.keys() | parts.keys()}
 
 
-def _has_unknowns(plan: Plan) -> bool:
-    return any(diff.known_after_apply for change in plan.changes for diff in change.diffs)
+_VARIABLE_BATCHES = (
+    "environments.setEnvironmentVariables",
+    "environments.removeEnvironmentVariables",
+)
+
+
+def _call_parts(change: Change, call: Call) -> Iterable[tuple[str, Mapping[str, Any]]]:
+    """(address, body) of what `call` sends for each variable of a batch, else for `change`."""
+    items = call.body.get("variables")
+    if change.kind != "variable" or call.operation not in _VARIABLE_BATCHES:
+        yield change.address, call.body
+        return
+    if not isinstance(items, (list, tuple)) or not items:
+        yield change.address, call.body
+        return
+    rest = {key: value for key, value in call.body.items() if key != "variables"}
+    environment = change.address.rsplit("/", 1)[0]
+    for item in items:
+        key = item.get("key") if isinstance(item, Mapping) else item
+        yield f"{environment}/{key}", {**rest, "variable": item}
+
+
+def unknown_secrets(plan: Plan) -> frozenset[str]:
+    """The references of the secrets `plan` was made without (their values known after apply):
+    the plan rebuilt to check it is planned without them too (`PlanOptions.unavailable_secrets`).
+    Marking more of them unknown in an edited file gains nothing: the rebuilt plan then only
+    sends those secrets again, from their declared sources."""
+    unknown = {c.address for c in plan.changes if any(d.known_after_apply for d in c.diffs)}
+    return frozenset(ref.source for address, ref in secret_refs(plan) if address in unknown)
 
 
 def _comparable(value: Any) -> Any:
