@@ -130,13 +130,16 @@ def _platform_host(store: Store, host: str) -> bool:
 
 
 def _serving(store: Store, host: str) -> Obj | None:
-    apps = _candidate_apps(store, host)
-    for deployment in store.deployments.values():
-        if (
-            deployment["_appId"] in apps
-            and deployment["status"] == "ready"
-            and host in served_domains(store, deployment)
-        ):
+    candidates = sorted(
+        (
+            d
+            for app_id in _candidate_apps(store, host)
+            for d in store.deployments_of("_appId", app_id)
+        ),
+        key=lambda d: d["_seq"],
+    )
+    for deployment in candidates:
+        if deployment["status"] == "ready" and host in served_domains(store, deployment):
             return deployment
     return None
 
