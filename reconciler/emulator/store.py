@@ -19,6 +19,7 @@ from typing import Any
 
 import filelock
 
+from reconciler.emulator import jsoncodec
 from reconciler.emulator.errors import not_found
 
 STATE_VERSION = 1
@@ -75,10 +76,12 @@ class Store:
         self.random = random.Random(seed)
         self.state = empty_state()
         self.dirty = False
+        # the state holds NaN or an infinity (only a hand-edited file can): see jsoncodec
+        self.non_finite = False
         # derived from the state, never persisted: see domains.dns_index / advance_domains
         self.dns_cache: tuple[list[Obj], dict[tuple[str, str], set[str]]] | None = None
         if path is not None and path.exists():
-            self.state = _load(path)
+            self.state, self.non_finite = _load(path)
         self._reindex()
 
     # ---- clock and identifiers -----------------------------------------------------------
@@ -320,6 +323,7 @@ class Store:
 
     def reset(self) -> None:
         self.state = empty_state()
+        self.non_finite = False
         self._reindex()
         self.dirty = True
 
@@ -330,7 +334,8 @@ class Store:
     def save(self) -> None:
         self.dirty = False
         if self.path is not None and not self.read_only:
-            atomic_write(self.path, json.dumps(_persisted(self.state), separators=(",", ":")))
+            persisted = _persisted(self.state)
+            atomic_write(self.path, jsoncodec.dumps_state(persisted, exact=self.non_finite))
 
 
 Children = dict[str, dict[str, None]]  # parent ID -> child IDs, in insertion order
@@ -361,14 +366,15 @@ def _without_writeonly_value(variable: Any) -> Any:
     return variable
 
 
-def atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, content: str | bytes) -> None:
     """Write via a temporary file, fsync and rename: a crash leaves the old or the new file."""
+    data = content.encode("utf-8") if isinstance(content, str) else content
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         os.fchmod(handle, 0o600)  # owner only, whatever the umask (mkstemp's mode, made explicit)
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)
@@ -452,9 +458,11 @@ def _describe_holder(lock_path: Path) -> str:
     return f"process {pid} ({command})"
 
 
-def _load(path: Path) -> dict[str, Any]:
+def _load(path: Path) -> tuple[dict[str, Any], bool]:
+    """The state in the file, and whether it holds NaN or an infinity."""
+    non_finite = jsoncodec.NonFiniteNumbers()
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
+        state = jsoncodec.loads_state(path.read_bytes(), non_finite)
     except (OSError, ValueError) as error:  # also bad UTF-8, bad JSON, over-long integers
         raise StateFileError(f"cannot read state file {path}: {error}") from error
     except RecursionError:
@@ -464,7 +472,7 @@ def _load(path: Path) -> dict[str, Any]:
     merged = empty_state()
     merged.update(state)
     _check_shape(path, merged)
-    return merged
+    return merged, non_finite.seen
 
 
 def _check_shape(path: Path, state: dict[str, Any]) -> None:
