@@ -244,7 +244,8 @@ class Emulator:
         return {"requests": list(self.requests)}
 
     def dump_state(self, _: dict[str, Any]) -> dict[str, Any]:
-        return json.loads(json.dumps(self.store.state))
+        snapshot: dict[str, Any] = json.loads(json.dumps(self.store.state))
+        return snapshot
 
     def get_clock(self, _: dict[str, Any]) -> dict[str, Any]:
         return {"now": self.store.now(), "offsetMs": self.store.state["clockOffsetMs"]}

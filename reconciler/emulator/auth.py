@@ -127,7 +127,7 @@ def load_keys(path: Path) -> list[ApiKey]:
 
 def _known(permission: str) -> bool:
     match = _PERMISSION.fullmatch(permission)
-    return bool(match) and match[3] in ACTIONS[match[1]]
+    return match is not None and match[3] in ACTIONS[match[1]]
 
 
 def authenticate(header: str | None, keys: dict[str, ApiKey]) -> ApiKey:

@@ -200,7 +200,7 @@ def _advance_domain(store: Store, domain: Obj, now: int, step_ms: int) -> int | 
     status = domain["status"]
     if status not in ("pending", "verifying"):
         return None
-    start = domain["_periodStart"]
+    start: int = domain["_periodStart"]
     if status == "pending":
         if now - start < step_ms:
             return start + step_ms

@@ -15,7 +15,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import filelock
 
@@ -30,7 +30,24 @@ Obj = dict[str, Any]
 VALUE_DIGEST = "valueSha256"
 
 
-def empty_state() -> dict[str, Any]:
+class State(TypedDict):
+    """The stored state, as the state file holds it (`_check_shape` checks a loaded one)."""
+
+    version: int
+    clockOffsetMs: int
+    seq: int
+    projects: dict[str, Obj]
+    apps: dict[str, Obj]
+    environments: dict[str, Obj]
+    variables: dict[str, dict[str, Obj]]  # environment ID -> key -> variable
+    policies: dict[str, list[Obj]]  # environment ID -> its ordered policies
+    domains: dict[str, Obj]
+    deployments: dict[str, Obj]
+    dns: list[Obj]
+    quotas: dict[str, float]
+
+
+def empty_state() -> State:
     return {
         "version": STATE_VERSION,
         "clockOffsetMs": 0,
@@ -351,7 +368,7 @@ def _unlink(index: Children, parent: str, child: str) -> None:
             del index[parent]
 
 
-def _persisted(state: dict[str, Any]) -> dict[str, Any]:
+def _persisted(state: State) -> dict[str, Any]:
     """The state as written to the file: write-only variable values left out (digest kept)."""
     variables = {
         env_id: {key: _without_writeonly_value(v) for key, v in table.items()}
@@ -458,7 +475,7 @@ def _describe_holder(lock_path: Path) -> str:
     return f"process {pid} ({command})"
 
 
-def _load(path: Path) -> tuple[dict[str, Any], bool]:
+def _load(path: Path) -> tuple[State, bool]:
     """The state in the file, and whether it holds NaN or an infinity."""
     non_finite = jsoncodec.NonFiniteNumbers()
     try:
@@ -469,17 +486,17 @@ def _load(path: Path) -> tuple[dict[str, Any], bool]:
         raise StateFileError(f"cannot read state file {path}: nested too deeply") from None
     if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
         raise StateFileError(f"{path} is not an emulator state file (version {STATE_VERSION})")
-    merged = empty_state()
-    merged.update(state)
+    merged: dict[str, Any] = {**empty_state(), **state}
     _check_shape(path, merged)
-    return merged, non_finite.seen
+    return cast(State, merged), non_finite.seen  # the shape is checked
 
 
 def _check_shape(path: Path, state: dict[str, Any]) -> None:
     """Refuse a state file whose tables have the wrong types (edited by hand, or another tool's
     file): every handler indexes these tables, so a wrong type would crash each request."""
     problems = []
-    for name, default in empty_state().items():
+    defaults: dict[str, Any] = {**empty_state()}
+    for name, default in defaults.items():
         value = state[name]
         if isinstance(default, int):
             if isinstance(value, bool) or not isinstance(value, int):
