@@ -36,6 +36,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -101,10 +102,11 @@ def server(command: list[str]) -> Iterator[Server]:
             process.wait()
 
 
-def emulator_command(latency_ms: int) -> list[str]:
+def emulator_command(latency_ms: int, state: Path | None = None) -> list[str]:
     return [
         *(sys.executable, "-m", "reconciler", "emulator", "--port", "0"),
         *("--latency-ms", str(latency_ms)),
+        *(("--state", str(state)) if state is not None else ()),
     ]
 
 
@@ -437,11 +439,29 @@ def report(
 
 async def run(args: argparse.Namespace) -> list[str]:
     sizes = [int(size) for size in args.sizes.split(",")]
+    if args.state:
+        return await persisted_growth(args, sizes)
     bare = await bare_cpu(args.latency_ms, args.reads, args.connections)
     with server(emulator_command(args.latency_ms)) as emulator:
         figures = await growth_run(emulator, sizes, args.chunk, args.reads, args.connections)
     served, reference = await throughput(args.throughput_requests, args.connections)
     return report(args, bare, figures, served, reference)
+
+
+async def persisted_growth(args: argparse.Namespace, sizes: list[int]) -> list[str]:
+    """Seeding with `--state FILE`: every write saves the whole state (atomically)."""
+    with tempfile.TemporaryDirectory() as directory:
+        command = emulator_command(args.latency_ms, Path(directory) / "state.json")
+        with server(command) as emulator:
+            figures = await growth_run(emulator, sizes, args.chunk, 200, args.connections)
+    first, last = figures[0].seeding, figures[-1].seeding
+    return [
+        f"emulator --state: seeding CPU per call {first.cpu_ms_per_call:.3f} ms at "
+        f"{figures[0].apps} apps, {last.cpu_ms_per_call:.3f} ms at {figures[-1].apps} apps "
+        f"(ratio {last.cpu_ms_per_call / first.cpu_ms_per_call:.2f}); wall per call "
+        f"{first.wall_seconds / first.calls * 1000:.2f} / {last.wall_seconds / last.calls * 1000:.2f}"
+        f" ms with {args.connections} connections [{last.load}]"
+    ]
 
 
 def main() -> int:
@@ -452,6 +472,9 @@ def main() -> int:
     parser.add_argument("--reads", type=int, default=4000)
     parser.add_argument("--connections", type=int, default=10)
     parser.add_argument("--throughput-requests", type=int, default=6000)
+    parser.add_argument(
+        "--state", action="store_true", help="measure seeding with a state file instead"
+    )
     parser.add_argument("--serve-bare", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_bare:
