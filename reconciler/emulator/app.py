@@ -8,6 +8,7 @@ needs no background task and works in-process under `httpx.ASGITransport` (no li
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import secrets
@@ -109,6 +110,7 @@ class Emulator:
         self.limiter = RateLimiter(config.rate_limit) if config.rate_limit else None
         self.requests: list[dict[str, Any]] = []
         self.lock = asyncio.Lock()
+        self.saver = Saver(self.store)
 
     # ---- the platform API ---------------------------------------------------------------------
 
@@ -153,18 +155,29 @@ class Emulator:
             key = authenticate(_header(headers, b"authorization"), self.keys)
             body = validate(await _json_body(headers, receive), operation.spec)
             async with self.lock:
-                self.tick()
                 try:
+                    self.tick()
                     call = Call(self.store, key, self.store.now(), self.config.step_ms)
                     status, payload = operation.handler(call, body)
+                    # encoded now: the payload may share objects with the state, which other
+                    # requests can change while this one waits for its save
+                    answer = self._json_answer(payload, status)
                 finally:
-                    self.store.save_if_dirty()
-            return self._json_answer(payload, status)
+                    self.saver.note_changes()
+            await self.saver.flush()
         except ApiError as error:
-            return _problem(error)
+            answer = _problem(error)
+            await self._flush_or_fail()
         except Exception as error:  # a bug in the emulator: still a problem body, never a crash
             detail = f"emulator error ({type(error).__name__}) in {name}"
-            return _problem(ApiError(500, detail))
+            answer = _problem(ApiError(500, detail))
+        return answer
+
+    async def _flush_or_fail(self) -> None:
+        """Save what a refused request changed (the clock moved statuses on); a failed save is
+        answered with the refusal all the same, and retried by the next request."""
+        with contextlib.suppress(Exception):
+            await self.saver.flush()
 
     def _json_answer(self, payload: Any, status: int = 200) -> Answer:
         """A JSON answer, or a 500 problem when the payload cannot be encoded (a lone surrogate
@@ -201,13 +214,16 @@ class Emulator:
             if spec is not None:
                 body = validate(await _json_body(request.scope["headers"], request.receive), spec)
             async with self.lock:
-                self.tick()
-                result = handler(self, body)
-                self.tick()
-                self.store.save_if_dirty()
-            answer = self._json_answer(result)
+                try:
+                    self.tick()
+                    answer = self._json_answer(handler(self, body))
+                    self.tick()
+                finally:
+                    self.saver.note_changes()
+            await self.saver.flush()
         except ApiError as error:
             answer = _problem(error)
+            await self._flush_or_fail()
         return answer.response()
 
     def reset(self, _: dict[str, Any]) -> dict[str, Any]:
@@ -249,6 +265,47 @@ class Emulator:
 
     def get_clock(self, _: dict[str, Any]) -> dict[str, Any]:
         return {"now": self.store.now(), "offsetMs": self.store.state["clockOffsetMs"]}
+
+
+class Saver:
+    """Saves the state file after changes, and answers wait for it: an answer never shows what
+    the file does not hold yet (so a crash never loses what a client was told).
+
+    Each save writes the whole state (see `Store.serialized`), so a save per change costs
+    O(state) per change. Changes made while a save is being written share the next save: with
+    N requests in flight, up to N changes per save."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.changes = 0  # changes made so far
+        self.saved = 0  # changes the file holds
+        self.writing: asyncio.Future[None] | None = None
+
+    def note_changes(self) -> None:
+        """Count what the request that just ran changed (called under the emulator's lock)."""
+        if self.store.dirty:
+            self.store.dirty = False
+            self.changes += 1
+
+    async def flush(self) -> None:
+        """Return once the file holds every change made so far; raise what the save raised."""
+        wanted = self.changes
+        while self.saved < wanted:
+            if self.writing is None:
+                self.writing = asyncio.ensure_future(self._save())
+            # shielded: a waiter that is cancelled (its client left) leaves the save running
+            await asyncio.shield(self.writing)
+
+    async def _save(self) -> None:
+        covered = self.changes
+        try:
+            # serialized here, between requests (the handlers never await): a consistent state
+            content = self.store.serialized()
+            if content is not None:
+                await asyncio.to_thread(self.store.write, content)
+            self.saved = max(self.saved, covered)
+        finally:
+            self.writing = None
 
 
 def _check_config(config: EmulatorConfig) -> None:

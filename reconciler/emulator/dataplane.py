@@ -69,8 +69,16 @@ class Gateway:
                 status = 500
                 body = problem_body(500, f"emulator gateway error ({type(error).__name__})")
             finally:
-                self.emulator.store.save_if_dirty()
-        await _send_json(send, status, body)
+                self.emulator.saver.note_changes()
+            content = json.dumps(body).encode("utf-8")
+        try:
+            await self.emulator.saver.flush()
+        except Exception as error:
+            status = 500
+            content = json.dumps(
+                problem_body(500, f"emulator gateway error ({type(error).__name__})")
+            ).encode()
+        await _send_json(send, status, content)
 
     def _answer(self, scope: Scope, host: str) -> tuple[int, dict[str, Any]]:
         store = self.emulator.store
@@ -318,8 +326,7 @@ def _span(text: str) -> tuple[int, int, int]:
     return network.version, int(network.network_address), int(network.broadcast_address)
 
 
-async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
-    content = json.dumps(body).encode("utf-8")
+async def _send_json(send: Send, status: int, content: bytes) -> None:
     media = PROBLEM_CONTENT_TYPE if status >= 404 else "application/json"
     headers = [(b"content-type", media.encode()), (b"content-length", str(len(content)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})

@@ -344,15 +344,23 @@ class Store:
         self._reindex()
         self.dirty = True
 
-    def save_if_dirty(self) -> None:
-        if self.dirty:
-            self.save()
-
     def save(self) -> None:
         self.dirty = False
-        if self.path is not None and not self.read_only:
-            persisted = _persisted(self.state)
-            atomic_write(self.path, jsoncodec.dumps_state(persisted, exact=self.non_finite))
+        content = self.serialized()
+        if content is not None:
+            self.write(content)
+
+    def serialized(self) -> bytes | None:
+        """The state file's content now; None when this store writes no file. The whole state,
+        so O(state) per save (the file is one JSON document that readers load as it is)."""
+        if self.path is None or self.read_only:
+            return None
+        return jsoncodec.dumps_state(_persisted(self.state), exact=self.non_finite)
+
+    def write(self, content: bytes) -> None:
+        """Replace the state file with `content` (atomically); callable from another thread."""
+        assert self.path is not None
+        atomic_write(self.path, content)
 
 
 Children = dict[str, dict[str, None]]  # parent ID -> child IDs, in insertion order
