@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import os
 import re
@@ -360,6 +361,7 @@ class SizeFigures:
     apps: int
     seeding: Measure
     reads: Measure
+    seeded_apps: int  # the apps whose seeding `seeding` measured: the last ones before `apps`
 
 
 async def growth_run(
@@ -371,10 +373,12 @@ async def growth_run(
         projects, measured_from = size // APPS_PER_PROJECT, (size - chunk) // APPS_PER_PROJECT
         if measured_from > seeded:
             await seed(target, range(seeded, measured_from), max(connections, 16))
-        seeding = await seed(target, range(max(seeded, measured_from), projects), connections)
+        measured = range(max(seeded, measured_from), projects)
+        seeding = await seed(target, measured, connections)
         seeded = projects
         requests = await plan_reads(target, projects, reads)
-        figures.append(SizeFigures(size, seeding, await measure(target, requests, connections)))
+        read = await measure(target, requests, connections)
+        figures.append(SizeFigures(size, seeding, read, len(measured) * APPS_PER_PROJECT))
         print(
             f"  {size} apps: seeding {seeding.cpu_ms_per_call:.3f} ms CPU/call, reads "
             f"{figures[-1].reads.cpu_ms_per_call:.3f} ms CPU/call ({load()})",
@@ -414,7 +418,10 @@ def report(
 ) -> list[str]:
     first, last = figures[0], figures[-1]
     reads = first.reads
+    stack = [name for name in ("httptools", "uvloop") if importlib.util.find_spec(name)]
     rows = [
+        f"server stack: uvicorn with {' and '.join(stack) or 'h11 and asyncio'} "
+        "(uvicorn's choice when installed)",
         f"emulator CPU per call (plan reads, {first.apps} apps, --latency-ms {args.latency_ms}, "
         f"{args.connections} connections): {reads.cpu_ms_per_call:.3f} ms; bare uvicorn+starlette "
         f"handler {bare.cpu_ms_per_call:.3f} ms; ratio {reads.cpu_ms_per_call / bare.cpu_ms_per_call:.2f} "
@@ -430,7 +437,7 @@ def report(
         rows += [
             f"emulator growth {last.apps}/{first.apps} apps: plan reads "
             f"{last.reads.cpu_ms_per_call:.3f}/{first.reads.cpu_ms_per_call:.3f} ms = "
-            f"{read_growth:.2f}; seeding (last {args.chunk} apps) "
+            f"{read_growth:.2f}; seeding (last {last.seeded_apps} apps) "
             f"{last.seeding.cpu_ms_per_call:.3f}/{first.seeding.cpu_ms_per_call:.3f} ms = "
             f"{seed_growth:.2f} (target <= {GROWTH_TARGET}) [{last.reads.load}]",
         ]
@@ -464,7 +471,7 @@ async def persisted_growth(args: argparse.Namespace, sizes: list[int]) -> list[s
     ]
 
 
-def main() -> int:
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency-ms", type=int, default=20)
     parser.add_argument("--sizes", default="1000,10000")
@@ -476,7 +483,16 @@ def main() -> int:
         "--state", action="store_true", help="measure seeding with a state file instead"
     )
     parser.add_argument("--serve-bare", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def rows(argv: list[str]) -> list[str]:
+    """The report's lines, for run_all.py's table."""
+    return asyncio.run(run(arguments(argv)))
+
+
+def main() -> int:
+    args = arguments()
     if args.serve_bare:
         serve_bare(args.latency_ms)
         return 0
