@@ -5,6 +5,7 @@ answers, for every combination of filters, by ID and by slug, and through every 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -93,28 +94,19 @@ def _scan(store: Store, body: dict[str, Any]) -> list[str] | None:
     None when it answers 404."""
     projects = apps = envs = None
     if "project" in body:
-        ref = body["project"]
-        projects = {p["id"] for p in store.projects.values() if ref in (p["id"], p["slug"])}
+        projects = _named(store.projects, body["project"], lambda p: True)
         if not projects:
             return None
     if "app" in body:
-        ref = body["app"]
-        apps = {
-            a["id"]
-            for a in store.apps.values()
-            if ref in (a["id"], a["slug"]) and (projects is None or a["_projectId"] in projects)
-        }
+        apps = _named(store.apps, body["app"], lambda a: _in(a["_projectId"], projects))
         if not apps:
             return None
     if "environment" in body:
-        ref = body["environment"]
-        envs = {
-            e["id"]
-            for e in store.environments.values()
-            if ref in (e["id"], e["slug"])
-            and (apps is None or e["_appId"] in apps)
-            and (projects is None or e["_projectId"] in projects)
-        }
+        envs = _named(
+            store.environments,
+            body["environment"],
+            lambda e: _in(e["_appId"], apps) and _in(e["_projectId"], projects),
+        )
         if not envs:
             return None
     search = body.get("search", "").lower()
@@ -127,6 +119,15 @@ def _scan(store: Store, body: dict[str, Any]) -> list[str] | None:
         and (search in d["domain"].lower() or search in d["id"].lower())
     ]
     return [d["id"] for d in sorted(found, key=lambda d: (d["createdAt"], d["_seq"]))]
+
+
+def _named(table: dict[str, Obj], ref: str, within: Callable[[Obj], bool]) -> set[str]:
+    """IDs of the rows with this ID or slug that are `within` the other filters."""
+    return {i for i, row in table.items() if ref in (i, row["slug"]) and within(row)}
+
+
+def _in(owner: str, owners: set[str] | None) -> bool:
+    return owners is None or owner in owners
 
 
 def _listed(emulator: EmulatorState, body: dict[str, Any]) -> list[str] | None:

@@ -38,6 +38,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -91,6 +92,8 @@ def server(command: list[str]) -> Iterator[Server]:
         for line in process.stdout:
             found = re.search(r"http://127\.0\.0\.1:\d+", line)
             if found:
+                # keep reading so a chatty server never blocks on a full pipe
+                threading.Thread(target=process.stdout.read, daemon=True).start()
                 yield Server(found.group(0), process)
                 return
         raise SystemExit(f"{command[2:4]} exited before printing its address")
