@@ -8,17 +8,18 @@ needs no background task and works in-process under `httpx.ASGITransport` (no li
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
 from starlette.routing import Route
 
 from reconciler.emulator import (
@@ -27,12 +28,13 @@ from reconciler.emulator import (
     domains,
     environments,
     gateway,
+    jsoncodec,
     lifecycle,
     projects,
 )
 from reconciler.emulator.auth import ALL_PERMISSIONS, ApiKey, authenticate, load_keys
 from reconciler.emulator.context import Call, Operation
-from reconciler.emulator.dataplane import Gateway
+from reconciler.emulator.dataplane import Asgi, Gateway, Receive, Scope, Send
 from reconciler.emulator.errors import PROBLEM_CONTENT_TYPE, ApiError, problem_body
 from reconciler.emulator.faults import RULES, Fault, Faults, RateLimiter
 from reconciler.emulator.store import Store
@@ -52,6 +54,7 @@ __all__ = ["ApiKey", "Emulator", "EmulatorConfig", "create_app", "load_keys"]
 MAX_BODY_BYTES = 1024 * 1024
 REQUEST_LOG_LIMIT = 100_000
 ENV_API_KEY = "RECONCILER_API_KEY"
+HeaderList = list[tuple[bytes, bytes]]  # an ASGI scope's headers: lower-case names
 
 OPERATIONS: dict[str, Operation] = {
     **projects.OPERATIONS,
@@ -107,23 +110,24 @@ class Emulator:
         self.limiter = RateLimiter(config.rate_limit) if config.rate_limit else None
         self.requests: list[dict[str, Any]] = []
         self.lock = asyncio.Lock()
+        self.saver = Saver(self.store)
 
     # ---- the platform API ---------------------------------------------------------------------
 
-    async def api(self, request: Request) -> Response:
-        name = request.path_params["operation"]
-        response = await self._api(request, name)
+    async def api(self, method: str, name: str, headers: HeaderList, receive: Receive) -> Answer:
+        """Answer `POST /v1/<name>` (`headers` as the ASGI scope holds them)."""
+        answer = await self._api(method, name, headers, receive)
         if name in OPERATIONS and len(self.requests) < REQUEST_LOG_LIMIT:
             self.requests.append(
-                {"operation": name, "status": response.status_code, "at": self.store.now()}
+                {"operation": name, "status": answer.status, "at": self.store.now()}
             )
-        return response
+        return answer
 
-    async def _api(self, request: Request, name: str) -> Response:
+    async def _api(self, method: str, name: str, headers: HeaderList, receive: Receive) -> Answer:
         operation = OPERATIONS.get(name)
         if operation is None:
             return _problem(ApiError(404, f"unknown operation {name!r}"))
-        if request.method != "POST":
+        if method != "POST":
             return _problem(
                 ApiError(405, "operations are called with POST", headers={"Allow": "POST"})
             )
@@ -138,29 +142,55 @@ class Emulator:
         if delay:
             await asyncio.sleep(delay / 1000)
         if fault is not None and fault.status is not None and fault.phase == "before":
-            return _fault_response(fault)
-        response = await self._process(request, name, operation)
+            return _fault_answer(fault)
+        answer = await self._process(headers, receive, name, operation)
         if fault is not None and fault.status is not None and fault.phase == "after":
-            return _fault_response(fault)
-        return response
+            return _fault_answer(fault)
+        return answer
 
-    async def _process(self, request: Request, name: str, operation: Operation) -> Response:
+    async def _process(
+        self, headers: HeaderList, receive: Receive, name: str, operation: Operation
+    ) -> Answer:
         try:
-            key = authenticate(request.headers.get("authorization"), self.keys)
-            body = validate(await _json_body(request), operation.spec)
+            key = authenticate(_header(headers, b"authorization"), self.keys)
+            body = validate(await _json_body(headers, receive), operation.spec)
             async with self.lock:
-                self.tick()
                 try:
+                    self.tick()
                     call = Call(self.store, key, self.store.now(), self.config.step_ms)
                     status, payload = operation.handler(call, body)
+                    # encoded now: the payload may share objects with the state, which other
+                    # requests can change while this one waits for its save
+                    answer = self._json_answer(payload, status)
                 finally:
-                    self.store.save_if_dirty()
-            return _json_answer(payload, status)
+                    self.saver.note_changes()
+            await self.saver.flush()
         except ApiError as error:
-            return _problem(error)
+            answer = _problem(error)
+            await self._flush_or_fail()
         except Exception as error:  # a bug in the emulator: still a problem body, never a crash
             detail = f"emulator error ({type(error).__name__}) in {name}"
-            return _problem(ApiError(500, detail))
+            answer = _problem(ApiError(500, detail))
+        return answer
+
+    async def _flush_or_fail(self) -> None:
+        """Save what a refused request changed (the clock moved statuses on); a failed save is
+        answered with the refusal all the same, and retried by the next request."""
+        with contextlib.suppress(Exception):
+            await self.saver.flush()
+
+    def _json_answer(self, payload: Any, status: int = 200) -> Answer:
+        """A JSON answer, or a 500 problem when the payload cannot be encoded (a lone surrogate
+        or a non-finite number that reached the state some other way than a request, such as a
+        hand-edited state file): the client gets a problem body, never a text/plain crash."""
+        try:
+            content = jsoncodec.dumps_answer(payload, exact=self.store.non_finite)
+        except (ValueError, TypeError) as error:  # UnicodeEncodeError is a ValueError
+            reason = type(error).__name__
+            return _problem(
+                ApiError(500, f"emulator error: the answer is not encodable ({reason})")
+            )
+        return Answer(status, content)
 
     def tick(self) -> None:
         """Materialise what the clock says has happened since the last request."""
@@ -176,20 +206,25 @@ class Emulator:
         if route is None:
             known = sorted({a for _, a in ADMIN_ROUTES})
             status = 405 if action in known else 404
-            return _problem(
-                ApiError(status, f"no admin route {request.method} /_emulator/{action}")
-            )
+            error = ApiError(status, f"no admin route {request.method} /_emulator/{action}")
+            return _problem(error).response()
         spec, handler = route
         try:
-            body = validate(await _json_body(request), spec) if spec is not None else {}
+            body = {}
+            if spec is not None:
+                body = validate(await _json_body(request.scope["headers"], request.receive), spec)
             async with self.lock:
-                self.tick()
-                result = handler(self, body)
-                self.tick()
-                self.store.save_if_dirty()
+                try:
+                    self.tick()
+                    answer = self._json_answer(handler(self, body))
+                    self.tick()
+                finally:
+                    self.saver.note_changes()
+            await self.saver.flush()
         except ApiError as error:
-            return _problem(error)
-        return _json_answer(result)
+            answer = _problem(error)
+            await self._flush_or_fail()
+        return answer.response()
 
     def reset(self, _: dict[str, Any]) -> dict[str, Any]:
         self.store.reset()
@@ -225,10 +260,52 @@ class Emulator:
         return {"requests": list(self.requests)}
 
     def dump_state(self, _: dict[str, Any]) -> dict[str, Any]:
-        return json.loads(json.dumps(self.store.state))
+        snapshot: dict[str, Any] = json.loads(json.dumps(self.store.state))
+        return snapshot
 
     def get_clock(self, _: dict[str, Any]) -> dict[str, Any]:
         return {"now": self.store.now(), "offsetMs": self.store.state["clockOffsetMs"]}
+
+
+class Saver:
+    """Saves the state file after changes, and answers wait for it: an answer never shows what
+    the file does not hold yet (so a crash never loses what a client was told).
+
+    Each save writes the whole state (see `Store.serialized`), so a save per change costs
+    O(state) per change. Changes made while a save is being written share the next save: with
+    N requests in flight, up to N changes per save."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.changes = 0  # changes made so far
+        self.saved = 0  # changes the file holds
+        self.writing: asyncio.Future[None] | None = None
+
+    def note_changes(self) -> None:
+        """Count what the request that just ran changed (called under the emulator's lock)."""
+        if self.store.dirty:
+            self.store.dirty = False
+            self.changes += 1
+
+    async def flush(self) -> None:
+        """Return once the file holds every change made so far; raise what the save raised."""
+        wanted = self.changes
+        while self.saved < wanted:
+            if self.writing is None:
+                self.writing = asyncio.ensure_future(self._save())
+            # shielded: a waiter that is cancelled (its client left) leaves the save running
+            await asyncio.shield(self.writing)
+
+    async def _save(self) -> None:
+        covered = self.changes
+        try:
+            # serialized here, between requests (the handlers never await): a consistent state
+            content = self.store.serialized()
+            if content is not None:
+                await asyncio.to_thread(self.store.write, content)
+            self.saved = max(self.saved, covered)
+        finally:
+            self.writing = None
 
 
 def _check_config(config: EmulatorConfig) -> None:
@@ -269,62 +346,106 @@ ADMIN_ROUTES: dict[tuple[str, str], tuple[Obj | None, Any]] = {
 }
 
 
-async def _json_body(request: Request) -> Any:
-    media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+async def _json_body(headers: HeaderList, receive: Receive) -> Any:
+    media_type = (_header(headers, b"content-type") or "").split(";")[0].strip().lower()
     if media_type != "application/json":
         raise ApiError(415, "send the body as JSON with Content-Type: application/json")
-    declared = request.headers.get("content-length")
+    declared = _header(headers, b"content-length")
     if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise ApiError(413, f"the body is larger than {MAX_BODY_BYTES} bytes")
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # the client left (a 500 nobody reads)
+            raise ClientDisconnect()
+        chunk = message.get("body", b"")
         size += len(chunk)
         if size > MAX_BODY_BYTES:
             raise ApiError(413, f"the body is larger than {MAX_BODY_BYTES} bytes")
         chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
     try:
-        body = json.loads(b"".join(chunks), parse_constant=_reject_constant)
+        body, valid_unicode = jsoncodec.loads_request(b"".join(chunks))
     except (ValueError, UnicodeDecodeError, RecursionError) as error:
         raise ApiError(400, f"malformed JSON: {error}", [("body", "malformed JSON")]) from error
     if not isinstance(body, dict):
         raise ApiError(400, "the body must be a JSON object", [("body", "must be an object")])
-    surrogates = lone_surrogates(body)
+    surrogates = [] if valid_unicode else lone_surrogates(body)
     if surrogates:
         raise refusal(surrogates)
     return body
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+def _header(headers: HeaderList, name: bytes) -> str | None:
+    """The first value of a header (`name` in lower case, as ASGI servers give names)."""
+    for key, value in headers:
+        if key == name:
+            return value.decode("latin-1")
+    return None
 
 
-def _json_answer(payload: Any, status: int = 200) -> Response:
-    """A JSON answer, or a 500 problem when the payload cannot be encoded (a lone surrogate or a
-    non-finite number that reached the state some other way than a request, such as a
-    hand-edited state file): the client gets a problem body, never a text/plain crash."""
-    try:
-        return JSONResponse(payload, status_code=status)
-    except (ValueError, TypeError) as error:  # UnicodeEncodeError is a ValueError
-        reason = type(error).__name__
-        return _problem(ApiError(500, f"emulator error: the answer is not encodable ({reason})"))
+@dataclass
+class Answer:
+    """An answer with a JSON body: a problem when `media_type` says so."""
+
+    status: int
+    body: bytes
+    media_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def raw_headers(self) -> list[tuple[bytes, bytes]]:
+        """As Starlette's Response lists them: the answer's own, then length and type."""
+        return [
+            *(
+                (name.lower().encode("latin-1"), value.encode("latin-1"))
+                for name, value in self.headers.items()
+            ),
+            (b"content-length", str(len(self.body)).encode("latin-1")),
+            (b"content-type", self.media_type.encode("latin-1")),
+        ]
+
+    async def send(self, send: Send) -> None:
+        await send(
+            {"type": "http.response.start", "status": self.status, "headers": self.raw_headers()}
+        )
+        await send({"type": "http.response.body", "body": self.body})
+
+    def response(self) -> Response:
+        return Response(self.body, self.status, self.headers, self.media_type)
 
 
-def _problem(error: ApiError) -> Response:
-    return JSONResponse(
-        error.problem(),
-        status_code=error.status,
-        headers=error.headers,
-        media_type=PROBLEM_CONTENT_TYPE,
-    )
+def _problem(error: ApiError) -> Answer:
+    content = jsoncodec.dumps_answer(error.problem())  # always encodable: see errors.encodable
+    return Answer(error.status, content, PROBLEM_CONTENT_TYPE, error.headers)
 
 
-def _fault_response(fault: Fault) -> Response:
+def _fault_answer(fault: Fault) -> Answer:
+    status = fault.status or 500
     headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
-    body = problem_body(fault.status or 500, "injected fault")
-    return JSONResponse(
-        body, status_code=fault.status or 500, headers=headers, media_type=PROBLEM_CONTENT_TYPE
-    )
+    content = jsoncodec.dumps_answer(problem_body(status, "injected fault"))
+    return Answer(status, content, PROBLEM_CONTENT_TYPE, headers)
+
+
+class ApiRoutes:
+    """ASGI middleware answering `/v1/<operation>` itself, every method, with no router, request
+    or response objects on the way: the platform API is what clients call thousands of times,
+    and Starlette's layers cost a large share of the emulator's CPU per call. Other paths (the
+    admin API, unknown routes) go on to the Starlette app."""
+
+    def __init__(self, app: Asgi, emulator: Emulator) -> None:
+        self.app = app
+        self.emulator = emulator
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope["path"] if scope["type"] == "http" else ""
+        name = path[4:]
+        if not path.startswith("/v1/") or not name or "/" in name:
+            await self.app(scope, receive, send)
+            return
+        answer = await self.emulator.api(scope["method"], name, scope["headers"], receive)
+        await answer.send(send)
 
 
 def create_app(config: EmulatorConfig | None = None) -> Starlette:
@@ -332,12 +453,12 @@ def create_app(config: EmulatorConfig | None = None) -> Starlette:
     emulator = Emulator(config or EmulatorConfig())
     methods = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]
     app = Starlette(
-        routes=[
-            Route("/v1/{operation}", emulator.api, methods=methods),
-            Route("/_emulator/{action}", emulator.admin, methods=methods),
+        routes=[Route("/_emulator/{action}", emulator.admin, methods=methods)],
+        middleware=[
+            # requests for the hosts of deployments go to their gateway, all others on
+            Middleware(Gateway, emulator=emulator),
+            Middleware(ApiRoutes, emulator=emulator),
         ],
-        # requests for the hosts of deployments go to their gateway, all others to the routes
-        middleware=[Middleware(Gateway, emulator=emulator)],
     )
     # the platform has no `/v1/<operation>/` route: a trailing slash is an unknown route (404
     # problem), not Starlette's 307 to the path without it
@@ -345,7 +466,7 @@ def create_app(config: EmulatorConfig | None = None) -> Starlette:
     app.state.emulator = emulator
 
     async def not_found(request: Request, exc: Exception) -> Response:
-        return _problem(ApiError(404, f"no route {request.url.path}"))
+        return _problem(ApiError(404, f"no route {request.url.path}")).response()
 
     app.add_exception_handler(404, not_found)
     return app

@@ -31,7 +31,7 @@ from reconciler.emulator.validation import (
 )
 
 DEFAULT_BRANCH = "main"
-DEFAULT_REGIONS = [{"name": "iad", "replicas": {"min": 1, "max": 1}}]
+DEFAULT_REGIONS: list[Obj] = [{"name": "iad", "replicas": {"min": 1, "max": 1}}]
 
 _TAGGED = re.compile(r"[^\s@]+:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 _DIGEST = re.compile(r"[^\s@]+@sha256:[a-f0-9]{64}")

@@ -56,6 +56,10 @@ class ApiKey:
 
     def __post_init__(self) -> None:
         self._granted = frozenset(self.permissions)
+        # (scope, action) of every grant, wildcard or for one ID: what `allows_some` asks
+        self._actions = frozenset(
+            (match[1], match[3]) for p in self._granted if (match := _PERMISSION.fullmatch(p))
+        )
 
     def allows(self, scope: str, action: str, object_id: str | None = None) -> bool:
         """Wildcard, or the ID-specific string when the operation names an object."""
@@ -65,10 +69,7 @@ class ApiKey:
 
     def allows_some(self, scope: str, action: str) -> bool:
         """Whether any grant (wildcard or for some ID) carries this action."""
-        return any(
-            (m := _PERMISSION.fullmatch(p)) and m[1] == scope and m[3] == action
-            for p in self._granted
-        )
+        return (scope, action) in self._actions
 
     def __repr__(self) -> str:  # never show the key itself
         return f"ApiKey(permissions={len(self.permissions)})"
@@ -126,7 +127,7 @@ def load_keys(path: Path) -> list[ApiKey]:
 
 def _known(permission: str) -> bool:
     match = _PERMISSION.fullmatch(permission)
-    return bool(match) and match[3] in ACTIONS[match[1]]
+    return match is not None and match[3] in ACTIONS[match[1]]
 
 
 def authenticate(header: str | None, keys: dict[str, ApiKey]) -> ApiKey:

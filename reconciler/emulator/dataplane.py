@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import re2
+import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
 
 from reconciler.emulator.deployments import HOST_SUFFIX, served_domains
 from reconciler.emulator.errors import PROBLEM_CONTENT_TYPE, problem_body
@@ -69,8 +69,16 @@ class Gateway:
                 status = 500
                 body = problem_body(500, f"emulator gateway error ({type(error).__name__})")
             finally:
-                self.emulator.store.save_if_dirty()
-        await _send_json(send, status, body)
+                self.emulator.saver.note_changes()
+            content = json.dumps(body).encode("utf-8")
+        try:
+            await self.emulator.saver.flush()
+        except Exception as error:
+            status = 500
+            content = json.dumps(
+                problem_body(500, f"emulator gateway error ({type(error).__name__})")
+            ).encode()
+        await _send_json(send, status, content)
 
     def _answer(self, scope: Scope, host: str) -> tuple[int, dict[str, Any]]:
         store = self.emulator.store
@@ -130,13 +138,16 @@ def _platform_host(store: Store, host: str) -> bool:
 
 
 def _serving(store: Store, host: str) -> Obj | None:
-    apps = _candidate_apps(store, host)
-    for deployment in store.deployments.values():
-        if (
-            deployment["_appId"] in apps
-            and deployment["status"] == "ready"
-            and host in served_domains(store, deployment)
-        ):
+    candidates = sorted(
+        (
+            d
+            for app_id in _candidate_apps(store, host)
+            for d in store.deployments_of("_appId", app_id)
+        ),
+        key=lambda d: d["_seq"],
+    )
+    for deployment in candidates:
+        if deployment["status"] == "ready" and host in served_domains(store, deployment):
             return deployment
     return None
 
@@ -315,8 +326,7 @@ def _span(text: str) -> tuple[int, int, int]:
     return network.version, int(network.network_address), int(network.broadcast_address)
 
 
-async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
-    content = json.dumps(body).encode("utf-8")
+async def _send_json(send: Send, status: int, content: bytes) -> None:
     media = PROBLEM_CONTENT_TYPE if status >= 404 else "application/json"
     headers = [(b"content-type", media.encode()), (b"content-length", str(len(content)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})

@@ -66,8 +66,8 @@ def _domains(store: Store, deployment: Obj, app: Obj, project: Obj, is_current: 
         newest = max(
             (
                 d
-                for d in store.deployments.values()
-                if d["_envId"] == deployment["_envId"] and d["status"] == "ready"
+                for d in store.deployments_of("_envId", deployment["_envId"])
+                if d["status"] == "ready"
             ),
             key=lambda d: (d["createdAt"], d["_seq"]),
         )
@@ -77,8 +77,8 @@ def _domains(store: Store, deployment: Obj, app: Obj, project: Obj, is_current: 
             hosts.append(f"{app['slug']}-{project['slug']}.{HOST_SUFFIX}")
         hosts += sorted(
             d["domain"]
-            for d in store.domains.values()
-            if d["environmentId"] == deployment["_envId"] and d["status"] == "verified"
+            for d in store.domains_of("environmentId", deployment["_envId"])
+            if d["status"] == "verified"
         )
     return hosts
 
@@ -110,7 +110,7 @@ def create_deployment(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, 
             other["updatedAt"] = call.now
     kind = "git" if "git" in source else "image"
     plan, outcome = plan_for(store, kind, source, snapshot)
-    store.deployments[deployment_id] = {
+    deployment: Obj = {
         "id": deployment_id,
         "status": "pending",
         **source,
@@ -127,7 +127,8 @@ def create_deployment(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, 
         "_snapshot": snapshot,
         "_seq": store.next_seq(),
     }
-    lifecycle.started(store, store.deployments[deployment_id])
+    store.add_deployment(deployment)
+    lifecycle.started(store, deployment)
     call.touch()
     return data({"deploymentId": deployment_id}, 201)
 
@@ -215,7 +216,7 @@ def list_deployments(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, A
                 filters["environment"] = store.environment(app, body["environment"])["id"]
     items = [
         d
-        for d in store.deployments.values()
+        for d in _candidates(store, filters)
         if d["_projectId"] == filters.get("project", d["_projectId"])
         and d["_appId"] == filters.get("app", d["_appId"])
         and d["_envId"] == filters.get("environment", d["_envId"])
@@ -229,6 +230,22 @@ def list_deployments(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, A
         lambda d: (-d["createdAt"], -d["_seq"]),
     )
     return listing([render_deployment(store, d) for d in page], pagination)
+
+
+def _candidates(store: Store, filters: dict[str, Any]) -> list[Obj]:
+    """The deployments of the narrowest filter given, from the store's indexes (each still
+    checked against every filter)."""
+    if "environment" in filters:
+        return store.deployments_of("_envId", filters["environment"])
+    if "app" in filters:
+        return store.deployments_of("_appId", filters["app"])
+    if "project" in filters:
+        return [
+            d
+            for app in store.project_apps(filters["project"])
+            for d in store.deployments_of("_appId", app["id"])
+        ]
+    return list(store.deployments.values())
 
 
 def _production_ready(deployment: Obj, verb: str) -> None:

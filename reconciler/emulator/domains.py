@@ -8,6 +8,7 @@ period pass first.
 
 from __future__ import annotations
 
+import heapq
 from typing import Any
 
 from reconciler.emulator.context import (
@@ -28,7 +29,6 @@ from reconciler.emulator.validation import Obj as ObjSpec
 from reconciler.emulator.validation import Problems, Str, host_name
 
 VERIFICATION_PERIOD_MS = 24 * 60 * 60 * 1000
-NEVER = 2**63  # no deadline: only a DNS change or a new period can move a domain
 CNAME_TARGET = "cname.platform-emulator.test"
 APEX_TARGET = "apex.platform-emulator.test"
 OWNERSHIP_PREFIX = "_platform-verification."
@@ -154,7 +154,7 @@ def dns_index(store: Store) -> dict[tuple[str, str], set[str]]:
             value = entry["value"].strip().strip('"') if kind == "TXT" else _normal(entry["value"])
             index.setdefault((kind, _normal(entry["name"])), set()).add(value)
         store.dns_cache = (table, index)
-        store.domains_due_at = None  # a new table can verify any pending domain
+        store.domain_deadlines = None  # a new table can verify any unsettled domain
     return store.dns_cache[1]
 
 
@@ -167,17 +167,32 @@ def render_domain(store: Store, domain: Obj) -> Obj:
 
 
 def advance_domains(store: Store, now: int, step_ms: int) -> None:
-    """Move domains along; a full pass runs only when something can have changed: the DNS table
-    was replaced, a domain (re)started its period, or the clock reached the earliest deadline."""
+    """Move domains along. Only the domains whose deadline the clock reached are looked at
+    (the store keeps the deadlines in a heap), except after a load, a reset or a DNS change,
+    which can move any domain: then every one is."""
     dns_index(store)
-    if store.domains_due_at is not None and now < store.domains_due_at:
+    if store.domain_deadlines is None:
+        store.domain_deadlines = []
+        store.domain_due.clear()
+        for domain in store.domains.values():
+            _schedule(store, domain["id"], _advance_domain(store, domain, now, step_ms))
         return
-    due_at = None
-    for domain in store.domains.values():
-        deadline = _advance_domain(store, domain, now, step_ms)
-        if deadline is not None and (due_at is None or deadline < due_at):
-            due_at = deadline
-    store.domains_due_at = due_at if due_at is not None else NEVER
+    deadlines = store.domain_deadlines
+    while deadlines and deadlines[0][0] <= now:
+        deadline, domain_id = heapq.heappop(deadlines)
+        if store.domain_due.get(domain_id) == deadline:  # else superseded, or deleted
+            del store.domain_due[domain_id]
+            domain = store.domains[domain_id]
+            _schedule(store, domain_id, _advance_domain(store, domain, now, step_ms))
+
+
+def _schedule(store: Store, domain_id: str, deadline: int | None) -> None:
+    """Look at the domain again at `deadline` (None: only on a DNS change), and not before."""
+    if deadline is None:
+        store.domain_due.pop(domain_id, None)
+    elif store.domain_deadlines is not None and store.domain_due.get(domain_id) != deadline:
+        store.domain_due[domain_id] = deadline
+        heapq.heappush(store.domain_deadlines, (deadline, domain_id))
 
 
 def _advance_domain(store: Store, domain: Obj, now: int, step_ms: int) -> int | None:
@@ -185,7 +200,7 @@ def _advance_domain(store: Store, domain: Obj, now: int, step_ms: int) -> int | 
     status = domain["status"]
     if status not in ("pending", "verifying"):
         return None
-    start = domain["_periodStart"]
+    start: int = domain["_periodStart"]
     if status == "pending":
         if now - start < step_ms:
             return start + step_ms
@@ -202,12 +217,6 @@ def _advance_domain(store: Store, domain: Obj, now: int, step_ms: int) -> int | 
         )[:512]
         return None
     return start + VERIFICATION_PERIOD_MS
-
-
-def _wake_at(store: Store, at: int) -> None:
-    """A domain (re)started its period: nothing can happen to it before its first step ends."""
-    if store.domains_due_at is not None:
-        store.domains_due_at = min(store.domains_due_at, at)
 
 
 def _move(store: Store, domain: Obj, status: str, at: int) -> None:
@@ -241,7 +250,8 @@ def create_domain(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]
         "_seq": call.store.next_seq(),
     }
     call.store.add_domain(domain)
-    _wake_at(call.store, call.now + call.step_ms)
+    # a domain (re)starting its period: nothing can happen to it before its first step ends
+    _schedule(call.store, domain_id, call.now + call.step_ms)
     call.touch()
     shown = render_domain(call.store, domain)
     return data({"domainId": domain_id, "dnsRecords": shown["dnsRecords"]})
@@ -266,7 +276,7 @@ def verify_domain(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]
     domain["_periodStart"] = call.now
     domain["updatedAt"] = call.now
     domain.pop("verificationError", None)
-    _wake_at(call.store, call.now + call.step_ms)
+    _schedule(call.store, domain["id"], call.now + call.step_ms)
     call.touch()
     return data({}, 202)
 
@@ -299,7 +309,7 @@ def list_domains(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]]
     search = body.get("search")
     items = [
         d
-        for d in store.domains.values()
+        for d in _candidates(store, projects, apps, envs)
         if (projects is None or d["projectId"] in projects)
         and (apps is None or d["appId"] in apps)
         and (envs is None or d["environmentId"] in envs)
@@ -315,13 +325,27 @@ def list_domains(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]]
     return listing([render_domain(store, d) for d in page], pagination)
 
 
+def _candidates(
+    store: Store, projects: set[str] | None, apps: set[str] | None, envs: set[str] | None
+) -> list[Obj]:
+    """The domains of the narrowest filter given, from the store's indexes (each still checked
+    against every filter)."""
+    if envs is not None:
+        return [d for env_id in envs for d in store.domains_of("environmentId", env_id)]
+    if apps is not None:
+        return [d for app_id in apps for d in store.domains_of("appId", app_id)]
+    if projects is not None:
+        return [d for project_id in projects for d in store.domains_of("projectId", project_id)]
+    return list(store.domains.values())
+
+
 def _apps_named(store: Store, ref: str, projects: set[str] | None) -> list[Obj]:
     """Apps with this ID or slug, in the given projects (None: in every project)."""
     found = [store.apps[ref]] if ref in store.apps else []
-    for project_id in store.projects if projects is None else projects:
-        app = store.app_with_slug(project_id, ref)
-        if app is not None:
-            found.append(app)
+    if projects is None:
+        found += store.apps_with_slug(ref)
+    else:
+        found += [a for p in projects if (a := store.app_with_slug(p, ref)) is not None]
     return [a for a in found if projects is None or a["_projectId"] in projects]
 
 

@@ -160,7 +160,8 @@ def _tag(image: str) -> str:
 
 
 def _need(runtime: Obj, regions: list[Obj], resource: str) -> float:
-    return runtime[resource] * sum(r["replicas"]["min"] for r in regions)
+    need: float = runtime[resource] * sum(r["replicas"]["min"] for r in regions)
+    return need
 
 
 def _usage(store: Store, resource: str) -> float:

@@ -11,7 +11,7 @@ import base64
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from reconciler.emulator.errors import ApiError, invalid
 
@@ -54,7 +54,7 @@ def _cursor_document(cursor: str) -> dict[str, Any]:
     return data
 
 
-def _is_sort_key(key: Any, key_size: int) -> bool:
+def _is_sort_key(key: object, key_size: int) -> TypeGuard[list[int]]:
     """Sort keys are tuples of integers (creation time, insertion order, position)."""
     return (
         isinstance(key, list)

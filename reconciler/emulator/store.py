@@ -15,10 +15,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import filelock
 
+from reconciler.emulator import jsoncodec
 from reconciler.emulator.errors import not_found
 
 STATE_VERSION = 1
@@ -29,7 +30,24 @@ Obj = dict[str, Any]
 VALUE_DIGEST = "valueSha256"
 
 
-def empty_state() -> dict[str, Any]:
+class State(TypedDict):
+    """The stored state, as the state file holds it (`_check_shape` checks a loaded one)."""
+
+    version: int
+    clockOffsetMs: int
+    seq: int
+    projects: dict[str, Obj]
+    apps: dict[str, Obj]
+    environments: dict[str, Obj]
+    variables: dict[str, dict[str, Obj]]  # environment ID -> key -> variable
+    policies: dict[str, list[Obj]]  # environment ID -> its ordered policies
+    domains: dict[str, Obj]
+    deployments: dict[str, Obj]
+    dns: list[Obj]
+    quotas: dict[str, float]
+
+
+def empty_state() -> State:
     return {
         "version": STATE_VERSION,
         "clockOffsetMs": 0,
@@ -75,11 +93,12 @@ class Store:
         self.random = random.Random(seed)
         self.state = empty_state()
         self.dirty = False
+        # the state holds NaN or an infinity (only a hand-edited file can): see jsoncodec
+        self.non_finite = False
         # derived from the state, never persisted: see domains.dns_index / advance_domains
         self.dns_cache: tuple[list[Obj], dict[tuple[str, str], set[str]]] | None = None
-        self.domains_due_at: int | None = None  # None: check every domain on the next request
         if path is not None and path.exists():
-            self.state = _load(path)
+            self.state, self.non_finite = _load(path)
         self._reindex()
 
     # ---- clock and identifiers -----------------------------------------------------------
@@ -136,14 +155,29 @@ class Store:
     def _reindex(self) -> None:
         self._project_by_slug = {p["slug"]: i for i, p in self.projects.items()}
         self._app_by_slug = {(a["_projectId"], a["slug"]): i for i, a in self.apps.items()}
-        self._apps_by_project: dict[str, dict[str, None]] = {i: {} for i in self.projects}
+        self._apps_by_slug: Children = {}
+        self._apps_by_project: Children = {i: {} for i in self.projects}
+        self._envs_by_app: Children = {i: {} for i in self.apps}
         for app_id, app in self.apps.items():
             self._apps_by_project.setdefault(app["_projectId"], {})[app_id] = None
-        self._envs_by_app: dict[str, dict[str, None]] = {i: {} for i in self.apps}
+            self._apps_by_slug.setdefault(app["slug"], {})[app_id] = None
         for env_id, env in sorted(self.environments.items(), key=lambda item: item[1]["_seq"]):
             self._envs_by_app.setdefault(env["_appId"], {})[env_id] = None
-        self._domain_by_host = {d["domain"]: i for i, d in self.domains.items()}
+        self._domain_by_host: dict[str, str] = {}
+        # domains by the ID of their project, app and environment
+        self._domains_by: dict[str, Children] = {owner: {} for owner in DOMAIN_OWNERS}
+        for domain in self.domains.values():
+            self._index_domain(domain)
+        # deployments by the ID of their app and environment
+        self._deployments_by: dict[str, Children] = {owner: {} for owner in DEPLOYMENT_OWNERS}
+        for deployment in self.deployments.values():
+            self._index_deployment(deployment)
         self.running_ids: set[str] | None = None  # lifecycle.running_deployments fills it
+        # when each unsettled domain must next be looked at (domains.advance_domains): a heap of
+        # (deadline, domain ID), whose live entry for a domain is the one `domain_due` names;
+        # None: look at every domain on the next request (after a load, a reset, a DNS change)
+        self.domain_deadlines: list[tuple[int, str]] | None = None
+        self.domain_due: dict[str, int] = {}
 
     def add_project(self, project: Obj) -> None:
         self.projects[project["id"]] = project
@@ -158,6 +192,7 @@ class Store:
     def add_app(self, app: Obj) -> None:
         self.apps[app["id"]] = app
         self._app_by_slug[(app["_projectId"], app["slug"])] = app["id"]
+        self._apps_by_slug.setdefault(app["slug"], {})[app["id"]] = None
         self._apps_by_project.setdefault(app["_projectId"], {})[app["id"]] = None
         self._envs_by_app[app["id"]] = {}
 
@@ -165,6 +200,8 @@ class Store:
         if old_slug != app["slug"]:
             self._app_by_slug.pop((app["_projectId"], old_slug), None)
             self._app_by_slug[(app["_projectId"], app["slug"])] = app["id"]
+            _unlink(self._apps_by_slug, old_slug, app["id"])
+            self._apps_by_slug.setdefault(app["slug"], {})[app["id"]] = None
 
     def add_environment(self, env: Obj) -> None:
         self.environments[env["id"]] = env
@@ -172,11 +209,42 @@ class Store:
 
     def add_domain(self, domain: Obj) -> None:
         self.domains[domain["id"]] = domain
+        self._index_domain(domain)
+
+    def _index_domain(self, domain: Obj) -> None:
         self._domain_by_host[domain["domain"]] = domain["id"]
+        for owner, index in self._domains_by.items():
+            index.setdefault(domain[owner], {})[domain["id"]] = None
 
     def delete_domain(self, domain_id: str) -> None:
         domain = self.domains.pop(domain_id)
         self._domain_by_host.pop(domain["domain"], None)
+        for owner, index in self._domains_by.items():
+            _unlink(index, domain[owner], domain_id)
+        self.domain_due.pop(domain_id, None)
+
+    def domains_of(self, owner: str, owner_id: str) -> list[Obj]:
+        """The domains whose `owner` member (one of `DOMAIN_OWNERS`) is `owner_id`, in creation
+        order."""
+        return [self.domains[i] for i in self._domains_by[owner].get(owner_id, ())]
+
+    def add_deployment(self, deployment: Obj) -> None:
+        self.deployments[deployment["id"]] = deployment
+        self._index_deployment(deployment)
+
+    def _index_deployment(self, deployment: Obj) -> None:
+        for owner, index in self._deployments_by.items():
+            index.setdefault(deployment[owner], {})[deployment["id"]] = None
+
+    def _delete_deployment(self, deployment: Obj) -> None:
+        del self.deployments[deployment["id"]]
+        for owner, index in self._deployments_by.items():
+            _unlink(index, deployment[owner], deployment["id"])
+
+    def deployments_of(self, owner: str, owner_id: str) -> list[Obj]:
+        """The deployments whose `owner` member (one of `DEPLOYMENT_OWNERS`) is `owner_id`, in
+        creation order."""
+        return [self.deployments[i] for i in self._deployments_by[owner].get(owner_id, ())]
 
     # ---- lookups ("by ID or slug") -------------------------------------------------------
 
@@ -211,6 +279,10 @@ class Store:
     def project_apps(self, project_id: str) -> list[Obj]:
         """The project's apps in creation order."""
         return [self.apps[i] for i in self._apps_by_project.get(project_id, ())]
+
+    def apps_with_slug(self, slug: str) -> list[Obj]:
+        """The apps of every project that have this slug."""
+        return [self.apps[i] for i in self._apps_by_slug.get(slug, ())]
 
     def environment(self, app: Obj, ref: str) -> Obj:
         for env in self.app_environments(app["id"]):
@@ -247,13 +319,14 @@ class Store:
             self.variables.pop(env["id"], None)
             self.policies.pop(env["id"], None)
             del self.environments[env["id"]]
-        for domain_id in [i for i, d in self.domains.items() if d["_appId"] == app_id]:
-            self.delete_domain(domain_id)
-        for deployment_id in [i for i, d in self.deployments.items() if d["_appId"] == app_id]:
-            del self.deployments[deployment_id]
+        for domain in self.domains_of("appId", app_id):
+            self.delete_domain(domain["id"])
+        for deployment in self.deployments_of("_appId", app_id):
+            self._delete_deployment(deployment)
         app = self.apps.pop(app_id)
         self._envs_by_app.pop(app_id, None)
         self._app_by_slug.pop((app["_projectId"], app["slug"]), None)
+        _unlink(self._apps_by_slug, app["slug"], app_id)
         self._apps_by_project.get(app["_projectId"], {}).pop(app_id, None)
 
     def delete_project(self, project_id: str) -> None:
@@ -267,21 +340,43 @@ class Store:
 
     def reset(self) -> None:
         self.state = empty_state()
-        self.domains_due_at = None
+        self.non_finite = False
         self._reindex()
         self.dirty = True
 
-    def save_if_dirty(self) -> None:
-        if self.dirty:
-            self.save()
-
     def save(self) -> None:
         self.dirty = False
-        if self.path is not None and not self.read_only:
-            atomic_write(self.path, json.dumps(_persisted(self.state), separators=(",", ":")))
+        content = self.serialized()
+        if content is not None:
+            self.write(content)
+
+    def serialized(self) -> bytes | None:
+        """The state file's content now; None when this store writes no file. The whole state,
+        so O(state) per save (the file is one JSON document that readers load as it is)."""
+        if self.path is None or self.read_only:
+            return None
+        return jsoncodec.dumps_state(_persisted(self.state), exact=self.non_finite)
+
+    def write(self, content: bytes) -> None:
+        """Replace the state file with `content` (atomically); callable from another thread."""
+        assert self.path is not None
+        atomic_write(self.path, content)
 
 
-def _persisted(state: dict[str, Any]) -> dict[str, Any]:
+Children = dict[str, dict[str, None]]  # parent ID -> child IDs, in insertion order
+DOMAIN_OWNERS = ("projectId", "appId", "environmentId")
+DEPLOYMENT_OWNERS = ("_appId", "_envId")
+
+
+def _unlink(index: Children, parent: str, child: str) -> None:
+    children = index.get(parent)
+    if children is not None:
+        children.pop(child, None)
+        if not children:
+            del index[parent]
+
+
+def _persisted(state: State) -> dict[str, Any]:
     """The state as written to the file: write-only variable values left out (digest kept)."""
     variables = {
         env_id: {key: _without_writeonly_value(v) for key, v in table.items()}
@@ -296,14 +391,15 @@ def _without_writeonly_value(variable: Any) -> Any:
     return variable
 
 
-def atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, content: str | bytes) -> None:
     """Write via a temporary file, fsync and rename: a crash leaves the old or the new file."""
+    data = content.encode("utf-8") if isinstance(content, str) else content
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         os.fchmod(handle, 0o600)  # owner only, whatever the umask (mkstemp's mode, made explicit)
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)
@@ -387,26 +483,28 @@ def _describe_holder(lock_path: Path) -> str:
     return f"process {pid} ({command})"
 
 
-def _load(path: Path) -> dict[str, Any]:
+def _load(path: Path) -> tuple[State, bool]:
+    """The state in the file, and whether it holds NaN or an infinity."""
+    non_finite = jsoncodec.NonFiniteNumbers()
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
+        state = jsoncodec.loads_state(path.read_bytes(), non_finite)
     except (OSError, ValueError) as error:  # also bad UTF-8, bad JSON, over-long integers
         raise StateFileError(f"cannot read state file {path}: {error}") from error
     except RecursionError:
         raise StateFileError(f"cannot read state file {path}: nested too deeply") from None
     if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
         raise StateFileError(f"{path} is not an emulator state file (version {STATE_VERSION})")
-    merged = empty_state()
-    merged.update(state)
+    merged: dict[str, Any] = {**empty_state(), **state}
     _check_shape(path, merged)
-    return merged
+    return cast(State, merged), non_finite.seen  # the shape is checked
 
 
 def _check_shape(path: Path, state: dict[str, Any]) -> None:
     """Refuse a state file whose tables have the wrong types (edited by hand, or another tool's
     file): every handler indexes these tables, so a wrong type would crash each request."""
     problems = []
-    for name, default in empty_state().items():
+    defaults: dict[str, Any] = {**empty_state()}
+    for name, default in defaults.items():
         value = state[name]
         if isinstance(default, int):
             if isinstance(value, bool) or not isinstance(value, int):
@@ -443,7 +541,8 @@ _INDEXED: dict[str, dict[str, type]] = {
     "projects": {"slug": str},
     "apps": {"slug": str, "_projectId": str},
     "environments": {"_appId": str, "_seq": int},
-    "domains": {"domain": str},
+    "domains": {"domain": str, "projectId": str, "appId": str, "environmentId": str},
+    "deployments": {"_appId": str, "_envId": str},
 }
 # table -> type of each row (variables and policies are keyed by environment ID)
 _ROWS: dict[str, type] = {

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import re2
+import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
 
 from reconciler.emulator.errors import ApiError
 
@@ -100,7 +100,14 @@ class Num(Spec):
         _check_range(value, self.min, self.max, self.step, path, problems)
 
 
-def _check_range(value, low, high, step, path: str, problems: Problems) -> None:
+def _check_range(
+    value: float,
+    low: float | None,
+    high: float | None,
+    step: float | None,
+    path: str,
+    problems: Problems,
+) -> None:
     if low is not None and value < low:
         problems.append((path, f"must be at least {low}"))
     elif high is not None and value > high:
@@ -140,7 +147,7 @@ class Arr(Spec):
 
 @dataclass
 class Obj(Spec):
-    fields: dict[str, Spec] = field(default_factory=dict)
+    fields: Mapping[str, Spec] = field(default_factory=dict)
     required: tuple[str, ...] = ()
     # each group: exactly one of these members must be present (and not null)
     exactly_one: tuple[tuple[str, ...], ...] = ()
@@ -182,6 +189,8 @@ def validate(body: Any, spec: Obj) -> dict[str, Any]:
     spec.check(body, "", problems)
     if problems:
         raise refusal(problems)
+    if not isinstance(body, dict):  # `spec` refuses any other value: never reached
+        raise refusal([("body", "must be an object")])
     return body
 
 

@@ -123,7 +123,8 @@ def test_a_reloaded_state_file_is_indexed(tmp_path: Path) -> None:
     for seq, slug in ((4, "preview"), (3, "production")):
         env = {"id": f"env_{slug}", "slug": slug, "_appId": "app_1", "_seq": seq}
         store.environments[env["id"]] = env  # out of creation order on purpose
-    store.add_domain({"id": "dom_1", "domain": "www.example.com", "_appId": "app_1"})
+    owners = {"projectId": "proj_1", "appId": "app_1", "environmentId": "env_production"}
+    store.add_domain({"id": "dom_1", "domain": "www.example.com", "_appId": "app_1", **owners})
     store.save()
     reloaded = Store(path)
     project = reloaded.project("shop")
@@ -133,6 +134,8 @@ def test_a_reloaded_state_file_is_indexed(tmp_path: Path) -> None:
     assert reloaded.environment(app, "preview")["id"] == "env_preview"
     assert reloaded.domain("WWW.example.com.")["id"] == "dom_1"
     assert [a["id"] for a in reloaded.project_apps("proj_1")] == ["app_1"]
+    for owner, owner_id in owners.items():
+        assert [d["id"] for d in reloaded.domains_of(owner, owner_id)] == ["dom_1"]
 
 
 def test_a_dns_change_verifies_a_domain_already_checked(emulator: EmulatorServer) -> None:

@@ -53,6 +53,29 @@ def test_get_on_an_operation_is_405(emulator: EmulatorServer) -> None:
     assert response.headers["allow"] == "POST"
 
 
+@pytest.mark.parametrize("method", ["PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "PURGE"])
+def test_every_method_but_post_on_an_operation_is_a_405_problem(
+    emulator: EmulatorServer, method: str
+) -> None:
+    response = emulator.http.request(method, "/v1/projects.listProjects", json={})
+    problem(response, 405)
+    assert response.headers["allow"] == "POST"
+    assert emulator.requests()[-1]["status"] == 405
+
+
+def test_a_body_sent_in_chunks_is_read_whole(emulator: EmulatorServer) -> None:
+    def chunks():
+        yield b'{"name": "Sho'
+        yield b'p", "slug": "sh'
+        yield b'op"}'
+
+    headers = {"Authorization": f"Bearer {emulator.api_key}", "Content-Type": "application/json"}
+    response = emulator.http.post("/v1/projects.createProject", content=chunks(), headers=headers)
+    assert "content-length" not in response.request.headers
+    ok(response)
+    assert ok(emulator.call("projects.getProject", {"project": "shop"}))["data"]["name"] == "Shop"
+
+
 @pytest.mark.parametrize("content", [b"{", b"", b"{'a': 1}", b'{"limit": NaN}', b"\xff\xfe"])
 def test_malformed_json_is_400(emulator: EmulatorServer, content: bytes) -> None:
     problem(_post(emulator, "projects.listProjects", content, "application/json"), 400, "body")

@@ -3,6 +3,7 @@
     .venv/bin/python tests/perf/run_all.py [--sizes 10,100,1000] [--latency-ms 20]
                                            [--parallelism 10] [--validate-apps 2000]
                                            [--emulator-requests 3000] [--markdown]
+                                           [--emulator-sizes 1000,10000]
 
 For each size, in a fresh child process (so its peak memory is its own): a `reconciler
 emulator --latency-ms N` serves on loopback from its own process (uvicorn), the reconciler
@@ -20,7 +21,9 @@ again against the full live state (every read happens, no change is found). Repo
 - load + validate of a generated 2,000-app manifest (`bench_validate.measure`), and its CPU
   as a ratio to `yaml.load(CSafeLoader)` of the same file (plain, and with the collector
   paused as validate runs; target <= 1.5);
-- requests per second the emulator serves (`bench_emulator`, no added latency).
+- requests per second the emulator serves (`bench_emulator`, no added latency);
+- the emulator's CPU per call beside a bare uvicorn handler's, its throughput for a light
+  client, and its growth between the `--emulator-sizes` (`bench_emulator_cpu`).
 
 Ratios, not absolute times, are what compare across machines; the machine and its load are
 printed with the table. Target: every ratio <= 1.5.
@@ -56,6 +59,7 @@ sys.path.insert(0, str(PERF))
 
 import bench_apply  # noqa: E402
 import bench_emulator  # noqa: E402
+import bench_emulator_cpu  # noqa: E402
 import bench_validate  # noqa: E402
 from schedule import apply_rounds, plan_rounds  # noqa: E402
 
@@ -341,6 +345,7 @@ def table(
     rps: float,
     latency_ms: int,
     parallelism: int,
+    emulator_rows: list[str] | None = None,
 ) -> list[str]:
     rows = [
         f"Latency {latency_ms} ms per call, parallelism {parallelism}; "
@@ -369,6 +374,7 @@ def table(
         f"{seconds / apps * 1000:.2f} ms per app; CPU / yaml.load(CSafeLoader) {to_parser:.2f}, "
         f"with the collector paused {to_paused_parser:.2f}",
         f"emulator: {rps:.0f} requests/s (no added latency, 16 concurrent clients, 80% reads)",
+        *(emulator_rows or []),
     ]
     for r in results:
         if not r.converged:
@@ -383,6 +389,11 @@ def main() -> int:
     parser.add_argument("--parallelism", type=int, default=10)
     parser.add_argument("--validate-apps", type=int, default=2000)
     parser.add_argument("--emulator-requests", type=int, default=3000)
+    parser.add_argument(
+        "--emulator-sizes",
+        default="1000,10000",
+        help="workspace sizes (apps) of the emulator's CPU and growth figures (bench_emulator_cpu)",
+    )
     parser.add_argument(
         "--transport",
         choices=("httpx", "streams"),
@@ -404,9 +415,13 @@ def main() -> int:
         print(f"  {size} apps measured", file=sys.stderr, flush=True)
     validate = (args.validate_apps, *run_validate(args.validate_apps))
     rps = run_emulator_throughput(args.emulator_requests)
+    emulator_rows = bench_emulator_cpu.rows(
+        ["--latency-ms", str(args.latency_ms), "--sizes", args.emulator_sizes]
+    )
     print()
     print(f"client transport: {args.transport}")
-    print("\n".join(table(results, validate, rps, args.latency_ms, args.parallelism)))
+    rows = table(results, validate, rps, args.latency_ms, args.parallelism, emulator_rows)
+    print("\n".join(rows))
     print(
         f"\nmachine after the run: {machine()}; run_all took {time.perf_counter() - started:.0f} s"
     )
