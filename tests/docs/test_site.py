@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import click
@@ -18,6 +19,7 @@ from click.testing import CliRunner
 from reconciler.cli import main
 from tests.ci import test_ci_examples as ci_checks
 from tests.docs.pages import DOCS, PAGES, ROOT
+from tests.docs.run import clean_environment
 
 README = ROOT / "README.md"
 README_TEXT = README.read_text()
@@ -128,3 +130,26 @@ def test_schema_markdown_lists_every_property_of_the_schema() -> None:
     output = CliRunner().invoke(main, ["schema", "--format", "markdown"]).output
     for name in ("vCpus", "healthcheck.intervalSeconds", "remoteIp", "fromFile", "ignoreCase"):
         assert f"`{name}" in output or f".{name}`" in output, name
+
+
+def test_ci_examples_name_the_permissions_heading_plan_prints(tmp_path: Path) -> None:
+    """The pipelines tell where to find the permissions a write key needs: under the heading
+    a real plan prints (they once named a "Required permissions" section that does not exist)."""
+    plan = subprocess.run(
+        [
+            "reconciler",
+            "plan",
+            "-f",
+            str(ROOT / "examples" / "quickstart.yaml"),
+            "--base-url",
+            "local",
+        ],
+        cwd=tmp_path,
+        env=clean_environment(tmp_path),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    heading = next(line for line in plan.splitlines() if line.startswith("Permissions"))
+    for pipeline in ("github-actions.yml", "gitlab-ci.yml"):
+        assert f'"{heading}"' in (ROOT / "examples" / "ci" / pipeline).read_text(), pipeline
