@@ -15,16 +15,16 @@ by `parallelism`, and again by the client's own semaphore). One module per stage
 
 from __future__ import annotations
 
-from reconciler.engine.apply.call_graph import CallGraph
-from reconciler.engine.apply.create_once import (
+from reconciler.apply.call_graph import CallGraph
+from reconciler.apply.create_once import (
     PlatformCaller,
     Reread,
     Sleep,
     create_once,
     reread_for,
 )
-from reconciler.engine.apply.executor import execute
-from reconciler.engine.apply.outcome import (
+from reconciler.apply.executor import execute
+from reconciler.apply.outcome import (
     ApplyObserver,
     ApplyResult,
     CallResult,
@@ -33,7 +33,7 @@ from reconciler.engine.apply.outcome import (
     Outcome,
     SilentObserver,
 )
-from reconciler.engine.apply.safety import (
+from reconciler.apply.safety import (
     ApplyRefused,
     SecretResolver,
     check_safety,
@@ -42,7 +42,7 @@ from reconciler.engine.apply.safety import (
     executable_changes,
     secret_refs,
 )
-from reconciler.engine.apply.send import ApplyOptions, materialize
+from reconciler.apply.send import ApplyOptions, materialize
 
 __all__ = [
     "ApplyObserver",

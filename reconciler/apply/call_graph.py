@@ -23,11 +23,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from reconciler.engine.apply.outcome import CallResult, is_delete
-from reconciler.engine.apply.safety import ApplyRefused, executable_changes
-from reconciler.engine.changes import Action, Call, Change, Plan
-from reconciler.engine.slug_moves import slug_scope, slug_steps
-from reconciler.engine.targets import parse_address
+from reconciler.apply.outcome import CallResult, is_delete
+from reconciler.apply.safety import ApplyRefused, executable_changes
+from reconciler.plan.changes import Action, Call, Change, Plan
+from reconciler.plan.slug_moves import slug_scope, slug_steps
+from reconciler.plan.targets import parse_address
 
 # phases within one environment, run in this order (design.md §4)
 _DOMAIN_DELETE, _DOMAIN_CREATE, _SETTINGS, _VARIABLE_SET, _VARIABLE_REMOVE, _POLICIES = range(6)

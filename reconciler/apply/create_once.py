@@ -9,7 +9,7 @@ import random
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
-from reconciler.engine.changes import Call
+from reconciler.plan.changes import Call
 from reconciler.platform.errors import ApiError, Conflict, NotFound
 
 Sleep = Callable[[float], Awaitable[None]]

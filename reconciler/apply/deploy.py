@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from reconciler.engine.apply import (
+from reconciler.apply import (
     ApplyResult,
     ChangeResult,
     Outcome,
@@ -32,8 +32,8 @@ from reconciler.engine.apply import (
     Sleep,
     create_once,
 )
-from reconciler.engine.changes import Action, Change
-from reconciler.engine.targets import Scope, parse_address
+from reconciler.plan.changes import Action, Change
+from reconciler.plan.targets import Scope, parse_address
 from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest, listed
 from reconciler.platform.errors import ApiError
 

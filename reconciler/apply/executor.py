@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
-from reconciler.engine.apply.call_graph import CallGraph, CallNode
-from reconciler.engine.apply.create_once import PlatformCaller, Sleep
-from reconciler.engine.apply.outcome import (
+from reconciler.apply.call_graph import CallGraph, CallNode
+from reconciler.apply.create_once import PlatformCaller, Sleep
+from reconciler.apply.outcome import (
     ApplyObserver,
     ApplyResult,
     ChangeResult,
@@ -16,9 +16,9 @@ from reconciler.engine.apply.outcome import (
     describe_step,
     partly_applied_error,
 )
-from reconciler.engine.apply.safety import SecretResolver
-from reconciler.engine.apply.send import ApplyOptions, CallSender
-from reconciler.engine.changes import Action, Change, Plan
+from reconciler.apply.safety import SecretResolver
+from reconciler.apply.send import ApplyOptions, CallSender
+from reconciler.plan.changes import Action, Change, Plan
 
 
 async def execute(

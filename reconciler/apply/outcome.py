@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from reconciler.engine.changes import Action, Call, Change
-from reconciler.engine.targets import parse_address
+from reconciler.plan.changes import Action, Call, Change
+from reconciler.plan.targets import parse_address
 from reconciler.platform.operations import OPERATIONS
 
 Count = Literal["added", "changed", "destroyed"]
@@ -174,7 +174,7 @@ class ApplyResult:
 
 
 class ApplyObserver(Protocol):
-    """Receives progress: see `reconciler.engine.progress`."""
+    """Receives progress: see `reconciler.report.progress`."""
 
     def started(self, total_calls: int) -> None: ...
 

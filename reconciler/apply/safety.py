@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from reconciler.credentials import FINGERPRINT_KEY_ENV
-from reconciler.engine.changes import Action, Call, Change, Plan, SecretRef
+from reconciler.plan.changes import Action, Call, Change, Plan, SecretRef
 from reconciler.errors import ReconcilerError
-from reconciler.secrets import SecretTooLong, ref_matches, split_fingerprint
+from reconciler.plan.secrets import SecretTooLong, ref_matches, split_fingerprint
 
 SecretResolver = Callable[[SecretRef], str]
 

@@ -8,14 +8,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.engine.apply.create_once import PlatformCaller, Sleep, create_once, reread_for
-from reconciler.engine.apply.outcome import CallResult, is_delete
-from reconciler.engine.apply.safety import SecretResolver
-from reconciler.engine.changes import Action, Call, Change, SecretRef
+from reconciler.apply.create_once import PlatformCaller, Sleep, create_once, reread_for
+from reconciler.apply.outcome import CallResult, is_delete
+from reconciler.apply.safety import SecretResolver
+from reconciler.plan.changes import Action, Call, Change, SecretRef
 from reconciler.errors import ReconcilerError
 from reconciler.platform.errors import ApiError, NotFound
 from reconciler.platform.operations import OPERATIONS
-from reconciler.secrets import fingerprint, split_fingerprint, with_fingerprint
+from reconciler.plan.secrets import fingerprint, split_fingerprint, with_fingerprint
 
 
 @dataclass(frozen=True)

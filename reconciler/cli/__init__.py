@@ -20,7 +20,7 @@ from typing import Any
 import click
 
 from reconciler import __version__
-from reconciler.cli.output import GuardedOutput, OutputError, guard_stdout, release_stdout
+from reconciler.report.output import GuardedOutput, OutputError, guard_stdout, release_stdout
 
 # command name -> "module:attribute" of a click.Command
 COMMANDS: dict[str, str] = {

@@ -33,8 +33,8 @@ from reconciler.cli.options import (
     connection_options,
     report_errors,
 )
-from reconciler.cli.output import OutputError
-from reconciler.engine.apply import (
+from reconciler.report.output import OutputError
+from reconciler.apply import (
     ApplyOptions,
     ApplyRefused,
     ApplyResult,
@@ -44,8 +44,8 @@ from reconciler.engine.apply import (
     execute,
     secret_refs,
 )
-from reconciler.engine.changes import Plan
-from reconciler.engine.deploy import (
+from reconciler.plan.changes import Plan
+from reconciler.apply.deploy import (
     FAILED_STATUSES,
     DeployOptions,
     DeployReport,
@@ -53,7 +53,7 @@ from reconciler.engine.deploy import (
     deploy_targets,
     roll_out,
 )
-from reconciler.engine.progress import (
+from reconciler.report.progress import (
     ApplyRecord,
     DeployRecord,
     PlainApplyProgress,
@@ -65,12 +65,12 @@ from reconciler.engine.progress import (
     render_interrupted_deploy,
     render_report,
 )
-from reconciler.engine.targets import Scope
+from reconciler.plan.targets import Scope
 from reconciler.errors import UsageError
 from reconciler.manifest.model import Manifest
 
 if TYPE_CHECKING:
-    from reconciler.engine.planfile import SavedPlan
+    from reconciler.plan.planfile import SavedPlan
 
 DEFAULT_MAX_DELETES = 10
 CONFIRMATION = "Do you want to perform these actions? Only 'yes' will be accepted:"
@@ -248,7 +248,7 @@ def apply(
     deployment went live); 1 otherwise; 130 when interrupted (Ctrl-C or
     SIGTERM), after a summary of what was applied and how to go on.
     """
-    from reconciler.secrets import fingerprint_key_from
+    from reconciler.plan.secrets import fingerprint_key_from
 
     _check_inputs(planfile, files, targets)
     request = ApplyRequest(
@@ -395,7 +395,7 @@ async def _check_rollouts(
     job that retries after a failed rollout must not pass in silence) or one still in flight
     (an earlier run interrupted while it waited): say so, and which command helps."""
     from reconciler.platform.errors import ApiError
-    from reconciler.status import gather_status
+    from reconciler.status.read import gather_status
 
     try:
         report = await gather_status(manifest, client)
@@ -434,7 +434,7 @@ def _load_inputs(request: ApplyRequest) -> tuple[Manifest, SavedPlan | None]:
     if request.planfile is None:
         manifest, saved = load_manifest(list(request.files)), None
     else:
-        from reconciler.engine.planfile import load_plan
+        from reconciler.plan.planfile import load_plan
 
         saved = load_plan(Path(request.planfile))
         manifest = load_manifest(list(saved.manifest_files))
@@ -446,7 +446,7 @@ async def _plan(
     request: ApplyRequest, manifest: Manifest, saved: SavedPlan | None, client: Any, run: _Run
 ) -> Plan | None:
     """The plan to apply, checked and approved; None when there is nothing to do."""
-    from reconciler.secrets import resolve_ref
+    from reconciler.plan.secrets import resolve_ref
 
     if saved is None:
         plan = await _fresh_plan(request, manifest, client)
@@ -485,8 +485,8 @@ def _warn_unfingerprinted(saved: Plan) -> None:
 
 async def _fresh_plan(request: ApplyRequest, manifest: Manifest, client: Any) -> Plan:
     """`apply -f`: plan now and show it."""
-    from reconciler.engine.plan import PlanOptions, build_plan
-    from reconciler.engine.render import render_text
+    from reconciler.plan.planner import PlanOptions, build_plan
+    from reconciler.report.plan_json import render_text
 
     options = PlanOptions(
         targets=request.targets,
@@ -503,8 +503,8 @@ async def _checked_saved_plan(
     request: ApplyRequest, manifest: Manifest, saved: SavedPlan, client: Any
 ) -> Plan:
     """`apply PLANFILE`: the saved plan, once a plan rebuilt now proves it is still current."""
-    from reconciler.engine.plan import PlanOptions, build_plan
-    from reconciler.secrets import resolve_ref
+    from reconciler.plan.planner import PlanOptions, build_plan
+    from reconciler.plan.secrets import resolve_ref
 
     options = PlanOptions(
         targets=saved.plan.targets,
@@ -549,7 +549,7 @@ def _echo(line: str) -> None:
 
 
 async def _execute(request: ApplyRequest, plan: Plan, client: Any, run: _Run) -> ApplyResult:
-    from reconciler.secrets import resolve_ref
+    from reconciler.plan.secrets import resolve_ref
 
     progress: PlainApplyProgress | RichApplyProgress
     if stdout_is_terminal():

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from reconciler.cli.options import report_errors
-from reconciler.cli.output import accept_output_failure, discard_pending
+from reconciler.report.output import accept_output_failure, discard_pending
 from reconciler.errors import ReconcilerError, UsageError
 
 

@@ -20,8 +20,8 @@ from reconciler.cli.options import (
 from reconciler.cli.validate import echo_warnings
 
 if TYPE_CHECKING:
-    from reconciler.engine.changes import Plan
-    from reconciler.engine.plan import PlanOptions
+    from reconciler.plan.changes import Plan
+    from reconciler.plan.planner import PlanOptions
     from reconciler.manifest.model import Manifest
 
 EXIT_NO_CHANGES = 0
@@ -86,10 +86,10 @@ def plan(
     Write-only values never appear; a secret that is not available shows as
     (known after apply), and the plan still works.
     """
-    from reconciler.engine.plan import PlanOptions
-    from reconciler.engine.targets import Scope
+    from reconciler.plan.planner import PlanOptions
+    from reconciler.plan.targets import Scope
     from reconciler.manifest.validate import load_manifest
-    from reconciler.secrets import fingerprint_key_from
+    from reconciler.plan.secrets import fingerprint_key_from
 
     Scope.parse(targets)  # a bad --target fails before any file or network work
     if out is not None:
@@ -108,7 +108,7 @@ def plan(
     # not the job's stderr. The text form does not repeat what stderr already said.
     noted = with_warning_notes(result, manifest)
     if out is not None:
-        from reconciler.engine.planfile import save_plan
+        from reconciler.plan.planfile import save_plan
 
         save_plan(noted, out, manifest_files=files)
     click.echo(
@@ -136,7 +136,7 @@ async def _build(
     parallelism: int,
     verbose: bool,
 ) -> Plan:
-    from reconciler.engine.plan import build_plan
+    from reconciler.plan.planner import build_plan
     from reconciler.platform.connect import connect
 
     async with connect(
@@ -147,14 +147,14 @@ async def _build(
 
 def with_warning_notes(result: Plan, manifest: Manifest) -> Plan:
     """The plan with each manifest warning as a `warning` note (for its JSON forms)."""
-    from reconciler.engine.changes import Note
+    from reconciler.plan.changes import Note
 
     notes = tuple(Note("warning", w.located_message) for w in manifest.warnings)
     return dataclasses.replace(result, notes=result.notes + notes) if notes else result
 
 
 def _render(result: Plan, output_format: str, no_color: bool) -> str:
-    from reconciler.engine import render
+    from reconciler.report import plan_json as render
 
     if output_format == "json":
         return render.render_json(result)

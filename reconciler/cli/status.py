@@ -10,10 +10,10 @@ import click
 
 from reconciler.cli.apply import duration
 from reconciler.cli.options import connection_options, manifest_option, report_errors
-from reconciler.engine.deploy import DeployOptions, DeployReport
+from reconciler.apply.deploy import DeployOptions, DeployReport
 from reconciler.manifest.model import Manifest
 from reconciler.platform.client import PlatformClient
-from reconciler.status import StatusReport, gather_status, render_json, render_rich, render_text
+from reconciler.status.read import StatusReport, gather_status, render_json, render_rich, render_text
 
 
 @click.command("status")
@@ -114,8 +114,8 @@ async def _wait_for_rollouts(
 ) -> DeployReport:
     """Poll each environment's newest deployment that is not final yet, with progress and a
     result line on stderr (stdout stays the report, JSON included)."""
-    from reconciler.engine.deploy import DeployTarget, wait_for_deployments
-    from reconciler.engine.progress import PlainDeployProgress, render_deploy_report
+    from reconciler.apply.deploy import DeployTarget, wait_for_deployments
+    from reconciler.report.progress import PlainDeployProgress, render_deploy_report
 
     in_flight = [
         (DeployTarget(env.project, env.app, env.environment, reasons=()), newest.id)

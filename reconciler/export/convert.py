@@ -19,10 +19,10 @@ from reconciler.export.live import (
     LiveProject,
 )
 from reconciler.export.secret_names import SecretNames
-from reconciler.resources.common import display_number
-from reconciler.resources.policies import normalise_policy
-from reconciler.resources.settings import FIELDS, HEALTHCHECK_DEFAULTS
-from reconciler.secrets import split_fingerprint
+from reconciler.plan.kinds.base import display_number
+from reconciler.plan.kinds.policies import normalise_policy
+from reconciler.plan.kinds.settings import FIELDS, HEALTHCHECK_DEFAULTS
+from reconciler.plan.secrets import split_fingerprint
 
 ENVIRONMENT_KEY_ORDER = ("build", "runtime", "regions", "variables", "domains", "policies")
 

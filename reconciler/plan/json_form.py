@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, get_args
 
 from reconciler import __version__
-from reconciler.engine.changes import (
+from reconciler.plan.changes import (
     ABSENT,
     FORMAT_VERSION,
     UNKNOWN,
@@ -50,7 +50,7 @@ from reconciler.engine.changes import (
     SecretSource,
     SecretSourceKind,
 )
-from reconciler.engine.secret_guard import SENSITIVE
+from reconciler.plan.secret_guard import SENSITIVE
 from reconciler.errors import ReconcilerError
 from reconciler.manifest.model import Position
 

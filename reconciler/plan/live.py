@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.platform.operations import permission
-from reconciler.resources.domains import attachment_by_ids, host_of
-from reconciler.resources.policies import normalise_policy
+from reconciler.plan.kinds.domains import attachment_by_ids, host_of
+from reconciler.plan.kinds.policies import normalise_policy
 
 _VOLATILE = frozenset({"createdAt", "updatedAt", "currentDeploymentId", "isRolledBack"})
 

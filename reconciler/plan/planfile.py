@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reconciler.engine.changes import FORMAT_VERSION, Plan
-from reconciler.engine.plan_json import PlanShapeError, plan_from_dict, plan_to_dict
-from reconciler.engine.secret_guard import PlainSecretError, check_no_plain_secrets
+from reconciler.plan.changes import FORMAT_VERSION, Plan
+from reconciler.plan.json_form import PlanShapeError, plan_from_dict, plan_to_dict
+from reconciler.plan.secret_guard import PlainSecretError, check_no_plain_secrets
 from reconciler.errors import ReconcilerError
 from reconciler.files import write_atomically
 

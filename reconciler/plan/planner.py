@@ -29,10 +29,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reconciler import __version__
-from reconciler.engine import slug_moves
-from reconciler.engine.changes import Action, Change, Note, Plan
-from reconciler.engine.live import LiveRecord, fingerprint_mode
-from reconciler.engine.targets import Scope, parse_address
+from reconciler.plan import slug_moves
+from reconciler.plan.changes import Action, Change, Note, Plan
+from reconciler.plan.live import LiveRecord, fingerprint_mode
+from reconciler.plan.targets import Scope, parse_address
 from reconciler.manifest.model import (
     ENVIRONMENT_NAMES,
     UNSET,
@@ -44,9 +44,9 @@ from reconciler.manifest.model import (
     listed,
 )
 from reconciler.platform.errors import PermissionDenied
-from reconciler.resources import app as apps
-from reconciler.resources import domains, policies, project, settings, variables
-from reconciler.resources.common import EnvironmentRef
+from reconciler.plan.kinds import app as apps
+from reconciler.plan.kinds import domains, policies, project, settings, variables
+from reconciler.plan.kinds.base import EnvironmentRef
 
 # change kind -> the Environment attribute holding that collection
 _COLLECTIONS = {"variable": "variables", "policies": "policies", "domain": "domains"}

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from reconciler.engine.changes import ABSENT, UNKNOWN, Plan, SecretRef
+from reconciler.plan.changes import ABSENT, UNKNOWN, Plan, SecretRef
 from reconciler.errors import ReconcilerError
 
 SENSITIVE = "(sensitive value)"

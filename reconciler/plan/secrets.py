@@ -20,7 +20,7 @@ import hmac
 import re
 
 from reconciler.credentials import FINGERPRINT_KEY_ENV
-from reconciler.engine.changes import SecretRef, SecretSource
+from reconciler.plan.changes import SecretRef, SecretSource
 from reconciler.errors import UsageError
 from reconciler.manifest.model import MAX_VALUE_CHARS, FromEnv, FromFile
 from reconciler.manifest.secret_sources import (

@@ -29,8 +29,8 @@ from collections.abc import (
 )
 from dataclasses import dataclass
 
-from reconciler.engine.changes import Action, Change, Note
-from reconciler.engine.targets import parse_address
+from reconciler.plan.changes import Action, Change, Note
+from reconciler.plan.targets import parse_address
 from reconciler.errors import ReconcilerError
 
 Scope = tuple[str, ...]

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 
-from reconciler.engine.changes import Plan
-from reconciler.engine.plan_json import plan_to_dict
-from reconciler.engine.render_markdown import render_markdown
-from reconciler.engine.render_text import render_text
-from reconciler.engine.secret_guard import check_no_plain_secrets
+from reconciler.plan.changes import Plan
+from reconciler.plan.json_form import plan_to_dict
+from reconciler.report.plan_markdown import render_markdown
+from reconciler.report.plan_text import render_text
+from reconciler.plan.secret_guard import check_no_plain_secrets
 
 __all__ = ["plan_to_dict", "render_json", "render_markdown", "render_text"]
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.engine.changes import (
+from reconciler.plan.changes import (
     ABSENT,
     UNKNOWN,
     Action,
@@ -24,7 +24,7 @@ from reconciler.engine.changes import (
     PolicyEdit,
     SecretRef,
 )
-from reconciler.engine.secret_guard import SENSITIVE
+from reconciler.plan.secret_guard import SENSITIVE
 
 NEUTRAL = " "
 """The symbol of a line that changes nothing (comments, hidden-item counts)."""

@@ -10,8 +10,8 @@ from __future__ import annotations
 import html
 import re
 
-from reconciler.engine.changes import Action, Change, Plan
-from reconciler.engine.render_lines import (
+from reconciler.plan.changes import Action, Change, Plan
+from reconciler.report.plan_lines import (
     CONTEXT,
     NEUTRAL,
     Line,
@@ -22,7 +22,7 @@ from reconciler.engine.render_lines import (
     plural,
     summary_line,
 )
-from reconciler.engine.render_text import NO_CHANGES
+from reconciler.report.plan_text import NO_CHANGES
 
 GITHUB_COMMENT_LIMIT = 65535
 _BACKTICK_RUN = re.compile(r"`+")

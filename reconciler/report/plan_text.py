@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from reconciler.engine.changes import Action, Change, Note, Plan
-from reconciler.engine.render_lines import (
+from reconciler.plan.changes import Action, Change, Note, Plan
+from reconciler.report.plan_lines import (
     ACTION_LEGEND,
     CONTEXT,
     NEUTRAL,

@@ -15,7 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from reconciler.engine.apply import (
+from reconciler.apply import (
     ApplyObserver,
     ApplyResult,
     CallResult,
@@ -23,8 +23,8 @@ from reconciler.engine.apply import (
     NewDomain,
     Outcome,
 )
-from reconciler.engine.changes import Action, Change, Plan
-from reconciler.engine.deploy import (
+from reconciler.plan.changes import Action, Change, Plan
+from reconciler.apply.deploy import (
     FINAL_STATUSES,
     REDEPLOY,
     DeploymentOutcome,

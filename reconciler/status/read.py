@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from reconciler.manifest.model import ENVIRONMENT_NAMES, App, Manifest, listed
 from reconciler.platform.errors import NotFound
-from reconciler.resources.domains import ONE_ENVIRONMENT_ONLY, where_attached
+from reconciler.plan.kinds.domains import ONE_ENVIRONMENT_ONLY, where_attached
 
 FORMAT_VERSION = "1"
 FINAL_DEPLOYMENT_STATUSES = frozenset(

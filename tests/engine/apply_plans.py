@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler.engine.changes import Action, Call, Change, Plan, SecretRef
+from reconciler.plan.changes import Action, Call, Change, Plan, SecretRef
 from reconciler.platform.errors import ApiError, Conflict, NotFound, ServerError
 
 

@@ -7,9 +7,9 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from reconciler.engine.apply import ApplyResult, CallResult, ChangeResult, Outcome
-from reconciler.engine.changes import Action, Change, FieldDiff
-from reconciler.engine.deploy import (
+from reconciler.apply import ApplyResult, CallResult, ChangeResult, Outcome
+from reconciler.plan.changes import Action, Change, FieldDiff
+from reconciler.apply.deploy import (
     DeployOptions,
     DeployReport,
     DeployTarget,
@@ -17,8 +17,8 @@ from reconciler.engine.deploy import (
     describe_outcome,
     roll_out,
 )
-from reconciler.engine.progress import PlainDeployProgress, render_deploy_report
-from reconciler.engine.targets import Scope
+from reconciler.report.progress import PlainDeployProgress, render_deploy_report
+from reconciler.plan.targets import Scope
 from reconciler.manifest.model import (
     App,
     Environment,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.engine.apply import (
+from reconciler.apply import (
     ApplyOptions,
     ApplyRefused,
     ApplyResult,
@@ -16,10 +16,10 @@ from reconciler.engine.apply import (
     check_safety,
     execute,
 )
-from reconciler.engine.changes import Action, Change, Plan
+from reconciler.plan.changes import Action, Change, Plan
 from reconciler.errors import ReconcilerError
 from reconciler.platform.errors import Conflict, NotFound, PreconditionFailed
-from reconciler.secrets import fingerprint, with_fingerprint
+from reconciler.plan.secrets import fingerprint, with_fingerprint
 from tests.engine.apply_plans import (
     FakePlatform,
     app_create,

@@ -11,9 +11,9 @@ import httpx
 import pytest
 
 from reconciler.emulator.app import EmulatorConfig, create_app
-from reconciler.engine.changes import Action
-from reconciler.engine.plan import PlanOptions, build_plan, manifest_digest
-from reconciler.engine.targets import Scope, parse_target
+from reconciler.plan.changes import Action
+from reconciler.plan.planner import PlanOptions, build_plan, manifest_digest
+from reconciler.plan.targets import Scope, parse_target
 from reconciler.errors import ReconcilerError, UsageError
 from reconciler.manifest.model import (
     App,

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from reconciler.engine.changes import ABSENT, Action, Call, Change, FieldDiff, Plan, SecretRef
-from reconciler.engine.plan_json import JsonArray
-from reconciler.engine.planfile import PlanFileError, SavedPlan, _checksum, load_plan, save_plan
+from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, Plan, SecretRef
+from reconciler.plan.json_form import JsonArray
+from reconciler.plan.planfile import PlanFileError, SavedPlan, _checksum, load_plan, save_plan
 from reconciler.errors import ReconcilerError
 from tests.engine.test_render import SENTINEL, sample_plan, secret_create
 

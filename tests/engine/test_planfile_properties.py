@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler.engine.changes import (
+from reconciler.plan.changes import (
     ABSENT,
     UNKNOWN,
     Action,
@@ -23,9 +23,9 @@ from reconciler.engine.changes import (
     SecretRef,
     SecretSource,
 )
-from reconciler.engine.plan_json import RESOURCE_KINDS
-from reconciler.engine.planfile import load_plan, save_plan
-from reconciler.engine.render import plan_to_dict, render_json, render_markdown, render_text
+from reconciler.plan.json_form import RESOURCE_KINDS
+from reconciler.plan.planfile import load_plan, save_plan
+from reconciler.report.plan_json import plan_to_dict, render_json, render_markdown, render_text
 from reconciler.manifest.model import Position
 
 SENSITIVE = "(sensitive value)"

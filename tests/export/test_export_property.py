@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 
 from reconciler.export import ExportOptions, LiveApp, LiveEnvironment, LiveProject, build_export
 from reconciler.manifest.validate import load_manifest
-from reconciler.resources.common import EnvironmentRef
-from reconciler.resources.policies import plan_policies
-from reconciler.resources.settings import plan_settings
-from reconciler.resources.variables import plan_variables
+from reconciler.plan.kinds.base import EnvironmentRef
+from reconciler.plan.kinds.policies import plan_policies
+from reconciler.plan.kinds.settings import plan_settings
+from reconciler.plan.kinds.variables import plan_variables
 
 text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=24)
 # values people put in variables, including the ones YAML would silently retype

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler import secrets
+from reconciler.plan import secrets
 from reconciler.manifest.model import FromFile
 from reconciler.manifest.secret_sources import from_file
 from reconciler.manifest.validate import ManifestInvalid, Problem, load_manifest

@@ -28,9 +28,9 @@ from typing import Any
 
 import httpx
 
-from reconciler.engine.apply import CallGraph
-from reconciler.engine.changes import Plan
-from reconciler.engine.plan import PlanOptions, build_plan
+from reconciler.apply import CallGraph
+from reconciler.plan.changes import Plan
+from reconciler.plan.planner import PlanOptions, build_plan
 from reconciler.manifest.model import Manifest
 from reconciler.platform.client import PlatformClient
 

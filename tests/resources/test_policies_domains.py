@@ -7,10 +7,10 @@ from types import MappingProxyType
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconciler.engine.changes import Action
+from reconciler.plan.changes import Action
 from reconciler.manifest.model import Environment, Policy
-from reconciler.resources import domains, policies
-from reconciler.resources.common import EnvironmentRef
+from reconciler.plan.kinds import domains, policies
+from reconciler.plan.kinds.base import EnvironmentRef
 
 REF = EnvironmentRef("proj_12345678", "app_12345678", "production", "env_12345678")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reconciler import secrets
-from reconciler.engine.changes import SecretRef
+from reconciler.plan import secrets
+from reconciler.plan.changes import SecretRef
 from reconciler.errors import UsageError
 from reconciler.manifest.model import FromEnv
 from reconciler.manifest.secret_sources import from_file

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from reconciler.engine.changes import ABSENT, Action
+from reconciler.plan.changes import ABSENT, Action
 from reconciler.manifest.model import Build, Environment, Healthcheck, Region, Runtime
-from reconciler.resources.common import EnvironmentRef
-from reconciler.resources.settings import plan_settings
+from reconciler.plan.kinds.base import EnvironmentRef
+from reconciler.plan.kinds.settings import plan_settings
 
 REF = EnvironmentRef("proj_12345678", "app_12345678", "production", "env_12345678")
 

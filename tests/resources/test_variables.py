@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from reconciler import secrets
-from reconciler.engine.changes import ABSENT, UNKNOWN, Action, SecretRef
+from reconciler.plan import secrets
+from reconciler.plan.changes import ABSENT, UNKNOWN, Action, SecretRef
 from reconciler.manifest.model import Environment, FromEnv, LiteralValue, Variable
-from reconciler.resources.common import SENSITIVE, EnvironmentRef
-from reconciler.resources.variables import plan_variables
+from reconciler.plan.kinds.base import SENSITIVE, EnvironmentRef
+from reconciler.plan.kinds.variables import plan_variables
 
 REF = EnvironmentRef("proj_12345678", "app_12345678", "production", "env_12345678")
 

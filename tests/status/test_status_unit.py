@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from reconciler.manifest.model import App, Domain, Environment, Manifest, Project, Prune
-from reconciler.status import (
+from reconciler.status.read import (
     ATTACHED_ELSEWHERE,
     NOT_CREATED,
     format_age,

@@ -15,7 +15,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.engine.changes import ABSENT, Call, FieldDiff, ItemEdit
+from reconciler.plan.changes import ABSENT, Call, FieldDiff, ItemEdit
 from reconciler.manifest.model import UNSET, App, Project
 from reconciler.platform.errors import UnexpectedResponse
 from reconciler.platform.operations import get_operation, permission

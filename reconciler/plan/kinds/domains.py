@@ -20,10 +20,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler.engine.changes import Action, Change, Note
+from reconciler.plan.changes import Action, Change, Note
 from reconciler.manifest.model import Position
 from reconciler.platform.errors import ApiError, NotFound
-from reconciler.resources.common import EnvironmentRef, address, make_call, require_fields
+from reconciler.plan.kinds.base import EnvironmentRef, address, make_call, require_fields
 
 READ_OPERATION = "domains.listDomains"
 LOOKUP_OPERATION = "domains.getDomain"

@@ -17,9 +17,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reconciler.engine.changes import Action, Change, PolicyEdit
+from reconciler.plan.changes import Action, Change, PolicyEdit
 from reconciler.manifest.model import UNSET, Environment
-from reconciler.resources.common import (
+from reconciler.plan.kinds.base import (
     EnvironmentRef,
     address,
     make_call,

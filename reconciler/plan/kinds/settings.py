@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.engine.changes import ABSENT, Action, Change, FieldDiff
+from reconciler.plan.changes import ABSENT, Action, Change, FieldDiff
 from reconciler.manifest.model import UNSET, Environment, Healthcheck, Region
-from reconciler.resources.common import (
+from reconciler.plan.kinds.base import (
     EnvironmentRef,
     address,
     display_number,

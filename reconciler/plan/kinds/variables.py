@@ -30,8 +30,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from reconciler import secrets
-from reconciler.engine.changes import (
+from reconciler.plan import secrets
+from reconciler.plan.changes import (
     ABSENT,
     UNKNOWN,
     Action,
@@ -41,7 +41,7 @@ from reconciler.engine.changes import (
     SecretSource,
 )
 from reconciler.manifest.model import UNSET, Environment, LiteralValue, Variable
-from reconciler.resources.common import (
+from reconciler.plan.kinds.base import (
     SENSITIVE,
     EnvironmentRef,
     address,

@@ -1,0 +1,1 @@
+"""`reconciler status`: what runs, per environment of the manifest."""
