@@ -34,7 +34,6 @@ from reconciler.apply.outcome import (
     SilentObserver,
 )
 from reconciler.apply.safety import (
-    ApplyRefused,
     SecretResolver,
     check_safety,
     check_saved_plan,
@@ -47,7 +46,6 @@ from reconciler.apply.send import ApplyOptions, materialize
 __all__ = [
     "ApplyObserver",
     "ApplyOptions",
-    "ApplyRefused",
     "ApplyResult",
     "CallGraph",
     "CallResult",

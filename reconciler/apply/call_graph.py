@@ -24,7 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from reconciler.apply.outcome import CallResult, is_delete
-from reconciler.apply.safety import ApplyRefused, executable_changes
+from reconciler.apply.safety import executable_changes
+from reconciler.errors import ApplyRefused
 from reconciler.plan.changes import Action, Call, Change, Plan
 from reconciler.plan.slug_moves import slug_scope, slug_steps
 from reconciler.plan.targets import parse_address

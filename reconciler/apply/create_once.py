@@ -9,8 +9,8 @@ import random
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
+from reconciler.errors import ApiError, Conflict, NotFound
 from reconciler.plan.changes import Call
-from reconciler.platform.errors import ApiError, Conflict, NotFound
 
 Sleep = Callable[[float], Awaitable[None]]
 

@@ -32,10 +32,10 @@ from reconciler.apply import (
     Sleep,
     create_once,
 )
+from reconciler.errors import ApiError
+from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest, listed
 from reconciler.plan.changes import Action, Change
 from reconciler.plan.targets import Scope, parse_address
-from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest, listed
-from reconciler.platform.errors import ApiError
 
 FINAL_STATUSES = frozenset({"ready", "failed", "cancelled", "superseded", "skipped", "stopped"})
 FAILED_STATUSES = frozenset({"failed", "cancelled"})

@@ -7,15 +7,11 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from reconciler.credentials import FINGERPRINT_KEY_ENV
+from reconciler.errors import ApplyRefused, ReconcilerError
 from reconciler.plan.changes import Action, Call, Change, Plan, SecretRef
-from reconciler.errors import ReconcilerError
 from reconciler.plan.secrets import SecretTooLong, ref_matches, split_fingerprint
 
 SecretResolver = Callable[[SecretRef], str]
-
-
-class ApplyRefused(ReconcilerError):
-    """Apply stopped before its first write: a safety rule, a stale plan or a missing secret."""
 
 
 def executable_changes(plan: Plan) -> tuple[Change, ...]:

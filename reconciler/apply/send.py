@@ -11,11 +11,10 @@ from typing import Any
 from reconciler.apply.create_once import PlatformCaller, Sleep, create_once, reread_for
 from reconciler.apply.outcome import CallResult, is_delete
 from reconciler.apply.safety import SecretResolver
+from reconciler.errors import ApiError, NotFound, ReconcilerError
 from reconciler.plan.changes import Action, Call, Change, SecretRef
-from reconciler.errors import ReconcilerError
-from reconciler.platform.errors import ApiError, NotFound
-from reconciler.platform.operations import OPERATIONS
 from reconciler.plan.secrets import fingerprint, split_fingerprint, with_fingerprint
+from reconciler.platform.operations import OPERATIONS
 
 
 @dataclass(frozen=True)

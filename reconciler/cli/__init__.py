@@ -20,7 +20,8 @@ from typing import Any
 import click
 
 from reconciler import __version__
-from reconciler.report.output import GuardedOutput, OutputError, guard_stdout, release_stdout
+from reconciler.errors import OutputError
+from reconciler.report.output import GuardedOutput, guard_stdout, release_stdout
 
 # command name -> "module:attribute" of a click.Command
 COMMANDS: dict[str, str] = {

@@ -27,16 +27,8 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 import click
 from rich.console import Console
 
-from reconciler.cli.options import (
-    ENV_BASE_URL,
-    ENV_FINGERPRINT_KEY,
-    connection_options,
-    report_errors,
-)
-from reconciler.report.output import OutputError
 from reconciler.apply import (
     ApplyOptions,
-    ApplyRefused,
     ApplyResult,
     check_safety,
     check_saved_plan,
@@ -44,7 +36,6 @@ from reconciler.apply import (
     execute,
     secret_refs,
 )
-from reconciler.plan.changes import Plan
 from reconciler.apply.deploy import (
     FAILED_STATUSES,
     DeployOptions,
@@ -53,6 +44,16 @@ from reconciler.apply.deploy import (
     deploy_targets,
     roll_out,
 )
+from reconciler.cli.options import (
+    ENV_BASE_URL,
+    ENV_FINGERPRINT_KEY,
+    connection_options,
+    report_errors,
+)
+from reconciler.errors import ApplyRefused, OutputError, UsageError
+from reconciler.manifest.model import Manifest
+from reconciler.plan.changes import Plan
+from reconciler.plan.targets import Scope
 from reconciler.report.progress import (
     ApplyRecord,
     DeployRecord,
@@ -65,9 +66,6 @@ from reconciler.report.progress import (
     render_interrupted_deploy,
     render_report,
 )
-from reconciler.plan.targets import Scope
-from reconciler.errors import UsageError
-from reconciler.manifest.model import Manifest
 
 if TYPE_CHECKING:
     from reconciler.plan.planfile import SavedPlan
@@ -394,7 +392,7 @@ async def _check_rollouts(
     deployment that failed (configuration an earlier run applied may not be live, and a CI
     job that retries after a failed rollout must not pass in silence) or one still in flight
     (an earlier run interrupted while it waited): say so, and which command helps."""
-    from reconciler.platform.errors import ApiError
+    from reconciler.errors import ApiError
     from reconciler.status.read import gather_status
 
     try:

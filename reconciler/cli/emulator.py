@@ -11,8 +11,8 @@ from pathlib import Path
 import click
 
 from reconciler.cli.options import report_errors
-from reconciler.report.output import accept_output_failure, discard_pending
 from reconciler.errors import ReconcilerError, UsageError
+from reconciler.report.output import accept_output_failure, discard_pending
 
 
 class _Rate(click.ParamType):

@@ -20,9 +20,9 @@ from reconciler.cli.options import (
 from reconciler.cli.validate import echo_warnings
 
 if TYPE_CHECKING:
+    from reconciler.manifest.model import Manifest
     from reconciler.plan.changes import Plan
     from reconciler.plan.planner import PlanOptions
-    from reconciler.manifest.model import Manifest
 
 EXIT_NO_CHANGES = 0
 EXIT_CHANGES = 2
@@ -86,10 +86,10 @@ def plan(
     Write-only values never appear; a secret that is not available shows as
     (known after apply), and the plan still works.
     """
-    from reconciler.plan.planner import PlanOptions
-    from reconciler.plan.targets import Scope
     from reconciler.manifest.validate import load_manifest
+    from reconciler.plan.planner import PlanOptions
     from reconciler.plan.secrets import fingerprint_key_from
+    from reconciler.plan.targets import Scope
 
     Scope.parse(targets)  # a bad --target fails before any file or network work
     if out is not None:

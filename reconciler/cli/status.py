@@ -8,12 +8,18 @@ import time
 
 import click
 
+from reconciler.apply.deploy import DeployOptions, DeployReport
 from reconciler.cli.apply import duration
 from reconciler.cli.options import connection_options, manifest_option, report_errors
-from reconciler.apply.deploy import DeployOptions, DeployReport
 from reconciler.manifest.model import Manifest
 from reconciler.platform.client import PlatformClient
-from reconciler.status.read import StatusReport, gather_status, render_json, render_rich, render_text
+from reconciler.status.read import (
+    StatusReport,
+    gather_status,
+    render_json,
+    render_rich,
+    render_text,
+)
 
 
 @click.command("status")

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reconciler.errors import ExportError
 from reconciler.export.convert import (
     ExportOptions,
     app_entry,
@@ -28,21 +29,13 @@ from reconciler.export.convert import (
     project_entry,
     user_description,
 )
-from reconciler.export.live import (
-    Client,
-    ExportError,
-    LiveApp,
-    LiveEnvironment,
-    LiveProject,
-    read_workspace,
-)
+from reconciler.export.live import Client, LiveApp, LiveEnvironment, LiveProject, read_workspace
 from reconciler.export.secret_names import SecretInput, SecretNames
 from reconciler.export.yaml_out import dump_manifest, header_lines
 
 __all__ = [
     "Client",
     "Export",
-    "ExportError",
     "ExportOptions",
     "LiveApp",
     "LiveEnvironment",

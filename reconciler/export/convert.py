@@ -11,13 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.export.live import (
-    ENVIRONMENT_ORDER,
-    ExportError,
-    LiveApp,
-    LiveEnvironment,
-    LiveProject,
-)
+from reconciler.errors import ExportError
+from reconciler.export.live import ENVIRONMENT_ORDER, LiveApp, LiveEnvironment, LiveProject
 from reconciler.export.secret_names import SecretNames
 from reconciler.plan.kinds.base import display_number
 from reconciler.plan.kinds.policies import normalise_policy

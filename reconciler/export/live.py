@@ -9,14 +9,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from reconciler.errors import ReconcilerError
-from reconciler.platform.errors import NotFound
+from reconciler.errors import ExportError, NotFound
 
 ENVIRONMENT_ORDER = ("production", "preview")
-
-
-class ExportError(ReconcilerError):
-    """The live state could not be read or has a shape export cannot write."""
 
 
 class Client(Protocol):

@@ -33,6 +33,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, get_args
 
 from reconciler import __version__
+from reconciler.errors import PlanShapeError
+from reconciler.manifest.model import Position
 from reconciler.plan.changes import (
     ABSENT,
     FORMAT_VERSION,
@@ -51,8 +53,6 @@ from reconciler.plan.changes import (
     SecretSourceKind,
 )
 from reconciler.plan.secret_guard import SENSITIVE
-from reconciler.errors import ReconcilerError
-from reconciler.manifest.model import Position
 
 SECRET_MARKER = "$secret"
 ABSENT_MARKER = "$absent"
@@ -63,15 +63,6 @@ POLICY_OPS = ("keep", "insert", "remove", "change")
 ITEM_OPS = ("insert", "remove", "change")
 
 T = TypeVar("T")
-
-
-class PlanShapeError(ReconcilerError):
-    """A plan dictionary that does not have the documented shape."""
-
-    def __init__(self, path: str, problem: str) -> None:
-        super().__init__(f"{path}: {problem}")
-        self.path = path
-        self.problem = problem
 
 
 class JsonArray(tuple):  # type: ignore[type-arg]

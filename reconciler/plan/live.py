@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler.platform.operations import permission
 from reconciler.plan.kinds.domains import attachment_by_ids, host_of
 from reconciler.plan.kinds.policies import normalise_policy
+from reconciler.platform.operations import permission
 
 _VOLATILE = frozenset({"createdAt", "updatedAt", "currentDeploymentId", "isRolledBack"})
 

@@ -17,18 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reconciler.plan.changes import FORMAT_VERSION, Plan
-from reconciler.plan.json_form import PlanShapeError, plan_from_dict, plan_to_dict
-from reconciler.plan.secret_guard import PlainSecretError, check_no_plain_secrets
-from reconciler.errors import ReconcilerError
+from reconciler.errors import PlainSecretError, PlanFileError, PlanShapeError
 from reconciler.files import write_atomically
+from reconciler.plan.changes import FORMAT_VERSION, Plan
+from reconciler.plan.json_form import plan_from_dict, plan_to_dict
+from reconciler.plan.secret_guard import check_no_plain_secrets
 
 PLAN_FILE_KIND = "reconciler-plan"
 _REPLAN = "run `reconciler plan --out FILE` again and apply the new file"
-
-
-class PlanFileError(ReconcilerError):
-    """A plan file that cannot be written, read, or trusted."""
 
 
 @dataclass(frozen=True)

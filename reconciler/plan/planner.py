@@ -29,10 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reconciler import __version__
-from reconciler.plan import slug_moves
-from reconciler.plan.changes import Action, Change, Note, Plan
-from reconciler.plan.live import LiveRecord, fingerprint_mode
-from reconciler.plan.targets import Scope, parse_address
+from reconciler.errors import PermissionDenied
 from reconciler.manifest.model import (
     ENVIRONMENT_NAMES,
     UNSET,
@@ -43,10 +40,13 @@ from reconciler.manifest.model import (
     is_set,
     listed,
 )
-from reconciler.platform.errors import PermissionDenied
+from reconciler.plan import slug_moves
+from reconciler.plan.changes import Action, Change, Note, Plan
 from reconciler.plan.kinds import app as apps
 from reconciler.plan.kinds import domains, policies, project, settings, variables
 from reconciler.plan.kinds.base import EnvironmentRef
+from reconciler.plan.live import LiveRecord, fingerprint_mode
+from reconciler.plan.targets import Scope, parse_address
 
 # change kind -> the Environment attribute holding that collection
 _COLLECTIONS = {"variable": "variables", "policies": "policies", "domain": "domains"}

@@ -12,18 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from reconciler.errors import PlainSecretError
 from reconciler.plan.changes import ABSENT, UNKNOWN, Plan, SecretRef
-from reconciler.errors import ReconcilerError
 
 SENSITIVE = "(sensitive value)"
 """What display forms hold instead of a write-only value."""
 
 _SET_VARIABLES = "setEnvironmentVariables"
 _PLACEHOLDERS = (SENSITIVE, UNKNOWN)
-
-
-class PlainSecretError(ReconcilerError):
-    """A plan holds a write-only variable's plain value (a bug in whatever built it)."""
 
 
 def check_no_plain_secrets(plan: Plan) -> None:

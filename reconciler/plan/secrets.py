@@ -20,7 +20,6 @@ import hmac
 import re
 
 from reconciler.credentials import FINGERPRINT_KEY_ENV
-from reconciler.plan.changes import SecretRef, SecretSource
 from reconciler.errors import UsageError
 from reconciler.manifest.model import MAX_VALUE_CHARS, FromEnv, FromFile
 from reconciler.manifest.secret_sources import (
@@ -29,6 +28,7 @@ from reconciler.manifest.secret_sources import (
     read_env,
     read_file,
 )
+from reconciler.plan.changes import SecretRef, SecretSource
 
 FINGERPRINT_LENGTH = 16
 MIN_FINGERPRINT_KEY_CHARS = 16

@@ -29,9 +29,9 @@ from collections.abc import (
 )
 from dataclasses import dataclass
 
+from reconciler.errors import ReconcilerError
 from reconciler.plan.changes import Action, Change, Note
 from reconciler.plan.targets import parse_address
-from reconciler.errors import ReconcilerError
 
 Scope = tuple[str, ...]
 """Where a slug is unique: ("project",) for projects, ("app", <project>) for one project's apps."""

@@ -3,7 +3,7 @@
 One `PlatformClient` per command run. Every request passes through one
 semaphore (`--parallelism`), so concurrency is bounded across the whole run,
 and the semaphore is released while waiting to retry. Errors are turned into
-the classes of `reconciler.platform.errors` with messages built from the
+the classes of `reconciler.errors` with messages built from the
 request; the API key and request bodies never reach a message or a log line.
 
 Only the platform may say that an object does not exist: an answer the spec does
@@ -24,9 +24,8 @@ from typing import Any
 
 import httpx
 
-from reconciler import __version__
+from reconciler import __version__, errors
 from reconciler.errors import UsageError
-from reconciler.platform import errors
 from reconciler.platform.log import CallLog, redact
 from reconciler.platform.messages import (
     API_KEY_ENV,

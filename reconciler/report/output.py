@@ -15,16 +15,7 @@ import os
 import sys
 from typing import Any, TextIO
 
-from reconciler.errors import ReconcilerError
-
-
-class OutputError(ReconcilerError):
-    """Writing to standard output failed."""
-
-
-class OutputClosedError(OutputError, BrokenPipeError):
-    """The reader of standard output left (EPIPE). Also a `BrokenPipeError`, so that code
-    that expects a reader to leave (the emulator's banner) recognises it."""
+from reconciler.errors import OutputClosedError, OutputError
 
 
 class GuardedOutput:

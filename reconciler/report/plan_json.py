@@ -10,9 +10,9 @@ import json
 
 from reconciler.plan.changes import Plan
 from reconciler.plan.json_form import plan_to_dict
+from reconciler.plan.secret_guard import check_no_plain_secrets
 from reconciler.report.plan_markdown import render_markdown
 from reconciler.report.plan_text import render_text
-from reconciler.plan.secret_guard import check_no_plain_secrets
 
 __all__ = ["plan_to_dict", "render_json", "render_markdown", "render_text"]
 

@@ -23,7 +23,6 @@ from reconciler.apply import (
     NewDomain,
     Outcome,
 )
-from reconciler.plan.changes import Action, Change, Plan
 from reconciler.apply.deploy import (
     FINAL_STATUSES,
     REDEPLOY,
@@ -33,6 +32,7 @@ from reconciler.apply.deploy import (
     DeployTarget,
     describe_outcome,
 )
+from reconciler.plan.changes import Action, Change, Plan
 
 Echo = Callable[[str], None]
 

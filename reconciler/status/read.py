@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from reconciler.errors import NotFound
 from reconciler.manifest.model import ENVIRONMENT_NAMES, App, Manifest, listed
-from reconciler.platform.errors import NotFound
 from reconciler.plan.kinds.domains import ONE_ENVIRONMENT_ONLY, where_attached
 
 FORMAT_VERSION = "1"

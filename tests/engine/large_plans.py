@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
+from reconciler.errors import NotFound
 from reconciler.manifest.model import (
     App,
     Domain,
@@ -24,7 +25,6 @@ from reconciler.manifest.model import (
     Runtime,
     Variable,
 )
-from reconciler.platform.errors import NotFound
 
 PROJECT = "shop"
 T = TypeVar("T")

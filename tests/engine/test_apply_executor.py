@@ -7,18 +7,9 @@ from typing import Any
 
 import pytest
 
-from reconciler.apply import (
-    ApplyOptions,
-    ApplyRefused,
-    ApplyResult,
-    CallGraph,
-    Outcome,
-    check_safety,
-    execute,
-)
+from reconciler.apply import ApplyOptions, ApplyResult, CallGraph, Outcome, check_safety, execute
+from reconciler.errors import ApplyRefused, Conflict, NotFound, PreconditionFailed, ReconcilerError
 from reconciler.plan.changes import Action, Change, Plan
-from reconciler.errors import ReconcilerError
-from reconciler.platform.errors import Conflict, NotFound, PreconditionFailed
 from reconciler.plan.secrets import fingerprint, with_fingerprint
 from tests.engine.apply_plans import (
     FakePlatform,

@@ -20,9 +20,9 @@ from reconciler.apply import (
     Outcome,
     execute,
 )
+from reconciler.errors import InvalidRequest
 from reconciler.plan.changes import Action, Change, Plan
 from reconciler.report.progress import summary_line
-from reconciler.platform.errors import InvalidRequest
 from tests.engine.apply_plans import FakePlatform, call, plan_of, settings, variables
 
 REPLACE_CALLS = ("apps.deleteApp", "apps.createApp", "apps.updateApp")

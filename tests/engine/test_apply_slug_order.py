@@ -12,8 +12,8 @@ import asyncio
 from typing import Any
 
 from reconciler.apply import ApplyOptions, ApplyResult, Outcome, execute
+from reconciler.errors import Conflict, PermissionDenied
 from reconciler.plan.changes import Action, Change, Plan
-from reconciler.platform.errors import Conflict, PermissionDenied
 from tests.engine.apply_plans import FakePlatform, app_create, app_delete, call, plan_of, settings
 
 

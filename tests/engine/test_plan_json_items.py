@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reconciler.errors import PlanShapeError
 from reconciler.plan.changes import Action, Change, FieldDiff, ItemEdit, Plan, PolicyEdit
-from reconciler.plan.json_form import PlanShapeError, plan_from_dict, plan_to_dict
+from reconciler.plan.json_form import plan_from_dict, plan_to_dict
 from reconciler.plan.planfile import load_plan, save_plan
 from reconciler.report.plan_json import render_json
 

@@ -10,6 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from reconciler.manifest.model import Position
 from reconciler.plan.changes import (
     ABSENT,
     UNKNOWN,
@@ -26,7 +27,6 @@ from reconciler.plan.changes import (
 from reconciler.plan.json_form import RESOURCE_KINDS
 from reconciler.plan.planfile import load_plan, save_plan
 from reconciler.report.plan_json import plan_to_dict, render_json, render_markdown, render_text
-from reconciler.manifest.model import Position
 
 SENSITIVE = "(sensitive value)"
 

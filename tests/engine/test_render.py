@@ -14,6 +14,8 @@ from types import MappingProxyType
 import pytest
 
 from reconciler import __version__
+from reconciler.errors import PlainSecretError
+from reconciler.manifest.model import Position
 from reconciler.plan.changes import (
     ABSENT,
     FORMAT_VERSION,
@@ -29,8 +31,6 @@ from reconciler.plan.changes import (
     SecretSource,
 )
 from reconciler.report.plan_json import plan_to_dict, render_json, render_markdown, render_text
-from reconciler.plan.secret_guard import PlainSecretError
-from reconciler.manifest.model import Position
 
 SENTINEL = "SENTINEL-7c1e-secret-value"
 SENSITIVE = "(sensitive value)"

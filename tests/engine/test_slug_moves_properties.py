@@ -26,12 +26,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler.emulator.app import Emulator, create_app
 from reconciler.apply import ApplyOptions, ApplyResult, execute
-from reconciler.plan.changes import Plan
-from reconciler.plan.planner import PlanOptions, build_plan
-from reconciler.plan.json_form import plan_from_dict, plan_to_dict
+from reconciler.emulator.app import Emulator, create_app
 from reconciler.manifest.validate import load_manifest
+from reconciler.plan.changes import Plan
+from reconciler.plan.json_form import plan_from_dict, plan_to_dict
+from reconciler.plan.planner import PlanOptions, build_plan
 from reconciler.platform.client import PlatformClient
 from tests.fixtures.emulator import API_KEY, default_config
 

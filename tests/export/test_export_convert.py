@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 import yaml
 
+from reconciler.errors import ExportError
 from reconciler.export import (
-    ExportError,
     ExportOptions,
     LiveApp,
     LiveEnvironment,

@@ -29,9 +29,9 @@ from typing import Any
 import httpx
 
 from reconciler.apply import CallGraph
+from reconciler.manifest.model import Manifest
 from reconciler.plan.changes import Plan
 from reconciler.plan.planner import PlanOptions, build_plan
-from reconciler.manifest.model import Manifest
 from reconciler.platform.client import PlatformClient
 
 # Request members that carry what an earlier answer produced (IDs and page cursors).

@@ -8,8 +8,8 @@ import re
 import httpx
 import pytest
 
+from reconciler import errors
 from reconciler.errors import UsageError
-from reconciler.platform import errors
 from reconciler.platform.log import CallLog, redact
 from tests.platform.helpers import (
     SENTINEL_KEY,

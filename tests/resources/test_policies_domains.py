@@ -7,8 +7,8 @@ from types import MappingProxyType
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconciler.plan.changes import Action
 from reconciler.manifest.model import Environment, Policy
+from reconciler.plan.changes import Action
 from reconciler.plan.kinds import domains, policies
 from reconciler.plan.kinds.base import EnvironmentRef
 

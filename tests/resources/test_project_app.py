@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from reconciler.plan.changes import ABSENT, Action
 from reconciler.errors import ReconcilerError
 from reconciler.manifest.model import App, GitSource, OciSource, Project
+from reconciler.plan.changes import ABSENT, Action
 from reconciler.plan.kinds import app as apps
 from reconciler.plan.kinds import project as projects
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from reconciler.plan.changes import ABSENT, Action
 from reconciler.manifest.model import Build, Environment, Healthcheck, Region, Runtime
+from reconciler.plan.changes import ABSENT, Action
 from reconciler.plan.kinds.base import EnvironmentRef
 from reconciler.plan.kinds.settings import plan_settings
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from reconciler.manifest.model import Environment, FromEnv, LiteralValue, Variable
 from reconciler.plan import secrets
 from reconciler.plan.changes import ABSENT, UNKNOWN, Action, SecretRef
-from reconciler.manifest.model import Environment, FromEnv, LiteralValue, Variable
 from reconciler.plan.kinds.base import SENSITIVE, EnvironmentRef
 from reconciler.plan.kinds.variables import plan_variables
 

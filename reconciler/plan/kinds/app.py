@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from reconciler.plan.changes import ABSENT, Action, Change, FieldDiff
 from reconciler.errors import ReconcilerError
 from reconciler.manifest.model import UNSET, App, GitSource, OciSource
+from reconciler.plan.changes import ABSENT, Action, Change, FieldDiff
 from reconciler.plan.kinds.base import address, identity_diffs, make_call, require_fields
 
 READ_OPERATION = "apps.listApps"

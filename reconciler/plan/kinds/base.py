@@ -15,9 +15,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.plan.changes import ABSENT, Call, FieldDiff, ItemEdit
+from reconciler.errors import UnexpectedResponse
 from reconciler.manifest.model import UNSET, App, Project
-from reconciler.platform.errors import UnexpectedResponse
+from reconciler.plan.changes import ABSENT, Call, FieldDiff, ItemEdit
 from reconciler.platform.operations import get_operation, permission
 
 SENSITIVE = "(sensitive value)"

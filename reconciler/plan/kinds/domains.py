@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler.plan.changes import Action, Change, Note
+from reconciler.errors import ApiError, NotFound
 from reconciler.manifest.model import Position
-from reconciler.platform.errors import ApiError, NotFound
+from reconciler.plan.changes import Action, Change, Note
 from reconciler.plan.kinds.base import EnvironmentRef, address, make_call, require_fields
 
 READ_OPERATION = "domains.listDomains"

@@ -17,8 +17,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reconciler.plan.changes import Action, Change, PolicyEdit
 from reconciler.manifest.model import UNSET, Environment
+from reconciler.plan.changes import Action, Change, PolicyEdit
 from reconciler.plan.kinds.base import (
     EnvironmentRef,
     address,

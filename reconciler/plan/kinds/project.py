@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from reconciler.plan.changes import Action, Change
-from reconciler.errors import ReconcilerError
+from reconciler.errors import NotFound, ReconcilerError
 from reconciler.manifest.model import UNSET, Project
-from reconciler.platform.errors import NotFound
+from reconciler.plan.changes import Action, Change
 from reconciler.plan.kinds.base import address, identity_diffs, make_call, require_fields
 
 READ_OPERATION = "projects.getProject"

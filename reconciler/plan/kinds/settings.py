@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.plan.changes import ABSENT, Action, Change, FieldDiff
 from reconciler.manifest.model import UNSET, Environment, Healthcheck, Region
+from reconciler.plan.changes import ABSENT, Action, Change, FieldDiff
 from reconciler.plan.kinds.base import (
     EnvironmentRef,
     address,

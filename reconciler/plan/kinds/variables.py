@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from reconciler.manifest.model import UNSET, Environment, LiteralValue, Variable
 from reconciler.plan import secrets
 from reconciler.plan.changes import (
     ABSENT,
@@ -40,7 +41,6 @@ from reconciler.plan.changes import (
     SecretRef,
     SecretSource,
 )
-from reconciler.manifest.model import UNSET, Environment, LiteralValue, Variable
 from reconciler.plan.kinds.base import (
     SENSITIVE,
     EnvironmentRef,
