@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from reconciler.apply.call_graph import CallGraph
 from reconciler.apply.create_once import (
-    PlatformCaller,
     Reread,
     Sleep,
     create_once,
@@ -52,7 +51,6 @@ __all__ = [
     "ChangeResult",
     "NewDomain",
     "Outcome",
-    "PlatformCaller",
     "Reread",
     "SecretResolver",
     "SilentObserver",

@@ -12,26 +12,24 @@ Two kinds of edge connect nodes:
   away or a delete), read from the calls themselves (`engine/slug_moves.py`): this edge runs
   from call to call, not from change to change, so a rename cycle broken through a temporary
   slug is no cycle here.
-- *after*: the design's order (design.md §4) without a real dependency: within
-  one environment domain deletions, domain creations, settings, variable sets,
-  variable removals, policies; app and project deletions after everything else.
-  The node waits for the other to finish, whatever its outcome.
+- *after*: an order without a real dependency: within one environment, the kinds' apply
+  phases (`Kind.apply_phase`: domain deletions, domain creations, settings, variable sets,
+  variable removals, policies); the deletions of containers (apps, projects) after
+  everything else. The node waits for the other to finish, whatever its outcome.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from reconciler.apply.outcome import CallResult, is_delete
 from reconciler.apply.safety import executable_changes
 from reconciler.errors import ApplyRefused
+from reconciler.plan import kinds
 from reconciler.plan.changes import Action, Call, Change, Plan
+from reconciler.plan.kinds.base import address_parts
 from reconciler.plan.slug_moves import slug_scope, slug_steps
-from reconciler.plan.targets import parse_address
-
-# phases within one environment, run in this order (design.md §4)
-_DOMAIN_DELETE, _DOMAIN_CREATE, _SETTINGS, _VARIABLE_SET, _VARIABLE_REMOVE, _POLICIES = range(6)
 
 
 @dataclass(eq=False)
@@ -57,7 +55,7 @@ class CallNode:
 
 def _address_parts(change: Change) -> tuple[str, ...]:
     """`variable.shop/web/production/KEY` -> ("shop", "web", "production", "KEY")."""
-    return parse_address(change.address)[1]
+    return address_parts(change.address)
 
 
 def _environment_key(change: Change) -> tuple[str, ...] | None:
@@ -66,13 +64,13 @@ def _environment_key(change: Change) -> tuple[str, ...] | None:
 
 
 def _parent_addresses(change: Change) -> tuple[str, ...]:
-    """Addresses of the objects this one lives in, nearest first."""
+    """Addresses of the containers this change's object lives in, nearest first."""
     parts = _address_parts(change)
-    if change.kind == "project":
-        return ()
-    if change.kind == "app":
-        return (f"project.{parts[0]}",)
-    return (f"app.{parts[0]}/{parts[1]}", f"project.{parts[0]}")
+    containers = sorted(
+        (k for k in kinds.kinds() if k.container and k.depth < len(parts)),
+        key=lambda k: -k.depth,
+    )
+    return tuple(f"{k.name}." + "/".join(parts[: k.depth]) for k in containers)
 
 
 def _makes_children_depend(parent: Change) -> bool:
@@ -83,36 +81,11 @@ def _makes_children_depend(parent: Change) -> bool:
 
 
 def _is_last_deletion(change: Change) -> bool:
-    return change.kind in ("app", "project") and change.action is Action.DELETE
+    return kinds.get(change.kind).container and change.action is Action.DELETE
 
 
 def _phase(node: CallNode) -> int | None:
-    change = node.owner
-    if change.kind == "domain":
-        return _DOMAIN_DELETE if change.action is Action.DELETE else _DOMAIN_CREATE
-    if change.kind == "settings":
-        return _SETTINGS
-    if change.kind == "variable":
-        if node.call.operation == "environments.removeEnvironmentVariables":
-            return _VARIABLE_REMOVE
-        return _VARIABLE_SET
-    if change.kind == "policies":
-        return _POLICIES
-    return None
-
-
-def _variable_keys(call: Call) -> set[str]:
-    """Variable names a set/remove call carries (a batch call stands for many changes)."""
-    items = call.body.get("variables")
-    if not isinstance(items, (list, tuple)):
-        return set()
-    keys: set[str] = set()
-    for item in items:
-        if isinstance(item, str):
-            keys.add(item)
-        elif isinstance(item, Mapping) and isinstance(item.get("key"), str):
-            keys.add(item["key"])
-    return keys
+    return kinds.get(node.owner.kind).apply_phase(node.owner, node.call)
 
 
 class CallGraph:
@@ -122,16 +95,16 @@ class CallGraph:
         self.plan = plan
         self.changes = executable_changes(plan)
         self.by_address = {c.address: c for c in self.changes}
-        self.deleted_hosts: dict[str, list[str]] = {}
+        self.deleted_keys: dict[tuple[str, str], list[str]] = {}
         for change in self.changes:
-            if change.kind == "domain" and change.action is Action.DELETE:
-                host = _address_parts(change)[-1]
-                self.deleted_hosts.setdefault(host, []).append(change.address)
+            key = kinds.get(change.kind).unique_key(change)
+            if key is not None and change.action is Action.DELETE:
+                self.deleted_keys.setdefault((change.kind, key), []).append(change.address)
         self.blocked = {c.address for c in plan.changes if c.action is Action.BLOCKED}
         self.nodes: list[CallNode] = []
         self.nodes_of: dict[str, list[CallNode]] = {c.address: [] for c in self.changes}
         self._build_nodes()
-        self._cover_batched_variables()
+        self._cover_batched_changes()
         self._blocked_deps: dict[str, tuple[str, ...]] = {}
         self._slug_freers: dict[str, set[str]] = {}
         self._add_slug_order()
@@ -151,18 +124,19 @@ class CallGraph:
                 self.nodes_of[change.address].append(node)
                 previous = node
 
-    def _cover_batched_variables(self) -> None:
-        """A variable change without calls is decided by the batch call that carries its key."""
-        batch_nodes: dict[tuple[str, ...] | None, list[CallNode]] = {}
+    def _cover_batched_changes(self) -> None:
+        """A change without calls is decided by a call of another change of its kind in its
+        environment that covers it (the batch call that carries a variable's key)."""
+        batch_nodes: dict[tuple[str, tuple[str, ...] | None], list[CallNode]] = {}
         for node in self.nodes:
-            if node.owner.kind == "variable":
-                batch_nodes.setdefault(_environment_key(node.owner), []).append(node)
+            key = (node.owner.kind, _environment_key(node.owner))
+            batch_nodes.setdefault(key, []).append(node)
         for change in self.changes:
-            if change.kind != "variable" or change.calls:
+            if change.calls:
                 continue
-            key = _address_parts(change)[-1]
-            for node in batch_nodes.get(_environment_key(change), []):
-                if key in _variable_keys(node.call):
+            kind = kinds.get(change.kind)
+            for node in batch_nodes.get((change.kind, _environment_key(change)), []):
+                if kind.covers(change, node.call):
                     node.covers.append(change)
                     self.nodes_of[change.address].append(node)
 
@@ -201,9 +175,10 @@ class CallGraph:
                     continue
                 (required if _makes_children_depend(parent_change) else after).add(parent)
                 break
-        if change.kind == "domain" and change.action is Action.CREATE:
-            # a host moving between environments: its deletion elsewhere comes first
-            required.update(self.deleted_hosts.get(_address_parts(change)[-1], ()))
+        key = kinds.get(change.kind).unique_key(change)
+        if key is not None and change.action is Action.CREATE:
+            # unique in the workspace (a host moving between environments): deleted first
+            required.update(self.deleted_keys.get((change.kind, key), ()))
         required.discard(change.address)
         return required, after - required
 
@@ -260,13 +235,12 @@ class CallGraph:
                 continue
             for deletion in first_of_each:
                 deletion.after.add(node.index)
-        # the apps of a project go before the project itself
+        # what a container holds goes before the container itself (apps before their project)
         for deletion in first_of_each:
-            if deletion.owner.kind != "project":
-                continue
-            project = _address_parts(deletion.owner)[0]
+            parts = _address_parts(deletion.owner)
             for other in deletions:
-                if other.owner.kind == "app" and _address_parts(other.owner)[0] == project:
+                inner = _address_parts(other.owner)
+                if len(inner) > len(parts) and inner[: len(parts)] == parts:
                     deletion.after.add(other.index)
 
     def _successors(self) -> list[list[int]]:

@@ -7,25 +7,19 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
-from reconciler.errors import ApiError, Conflict, NotFound
-from reconciler.plan.changes import Call
+from reconciler.errors import ApiError, Conflict
+from reconciler.plan import kinds
+from reconciler.plan.changes import Call, Change
+from reconciler.plan.kinds.base import Reread
+from reconciler.platform.protocol import Platform
 
 Sleep = Callable[[float], Awaitable[None]]
 
-Reread = Callable[[], Awaitable[Any]]
-"""Looks up what a create would have made: its response-like data, or None when absent."""
-
-
-class PlatformCaller(Protocol):
-    """What apply needs from `reconciler.platform.client.PlatformClient`."""
-
-    async def call(self, operation: str, body: Mapping[str, Any]) -> Any: ...
-
 
 async def create_once(
-    client: PlatformCaller,
+    platform: Platform,
     operation: str,
     body: Mapping[str, Any],
     reread: Reread | None,
@@ -46,7 +40,7 @@ async def create_once(
     tried_ambiguously = False
     for attempt in range(1, attempts + 1):
         try:
-            return await client.call(operation, body), False
+            return await platform.call(operation, body), False
         except ApiError as error:
             conflict = isinstance(error, Conflict)
             if conflict and replacing and not tried_ambiguously and attempt < attempts:
@@ -64,33 +58,6 @@ async def create_once(
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
-def reread_for(client: PlatformCaller, call: Call) -> Reread | None:
-    """How to find the object a create of the plan makes, by the slug or host it sends."""
-    body = call.body
-    if call.operation == "projects.createProject":
-        return _lookup(client, "projects.getProject", {"project": body["slug"]}, ("id",))
-    if call.operation == "apps.createApp":
-        request = {"project": body["project"], "app": body["slug"]}
-        return _lookup(client, "apps.getApp", request, ("appId",))
-    if call.operation == "domains.createDomain":
-        return _lookup(client, "domains.getDomain", {"domain": body["domain"]}, ("domainId",))
-    return None
-
-
-def _lookup(
-    client: PlatformCaller, operation: str, request: Mapping[str, Any], id_names: tuple[str, ...]
-) -> Reread:
-    async def reread() -> Any:
-        try:
-            found = await client.call(operation, request)
-        except NotFound:
-            return None
-        if not isinstance(found, Mapping):
-            return None
-        # answer in the create's response shape, so callers need not care how it was found
-        data = dict(found)
-        for name in id_names:
-            data.setdefault(name, found.get("id"))
-        return data
-
-    return reread
+def reread_for(platform: Platform, owner: Change, call: Call) -> Reread | None:
+    """How to find the object `call` (of the change `owner`) creates: its kind says."""
+    return kinds.get(owner.kind).reread(platform, call)

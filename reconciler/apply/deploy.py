@@ -1,7 +1,7 @@
 """`apply --deploy`: roll out what apply changed, then wait for every deployment to finish.
 
 Settings, variables, policies and a project's slug reach traffic only from the
-next deployment (platform-api.md), so after apply one deployment is created for
+next deployment (the platform API spec says so), so after apply one deployment is created for
 each environment whose effective configuration changed:
 
 - image apps deploy the manifest's image (`image: {dockerImage}`);
@@ -27,25 +27,25 @@ from reconciler.apply import (
     ApplyResult,
     ChangeResult,
     Outcome,
-    PlatformCaller,
     Reread,
     Sleep,
     create_once,
 )
 from reconciler.errors import ApiError
 from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest, listed
-from reconciler.plan.changes import Action, Change
-from reconciler.plan.targets import Scope, parse_address
+from reconciler.plan import kinds
+from reconciler.plan.kinds.base import address_parts
+from reconciler.plan.targets import Scope
+from reconciler.platform.protocol import Platform
 
 FINAL_STATUSES = frozenset({"ready", "failed", "cancelled", "superseded", "skipped", "stopped"})
 FAILED_STATUSES = frozenset({"failed", "cancelled"})
 """Final statuses that mean the new configuration did not go live (exit 1)."""
 
-_ENVIRONMENT_KINDS = ("settings", "variable", "policies")
-_APP_LEVEL_REASONS = ("image", "project slug")
 REDEPLOY = "redeploy"
 """The reason of a deployment asked for by `--redeploy`, not by a change."""
 _NOT_APPLIED = (Outcome.FAILED, Outcome.SKIPPED)
+"""Outcomes of a change that did not reach the platform (a blocked deletion changes nothing)."""
 
 
 @dataclass(frozen=True)
@@ -131,18 +131,6 @@ EnvironmentKey = tuple[str, str, str]
 """(project, app, environment) slugs."""
 
 
-def _image_changed(change: Change) -> bool:
-    if change.action in (Action.CREATE, Action.REPLACE):
-        return bool(change.after and change.after.get("oci"))
-    return any(d.path == "oci" or d.path.startswith("oci.") for d in change.diffs)
-
-
-def _slug_changed(change: Change) -> bool:
-    return change.action is Action.UPDATE and (
-        change.reason == "renamed" or any(d.path == "slug" for d in change.diffs)
-    )
-
-
 def deploy_targets(
     result: ApplyResult, manifest: Manifest | None, *, redeploy: Scope | None = None
 ) -> tuple[tuple[DeployTarget, ...], tuple[str, ...]]:
@@ -188,27 +176,36 @@ class _WantedRollouts:
         """Projects, apps and environments with a change that did not apply."""
         self.named: set[EnvironmentKey] = set()
         """Redeployed because the manifest names them (never only if deployed before)."""
+        self.app_level_reasons: set[str] = set()
+        """The reasons given by changes above an environment (an app's image, a project's
+        slug): alone, they deploy a preview environment only if it ran a deployment before."""
 
     def add(self, item: ChangeResult) -> None:
-        change, parts = item.change, parse_address(item.change.address)[1]
-        if change.kind in ("project", "app") and item.outcome in _NOT_APPLIED:
-            self.incomplete.add(parts)
-        if change.kind in _ENVIRONMENT_KINDS:
-            key = (parts[0], parts[1], parts[2])
-            if item.outcome is not Outcome.DONE:
-                self.incomplete.add(key)
-                return
-            reason = "variables" if change.kind == "variable" else change.kind
-            reasons = self.reasons.setdefault(key, [])
-            if reason not in reasons:
-                reasons.append(reason)
-        elif item.outcome is Outcome.DONE and change.kind == "app" and _image_changed(change):
-            self._app_level(parts[0], [parts[1]], "image")
-        elif item.outcome is Outcome.DONE and change.kind == "project" and _slug_changed(change):
-            project = self.manifest.project(parts[0]) if self.manifest else None
-            self._app_level(
-                parts[0], [a.slug for a in listed(project.apps)] if project else [], "project slug"
-            )
+        """What one change's outcome asks of the rollout, as its kind says: a change that
+        configures deployments and did not apply leaves what is under it out; one that applied
+        deploys every environment under it (an environment, an app's, a project's apps')."""
+        change, kind = item.change, kinds.get(item.change.kind)
+        where = address_parts(change.address)[:3]
+        if kind.configures_deployment() and item.outcome in _NOT_APPLIED:
+            self.incomplete.add(where)
+            return
+        reason = kind.rollout_reason(change) if item.outcome is Outcome.DONE else None
+        if reason is None:
+            return
+        if len(where) == 3:
+            self._environment_level((where[0], where[1], where[2]), reason)
+            return
+        self.app_level_reasons.add(reason)
+        if len(where) == 2:
+            self._app_level(where[0], [where[1]], reason)
+            return
+        project = self.manifest.project(where[0]) if self.manifest else None
+        self._app_level(where[0], [a.slug for a in listed(project.apps)] if project else [], reason)
+
+    def _environment_level(self, key: EnvironmentKey, reason: str) -> None:
+        reasons = self.reasons.setdefault(key, [])
+        if reason not in reasons:
+            reasons.append(reason)
 
     def redeploy(self, key: EnvironmentKey, *, named: bool) -> None:
         reasons = self.reasons.setdefault(key, [])
@@ -234,7 +231,7 @@ class _WantedRollouts:
                 left_out.append(f"{'/'.join(key)}: some of its changes did not apply")
                 continue
             env_level = key in self.named or any(
-                r not in (*_APP_LEVEL_REASONS, REDEPLOY) for r in why
+                r not in (*self.app_level_reasons, REDEPLOY) for r in why
             )
             only_if_deployed = key[2] != "production" and not env_level and key in self.app_level
             targets.append(
@@ -256,7 +253,7 @@ class DeployOptions:
 
 async def roll_out(
     targets: Sequence[DeployTarget],
-    client: PlatformCaller,
+    client: Platform,
     manifest: Manifest | None,
     *,
     options: DeployOptions | None = None,
@@ -285,7 +282,7 @@ async def roll_out(
 
 async def wait_for_deployments(
     in_flight: Sequence[tuple[DeployTarget, str]],
-    client: PlatformCaller,
+    client: Platform,
     *,
     options: DeployOptions | None = None,
     observer: DeployObserver | None = None,
@@ -314,9 +311,7 @@ class _Rollout:
     previous_id: str | None
 
 
-async def _latest_deployment(
-    client: PlatformCaller, target: DeployTarget
-) -> Mapping[str, Any] | None:
+async def _latest_deployment(client: Platform, target: DeployTarget) -> Mapping[str, Any] | None:
     found = await client.call(
         "deployments.listDeployments",
         {
@@ -333,7 +328,7 @@ class _DeploymentRequests:
     """Builds the createDeployment request of each target from the app and its latest
     deployment; each app is read once however many of its environments deploy."""
 
-    def __init__(self, client: PlatformCaller, manifest: Manifest | None) -> None:
+    def __init__(self, client: Platform, manifest: Manifest | None) -> None:
         self.client = client
         self.manifest = manifest
         self._apps: dict[tuple[str, str], Awaitable[Mapping[str, Any]]] = {}
@@ -401,7 +396,7 @@ class _Deployer:
 
     def __init__(
         self,
-        client: PlatformCaller,
+        client: Platform,
         options: DeployOptions,
         observer: DeployObserver,
         sleep: Sleep,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from reconciler.apply.call_graph import CallGraph, CallNode
-from reconciler.apply.create_once import PlatformCaller, Sleep
+from reconciler.apply.create_once import Sleep
 from reconciler.apply.outcome import (
     ApplyObserver,
     ApplyResult,
@@ -19,11 +19,12 @@ from reconciler.apply.outcome import (
 from reconciler.apply.safety import SecretResolver
 from reconciler.apply.send import ApplyOptions, CallSender
 from reconciler.plan.changes import Action, Change, Plan
+from reconciler.platform.protocol import Platform
 
 
 async def execute(
     plan: Plan,
-    client: PlatformCaller,
+    platform: Platform,
     *,
     resolve: SecretResolver,
     options: ApplyOptions | None = None,
@@ -31,7 +32,7 @@ async def execute(
     sleep: Sleep = asyncio.sleep,
 ) -> ApplyResult:
     """Apply `plan` (already checked by `check_safety`) and return what happened to each change."""
-    sender = CallSender(client, resolve, options or ApplyOptions(), sleep)
+    sender = CallSender(platform, resolve, options or ApplyOptions(), sleep)
     return await _GraphRun(CallGraph(plan), sender, observer or SilentObserver()).run()
 
 

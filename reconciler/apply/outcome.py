@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from reconciler.plan import kinds
 from reconciler.plan.changes import Action, Call, Change
-from reconciler.plan.targets import parse_address
+from reconciler.plan.kinds.base import NewDomain
 from reconciler.platform.operations import OPERATIONS
 
 Count = Literal["added", "changed", "destroyed"]
@@ -135,13 +136,6 @@ def _protection_set_by(call: Call) -> str | None:
 
 
 @dataclass(frozen=True)
-class NewDomain:
-    address: str
-    host: str
-    dns_records: tuple[Mapping[str, Any], ...]
-
-
-@dataclass(frozen=True)
 class ApplyResult:
     results: tuple[ChangeResult, ...]
 
@@ -164,17 +158,16 @@ class ApplyResult:
         """Domains created by this apply, with the DNS records their owner must create."""
         found = []
         for result in self.with_outcome(Outcome.DONE):
+            kind = kinds.get(result.change.kind)
             for call in result.calls:
-                if call.operation == "domains.createDomain" and isinstance(call.data, Mapping):
-                    records = call.data.get("dnsRecords")
-                    host = call.data.get("domain") or parse_address(result.change.address)[1][-1]
-                    if isinstance(records, list):
-                        found.append(NewDomain(result.change.address, str(host), tuple(records)))
+                created = kind.created(result.change, call.operation, call.data)
+                if created is not None:
+                    found.append(created)
         return tuple(found)
 
 
 class ApplyObserver(Protocol):
-    """Receives progress: see `reconciler.report.progress`."""
+    """Receives progress (`reconciler.report.progress` shows it)."""
 
     def started(self, total_calls: int) -> None: ...
 

@@ -8,13 +8,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.apply.create_once import PlatformCaller, Sleep, create_once, reread_for
+from reconciler.apply.create_once import Sleep, create_once, reread_for
 from reconciler.apply.outcome import CallResult, is_delete
 from reconciler.apply.safety import SecretResolver
 from reconciler.errors import ApiError, NotFound, ReconcilerError
 from reconciler.plan.changes import Action, Call, Change, SecretRef
 from reconciler.plan.secrets import fingerprint, split_fingerprint, with_fingerprint
 from reconciler.platform.operations import OPERATIONS
+from reconciler.platform.protocol import Platform
 
 
 @dataclass(frozen=True)
@@ -46,9 +47,9 @@ class CallSender:
     """Sends the calls of one apply, at most `parallelism` at a time."""
 
     def __init__(
-        self, client: PlatformCaller, resolve: SecretResolver, options: ApplyOptions, sleep: Sleep
+        self, platform: Platform, resolve: SecretResolver, options: ApplyOptions, sleep: Sleep
     ) -> None:
-        self.client = client
+        self.platform = platform
         self.resolve = resolve
         self.options = options
         self.sleep = sleep
@@ -69,7 +70,7 @@ class CallSender:
             if call.creates or after_delete:
                 data, reread = await self._create(owner, call, body, after_delete)
                 return CallResult(call.operation, True, status, data=data, reread=reread)
-            await self.client.call(call.operation, body)
+            await self.platform.call(call.operation, body)
             return CallResult(call.operation, True, status)
         except NotFound as error:
             if is_delete(call.operation):
@@ -92,10 +93,10 @@ class CallSender:
         replacing = owner.action is Action.REPLACE or after_delete
         options = self.options
         return await create_once(
-            self.client,
+            self.platform,
             call.operation,
             body,
-            reread_for(self.client, call),
+            reread_for(self.platform, owner, call),
             attempts=options.replace_attempts if replacing else options.create_attempts,
             delay=options.create_retry_delay,
             sleep=self.sleep,

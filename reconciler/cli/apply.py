@@ -393,7 +393,7 @@ async def _check_rollouts(
     job that retries after a failed rollout must not pass in silence) or one still in flight
     (an earlier run interrupted while it waited): say so, and which command helps."""
     from reconciler.errors import ApiError
-    from reconciler.status.read import gather_status
+    from reconciler.status import gather_status
 
     try:
         report = await gather_status(manifest, client)

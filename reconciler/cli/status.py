@@ -12,14 +12,9 @@ from reconciler.apply.deploy import DeployOptions, DeployReport
 from reconciler.cli.apply import duration
 from reconciler.cli.options import connection_options, manifest_option, report_errors
 from reconciler.manifest.model import Manifest
-from reconciler.platform.client import PlatformClient
-from reconciler.status.read import (
-    StatusReport,
-    gather_status,
-    render_json,
-    render_rich,
-    render_text,
-)
+from reconciler.platform.protocol import Platform
+from reconciler.report.status import render_json, render_rich, render_text
+from reconciler.status import StatusReport, gather_status
 
 
 @click.command("status")
@@ -116,7 +111,7 @@ async def _gather(
 
 
 async def _wait_for_rollouts(
-    report: StatusReport, client: PlatformClient, options: DeployOptions
+    report: StatusReport, client: Platform, options: DeployOptions
 ) -> DeployReport:
     """Poll each environment's newest deployment that is not final yet, with progress and a
     result line on stderr (stdout stays the report, JSON included)."""

@@ -1,7 +1,7 @@
 """Plan value classes: what will change, why, and the API calls that do it.
 
-A `Plan` is computed by `engine/plan.py`, rendered by `engine/render.py`,
-saved to a file and executed by the `engine/apply` package. It never holds a secret
+A `Plan` is computed by `reconciler/plan/planner.py`, rendered by `reconciler/report`,
+saved to a file (`reconciler/plan/planfile.py`) and executed by the `reconciler/apply` package. It never holds a secret
 value: a write-only variable's value travels as a `SecretRef`, resolved only
 at the moment apply sends the call.
 """
@@ -17,7 +17,8 @@ from reconciler.manifest.model import Position
 
 FORMAT_VERSION = "1.0"
 
-ResourceKind = Literal["project", "app", "settings", "variable", "policies", "domain"]
+ResourceKind = str
+"""The name of a kind in the registry, `reconciler.plan.kinds` (`project`, `variable`...)."""
 SecretSourceKind = Literal["fromEnv", "fromFile"]
 
 
@@ -66,6 +67,10 @@ ABSENT = _Absent.ABSENT
 """A field that does not exist on one side of a diff (not the same as null)."""
 
 UNKNOWN = "(known after apply)"
+"""What a plan shows for a value it cannot know yet (a secret whose source is missing)."""
+
+SENSITIVE = "(sensitive value)"
+"""What display forms hold instead of a write-only value."""
 
 
 @dataclass(frozen=True)

@@ -35,9 +35,11 @@ from typing import Any, TypeVar, get_args
 from reconciler import __version__
 from reconciler.errors import PlanShapeError
 from reconciler.manifest.model import Position
+from reconciler.plan import kinds
 from reconciler.plan.changes import (
     ABSENT,
     FORMAT_VERSION,
+    SENSITIVE,
     UNKNOWN,
     Action,
     Call,
@@ -47,16 +49,13 @@ from reconciler.plan.changes import (
     Note,
     Plan,
     PolicyEdit,
-    ResourceKind,
     SecretRef,
     SecretSource,
     SecretSourceKind,
 )
-from reconciler.plan.secret_guard import SENSITIVE
 
 SECRET_MARKER = "$secret"
 ABSENT_MARKER = "$absent"
-RESOURCE_KINDS: tuple[str, ...] = get_args(ResourceKind)
 SECRET_SOURCE_KINDS: tuple[str, ...] = get_args(SecretSourceKind)
 NOTE_SEVERITIES = ("info", "warning", "error")
 POLICY_OPS = ("keep", "insert", "remove", "change")
@@ -89,7 +88,7 @@ class JsonArray(tuple):  # type: ignore[type-arg]
 
 
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
-    """The documented machine form of a plan (see plan-output.md)."""
+    """The documented machine form of a plan (`--format json`; the README documents it)."""
     add, change, destroy = plan.counts()
     return {
         "format_version": FORMAT_VERSION,
@@ -242,14 +241,14 @@ def _change_from_dict(data: Any, path: str) -> Change:
     obj = _object(data, path)
     action = _action(obj, path)
     kind = _typed(obj, "kind", path, str)
-    if kind not in RESOURCE_KINDS:
-        raise PlanShapeError(f"{path}.kind", f"must be one of {', '.join(RESOURCE_KINDS)}")
+    if kind not in kinds.names():
+        raise PlanShapeError(f"{path}.kind", f"must be one of {', '.join(kinds.names())}")
     reason = obj.get("action_reason")
     if reason is not None and not isinstance(reason, str):
         raise PlanShapeError(f"{path}.action_reason", f"expected a string, got {_kind(reason)}")
     return Change(
         address=_typed(obj, "address", path, str),
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
         action=action,
         before=_optional_mapping(obj, "before", path),
         after=_optional_mapping(obj, "after", path),

@@ -1,16 +1,17 @@
 """Build a `Plan`: read live state, diff every resource kind, order and check the changes.
 
-Reading is concurrent and pipelined per project: `getProject`, then
-`listApps`, then for each app in parallel only what the manifest manages
-(`listEnvironments` for settings, and per environment variables, policies and
-domains). Objects that do not exist yet are not read at all. The client's
-semaphore bounds how many requests are in flight; there is no barrier between
-projects, so a slow project never holds up the others. Only after every read,
-the hosts the manifest adds that no read environment holds are looked up with
-`getDomain` (a host can be attached anywhere in the workspace).
+The planner walks the address tree: projects, their apps, their environments. Reading is
+concurrent and pipelined per project: the project, then its apps, then for each app in
+parallel only what the manifest manages: each environment-level kind of the registry
+(`reconciler.plan.kinds`) is read per app or per environment, as the kind says (`read_at`).
+Objects that do not exist yet are not read at all. The client's semaphore bounds how many
+requests are in flight; there is no barrier between projects, so a slow project never holds
+up the others. Only after every read, each kind's `finish` plans what crosses environments
+(the domains kind looks up the hosts no read environment holds: a host can be attached
+anywhere in the workspace).
 
-Every resource module turns desired + live into `Change`s with their calls;
-this module adds what crosses kinds: dependencies (an app's changes wait for
+Every kind turns desired + live into `Change`s with their calls; this module adds what
+crosses kinds: dependencies (an app's changes wait for
 its project's create or rename, an environment's for its app's
 create/rename/replace), `--target` filtering, the deletion threshold and
 notes, the permission list, the digests and the metadata. Variables are the
@@ -24,7 +25,7 @@ import asyncio
 import dataclasses
 import hashlib
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,39 +33,31 @@ from reconciler import __version__
 from reconciler.errors import PermissionDenied
 from reconciler.manifest.model import (
     ENVIRONMENT_NAMES,
-    UNSET,
     App,
     Environment,
     Manifest,
     Project,
+    Prune,
     is_set,
     listed,
 )
-from reconciler.plan import slug_moves
+from reconciler.plan import kinds, slug_moves
 from reconciler.plan.changes import Action, Change, Note, Plan
 from reconciler.plan.kinds import app as apps
-from reconciler.plan.kinds import domains, policies, project, settings, variables
-from reconciler.plan.kinds.base import EnvironmentRef
+from reconciler.plan.kinds import project
+from reconciler.plan.kinds.base import EnvironmentJob, EnvironmentKind, Location, Planning
 from reconciler.plan.live import LiveRecord, fingerprint_mode
+from reconciler.plan.options import PlanOptions
 from reconciler.plan.targets import Scope, parse_address
+from reconciler.platform.protocol import Platform
 
-# change kind -> the Environment attribute holding that collection
-_COLLECTIONS = {"variable": "variables", "policies": "policies", "domain": "domains"}
-_KIND_ORDER = {"project": 0, "app": 1, "settings": 2, "variable": 3, "policies": 4, "domain": 5}
-
-
-@dataclass(frozen=True)
-class PlanOptions:
-    targets: tuple[str, ...] = ()  # --target ADDRESS (repeatable), subtree prefixes
-    max_deletes: int = 10
-    allow_replace: bool = False
-    fingerprint_key: bytes | None = None  # RECONCILER_FINGERPRINT_KEY
+__all__ = ["PlanOptions", "build_plan", "manifest_digest"]
 
 
-async def build_plan(manifest: Manifest, client: Any, options: PlanOptions) -> Plan:
-    """Read live state through `client` and compute the plan that converges it to `manifest`."""
+async def build_plan(manifest: Manifest, platform: Platform, options: PlanOptions) -> Plan:
+    """Read live state through `platform` and compute the plan that converges it to `manifest`."""
     scope = Scope.parse(options.targets)
-    planner = _Planner(manifest, client, options, scope)
+    planner = _Planner(manifest, platform, options, scope)
     await planner.run()
     return planner.plan()
 
@@ -82,35 +75,40 @@ class _AppContext:
     label: str  # shop/web
 
 
-@dataclass
-class _Planner:
-    manifest: Manifest
-    client: Any
-    options: PlanOptions
-    scope: Scope
-    changes: list[Change] = field(default_factory=list)
-    notes: list[Note] = field(default_factory=list)
-    record: LiveRecord = field(default_factory=LiveRecord)
-    domain_environments: list[tuple[domains.EnvironmentDomains, tuple[str, ...]]] = field(
-        default_factory=list
-    )
-    going_away: dict[str, str] = field(default_factory=dict)
-    slug_holders: dict[slug_moves.Scope, dict[str, str]] = field(default_factory=dict)
-    missing_sources: set[str] = field(default_factory=set)
-    compared_by_presence: int = 0
+class _Planner(Planning):
+    """One plan being built: the tree walk over projects, apps and environments, with the
+    environment-level kinds of the registry read and planned for each environment."""
+
+    def __init__(
+        self, manifest: Manifest, platform: Platform, options: PlanOptions, scope: Scope
+    ) -> None:
+        self.manifest = manifest
+        self.platform = platform
+        self.options = options
+        self.scope = scope
+        self.prune: Prune = manifest.prune
+        self.record = LiveRecord()
+        self.changes: list[Change] = []
+        self.notes: list[Note] = []
+        self.going_away: dict[str, str] = {}
+        self.slug_holders: dict[slug_moves.Scope, dict[str, str]] = {}
+        self.missing_sources: set[str] = set()
+        self.compared_by_presence: list[str] = []
+        self.collected: dict[str, list[Any]] = {}
+        self.environment_kinds = kinds.environment_kinds()
 
     # -- reading and diffing -----------------------------------------------------------------
 
     async def run(self) -> None:
         in_scope = [p for p in self.manifest.projects if self.scope.reads(p.slug)]
         await asyncio.gather(*(self._plan_project(p) for p in in_scope))
-        await self._plan_domains()
+        for kind in self.environment_kinds:
+            await kind.finish(self)
         await self._order_slug_moves()
 
     async def _plan_project(self, desired: Project) -> None:
-        live = await project.read_project(self.client, desired)
-        self.record.read(project.READ_OPERATION, live["id"] if live else None)
-        self.record.project(desired.slug, live)
+        live = await project.read_project(self.platform, desired)
+        project.KIND.record(self.record, project.location(desired), desired.slug, live)
         live = await self._hold_project_slugs(desired, live)
         change = project.plan_project(desired, live)
         self._add(change)
@@ -128,9 +126,9 @@ class _Planner:
             return
         if not is_set(desired.apps):
             return  # no `apps:` block: the project's apps are unmanaged, none is read or pruned
-        live_apps = await apps.read_apps(self.client, live["id"])
-        self.record.read(apps.READ_OPERATION)
-        self.record.apps(desired.slug, live_apps)
+        at = Location(live["id"])
+        live_apps: list[dict[str, Any]] = await apps.KIND.read(self.platform, at)
+        apps.KIND.record(self.record, at, desired.slug, live_apps)
         pinned = {a.id for a in listed(desired.apps) if a.id}
         indexed = apps.LiveApps(live_apps)
         matched = {
@@ -168,7 +166,7 @@ class _Planner:
             return None
         if live is not None and live["slug"] != desired.slug:
             try:
-                holder = await project.slug_holder(self.client, desired.slug)
+                holder = await project.slug_holder(self.platform, desired.slug)
             except PermissionDenied:
                 return live  # a key that may not see the holder: apply finds out
             self.record.read(project.READ_OPERATION, holder["id"] if holder else None)
@@ -196,7 +194,7 @@ class _Planner:
 
     async def _project_slug_is_free(self, slug: str) -> bool:
         try:
-            holder = await project.slug_holder(self.client, slug)
+            holder = await project.slug_holder(self.platform, slug)
         except PermissionDenied:
             return False  # not known to be free
         self.record.read(project.READ_OPERATION, holder["id"] if holder else None)
@@ -267,7 +265,7 @@ class _Planner:
         ]
         if fresh:
             for environment in environments:
-                self._plan_environment(context, environment, _Reads.fresh())
+                self._plan_environment(context, environment, None)
             return
         assert live is not None
         await self._read_and_plan_environments(context, live, environments)
@@ -275,189 +273,91 @@ class _Planner:
     async def _read_and_plan_environments(
         self, context: _AppContext, live: Mapping[str, Any], environments: Sequence[Environment]
     ) -> None:
-        p, a = context.project.slug, context.app.slug
-        wants_settings = any(
-            settings.manages_settings(e) and self.scope.reads(p, a, e.name, kind="settings")
-            for e in environments
+        """Read what the environments' kinds need (per app and per environment, all at once),
+        then plan each environment."""
+        at = Location(context.project_ref, str(live["id"]))
+        per_app = [
+            kind
+            for kind in self.environment_kinds
+            if kind.read_at == 2 and any(self._wants(context, e, kind) for e in environments)
+        ]
+        results = await asyncio.gather(
+            *(kind.read(self.platform, at) for kind in per_app),
+            *(self._read_environment(context, at, e) for e in environments),
         )
-        live_id = live["id"]
-        settings_read = (
-            settings.read_environments(self.client, context.project_ref, live_id)
-            if wants_settings
-            else _nothing()
-        )
-        reads = [self._read_environment(context, live_id, e) for e in environments]
-        listed, *per_environment = await asyncio.gather(settings_read, *reads)
-        by_slug: dict[str, Mapping[str, Any]] = {}
-        if listed is not None:
-            self.record.read(settings.READ_OPERATION)
-            self.record.environments(context.label, listed)
-            by_slug = {e.get("slug"): e for e in listed}
-        for environment, env_reads in zip(environments, per_environment, strict=True):
-            env_reads.settings = by_slug.get(environment.name, {}) if listed is not None else None
-            self._plan_environment(context, environment, env_reads)
+        read_per_app = dict(zip(per_app, results[: len(per_app)], strict=True))
+        for kind, found in read_per_app.items():
+            kind.record(self.record, at, context.label, found)
+        for environment, reads in zip(environments, results[len(per_app) :], strict=True):
+            for kind, found in read_per_app.items():
+                reads[kind] = kind.pick(found, environment.name)
+            self._plan_environment(context, environment, reads)
 
     async def _read_environment(
-        self, context: _AppContext, app_id: str, environment: Environment
-    ) -> _Reads:
-        p, a, name = context.project.slug, context.app.slug, environment.name
-        ref = EnvironmentRef(context.project_ref, app_id, name)
-        wants = {kind: self._wants(p, a, environment, kind) for kind in _COLLECTIONS}
-        project_id = context.project_ref
-        results = await asyncio.gather(
-            variables.read_variables(self.client, ref) if wants["variable"] else _nothing(),
-            policies.read_policies(self.client, ref) if wants["policies"] else _nothing(),
-            domains.read_domains(self.client, project_id, app_id, name)
-            if wants["domain"]
-            else _nothing(),
-        )
-        return _Reads(variables=results[0], policies=results[1], domains=results[2])
+        self, context: _AppContext, app: Location, environment: Environment
+    ) -> dict[EnvironmentKind, Any]:
+        """What each kind read per environment finds there, for the kinds it manages."""
+        at = Location(app.project, app.app, environment.name)
+        wanted = [
+            kind
+            for kind in self.environment_kinds
+            if kind.read_at == 3 and self._wants(context, environment, kind)
+        ]
+        found = await asyncio.gather(*(kind.read(self.platform, at) for kind in wanted))
+        return dict(zip(wanted, found, strict=True))
 
-    def _wants(self, project: str, app: str, environment: Environment, kind: str) -> bool:
-        """Whether the manifest manages this collection and the targets reach it."""
-        managed = getattr(environment, _COLLECTIONS[kind]) is not UNSET
-        return managed and self.scope.reads(project, app, environment.name, kind=kind)
+    def _wants(self, context: _AppContext, environment: Environment, kind: EnvironmentKind) -> bool:
+        """Whether the manifest manages `kind` in `environment` and the targets reach it."""
+        p, a = context.project.slug, context.app.slug
+        return kind.manages(environment) and self.scope.reads(
+            p, a, environment.name, kind=kind.name
+        )
 
     def _plan_environment(
-        self, context: _AppContext, environment: Environment, reads: _Reads
-    ) -> None:
-        p, a, name = context.project.slug, context.app.slug, environment.name
-        label = f"{context.label}/{name}"
-        environment_id = reads.environment_id()
-        ref = EnvironmentRef(context.project_ref, context.app_ref, name, environment_id)
-        depends = context.depends_on
-        if settings.manages_settings(environment) and self.scope.reads(p, a, name, kind="settings"):
-            live_settings = None if context.fresh else (reads.settings or {})
-            self._add(settings.plan_settings(p, a, environment, live_settings, ref), depends)
-        if self._wants(p, a, environment, "variable"):
-            self._plan_variables(context, environment, reads, ref, label)
-        if self._wants(p, a, environment, "policies"):
-            if reads.policies is not None:
-                self.record.read(policies.READ_OPERATION, environment_id)
-                self.record.policies(label, reads.policies)
-            self._add(policies.plan_policies(p, a, environment, reads.policies, ref), depends)
-        if self._wants(p, a, environment, "domain"):
-            if reads.domains is not None:
-                self.record.read(domains.READ_OPERATION)
-                self.record.domains(label, reads.domains)
-            self.domain_environments.append(
-                (
-                    domains.EnvironmentDomains(
-                        project=p,
-                        app=a,
-                        environment=name,
-                        hosts=tuple(d.host for d in environment.domains),
-                        positions={d.host: d.pos for d in environment.domains},
-                        live=None if reads.domains is None else tuple(reads.domains),
-                        ref=ref,
-                        prune=self.manifest.prune.domains,
-                    ),
-                    depends,
-                )
-            )
-
-    def _plan_variables(
         self,
         context: _AppContext,
         environment: Environment,
-        reads: _Reads,
-        ref: EnvironmentRef,
-        label: str,
+        reads: Mapping[EnvironmentKind, Any] | None,
     ) -> None:
-        if reads.variables is not None:
-            self.record.read(variables.READ_OPERATION, ref.environment_id)
-            self.record.variables(label, reads.variables)
-        planned = variables.plan_variables(
-            context.project.slug,
-            context.app.slug,
-            environment,
-            reads.variables,
-            ref,
-            prune=self.manifest.prune.variables,
-            fingerprint_key=self.options.fingerprint_key,
-            selected=self.scope.covers,
+        """Plan every kind the environment manages; `reads` is None when its app is created or
+        replaced by this plan (nothing under it was read)."""
+        label = f"{context.label}/{environment.name}"
+        environment_id = next(
+            (
+                found_id
+                for kind in self.environment_kinds
+                if reads is not None
+                and kind in reads
+                and (found_id := kind.environment_id(reads[kind])) is not None
+            ),
+            None,
         )
-        self.missing_sources.update(planned.missing_sources)
-        self.compared_by_presence += len(planned.compared_by_presence)
-        for change in planned.changes:
-            self._add(change, context.depends_on)
-
-    async def _plan_domains(self) -> None:
-        managed = [env for env, _ in self.domain_environments]
-        hosts = domains.hosts_to_look_up(managed)
-        found = await asyncio.gather(*(domains.lookup_domain(self.client, h) for h in hosts))
-        lookups = dict(zip(hosts, found, strict=True))
-        for host, attached in lookups.items():
-            self.record.read(domains.LOOKUP_OPERATION, (attached or {}).get("environmentId"))
-            self.record.lookup(host, attached)
-        await self._name_attachments([a for a in lookups.values() if a is not None])
-        managed.extend(self._unread_sources(managed, lookups))
-        planned = domains.plan_domains(
-            managed, lookups, describe=self.record.describe, going_away=self.going_away
+        at = Location(context.project_ref, context.app_ref, environment.name, environment_id)
+        job = EnvironmentJob(
+            self, context.project.slug, context.app.slug, environment, at, label, context.depends_on
         )
-        depends_by_prefix = {
-            f"domain.{env.project}/{env.app}/{env.environment}/": deps
-            for env, deps in self.domain_environments
-        }
-        for change in planned.changes:
-            prefix = change.address.rsplit("/", 1)[0] + "/"
-            self._add(change, depends_by_prefix.get(prefix, ()))
-        self.notes.extend(planned.notes)
-
-    def _unread_sources(
-        self,
-        managed: Sequence[domains.EnvironmentDomains],
-        lookups: Mapping[str, Mapping[str, Any] | None],
-    ) -> list[domains.EnvironmentDomains]:
-        """Environments of the manifest that hold a moving host but were not read (`--target`).
-
-        Their domains are managed, so the host moves (deleted there first) instead of being a
-        conflict. They stand in the domain plan with only the moving hosts as live state and no
-        hosts of their own, so nothing else about them is planned.
-        """
-        read = {(env.project, env.app, env.environment) for env in managed}
-        found: dict[tuple[str, str, str], domains.EnvironmentDomains] = {}
-        for attached in lookups.values():
-            if attached is None or str(attached.get("appId")) in self.going_away:
+        for kind in self.environment_kinds:
+            if not self._wants(context, environment, kind):
                 continue
-            where = tuple(self.record.labels.get(str(attached.get("environmentId")), "").split("/"))
-            if len(where) != 3 or where in read or not self._manages_domains(*where):
-                continue
-            p, a, name = where
-            ref = EnvironmentRef(
-                str(attached["projectId"]), str(attached["appId"]), name, attached["environmentId"]
-            )
-            previous = found.get(where)
-            live = (*(previous.live or ()), attached) if previous else (attached,)
-            found[where] = domains.EnvironmentDomains(
-                p, a, name, hosts=(), positions={}, live=live, ref=ref, prune=False
-            )
-        return list(found.values())
+            live = None if reads is None else reads.get(kind)
+            if live is not None and kind.read_at == 3:
+                kind.record(self.record, at, label, live)
+            kind.plan(job, live)
 
-    def _manages_domains(self, project_slug: str, app_slug: str, environment: str) -> bool:
-        desired = self.manifest.project(project_slug)
-        app = desired.app(app_slug) if desired else None
-        found = app.environment(environment) if app else None  # type: ignore[arg-type]
-        return found is not None and found.domains is not UNSET
+    def manages(self, kind: EnvironmentKind, project: str, app: str, environment: str) -> bool:
+        desired = self.manifest.project(project)
+        found_app = desired.app(app) if desired else None
+        found = found_app.environment(environment) if found_app else None  # type: ignore[arg-type]
+        return found is not None and kind.manages(found)
 
-    async def _name_attachments(self, attached: Sequence[Mapping[str, Any]]) -> None:
-        """Learn the slugs of environments outside the manifest that hold a host it adds.
+    def note(self, note: Note) -> None:
+        self.notes.append(note)
 
-        Only reached when a host is attached elsewhere (a conflict the plan reports), so the
-        plan can say `blog/site/production` instead of three IDs. Best effort: a key that may
-        not read those objects just leaves the IDs in the message.
-        """
-        unknown = {
-            str(a.get("environmentId")): a
-            for a in attached
-            if str(a.get("environmentId")) not in self.record.labels
-        }
-        found = await asyncio.gather(
-            *(domains.locate(self.client, a) for a in unknown.values()), return_exceptions=True
-        )
-        for environment_id, label in zip(unknown, found, strict=True):
-            if isinstance(label, str):
-                self.record.labels[environment_id] = label
+    def selected(self, change_address: str) -> bool:
+        return self.scope.covers(change_address)
+
+    def add(self, change: Change | None, depends_on: Collection[str] = ()) -> None:
+        self._add(change, depends_on)
 
     def _add(self, change: Change | None, depends_on: Iterable[str] = ()) -> None:
         if change is None:
@@ -485,7 +385,7 @@ class _Planner:
             targets=tuple(self.options.targets),
             max_deletes=self.options.max_deletes,
             metadata={
-                "base_url": str(getattr(self.client, "base_url", "")),
+                "base_url": str(getattr(self.platform, "base_url", "")),
                 "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
                 "reconciler_version": __version__,
                 "fingerprint_mode": fingerprint_mode(self.options.fingerprint_key),
@@ -522,7 +422,7 @@ class _Planner:
                 unlisted = app_counts.get(parts[0], 0)
                 app_index = 1 + apps.get((parts[0], parts[1]), unlisted)
             env_index = ENVIRONMENT_NAMES.index(parts[2]) if len(parts) > 2 else -1  # type: ignore[arg-type]
-            return project_index, app_index, env_index, _KIND_ORDER[kind]
+            return project_index, app_index, env_index, kinds.order(kind)
 
         return key
 
@@ -594,39 +494,13 @@ class _Planner:
             notes.append(
                 Note(
                     "info",
-                    f"{self.compared_by_presence} write-only variable(s) compared by presence "
+                    f"{len(self.compared_by_presence)} write-only variable(s) compared by presence "
                     "and kind only, because RECONCILER_FINGERPRINT_KEY is not set: a changed "
                     "secret value does not show as a change. Set the key so apply records a "
                     "fingerprint of each value and plans can compare them.",
                 )
             )
         return notes
-
-
-@dataclass
-class _Reads:
-    """What was read for one environment (None: not read)."""
-
-    settings: Mapping[str, Any] | None = None
-    variables: list[dict[str, Any]] | None = None
-    policies: list[dict[str, Any]] | None = None
-    domains: list[dict[str, Any]] | None = None
-
-    @classmethod
-    def fresh(cls) -> _Reads:
-        return cls()
-
-    def environment_id(self) -> str | None:
-        if self.settings and self.settings.get("id"):
-            return str(self.settings["id"])
-        for domain in self.domains or ():
-            if domain.get("environmentId"):
-                return str(domain["environmentId"])
-        return None
-
-
-async def _nothing() -> None:
-    return None
 
 
 def _dependency(change: Change | None, *actions: Action) -> tuple[str, ...]:

@@ -13,10 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from reconciler.errors import PlainSecretError
-from reconciler.plan.changes import ABSENT, UNKNOWN, Plan, SecretRef
-
-SENSITIVE = "(sensitive value)"
-"""What display forms hold instead of a write-only value."""
+from reconciler.plan.changes import ABSENT, SENSITIVE, UNKNOWN, Plan, SecretRef
 
 _SET_VARIABLES = "setEnvironmentVariables"
 _PLACEHOLDERS = (SENSITIVE, UNKNOWN)

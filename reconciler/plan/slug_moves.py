@@ -4,7 +4,7 @@ Slugs are unique in their scope: project slugs in the workspace, app slugs in th
 A call that puts an object into a slug (a create, or a rename through a pinned `id:`) succeeds
 only once the object holding that slug has left it: renamed away, or deleted by `prune.apps`.
 So the plan makes such a change depend on the change that frees its slug and lists it after
-that one, and apply (`engine/apply/call_graph.py`) sends the call that takes a slug only after
+that one, and apply (`reconciler/apply/call_graph.py`) sends the call that takes a slug only after
 the call that frees it, whatever the manifest's key order. What each call frees and takes is
 read from the calls themselves (`slug_steps`), so a saved plan is ordered the same way.
 
@@ -30,11 +30,12 @@ from collections.abc import (
 from dataclasses import dataclass
 
 from reconciler.errors import ReconcilerError
+from reconciler.plan import kinds
 from reconciler.plan.changes import Action, Change, Note
+from reconciler.plan.kinds.base import SlugScope
 from reconciler.plan.targets import parse_address
 
-Scope = tuple[str, ...]
-"""Where a slug is unique: ("project",) for projects, ("app", <project>) for one project's apps."""
+Scope = SlugScope
 
 _CREATES = frozenset({"projects.createProject", "apps.createApp"})
 _UPDATES = frozenset({"projects.updateProject", "apps.updateApp"})
@@ -54,12 +55,8 @@ class SlugStep:
 
 
 def slug_scope(change: Change) -> Scope | None:
-    """The scope a project or app change moves slugs in (None for the other kinds)."""
-    if change.kind == "project":
-        return ("project",)
-    if change.kind == "app":
-        return ("app", parse_address(change.address)[1][0])
-    return None
+    """The scope a change moves slugs in (None for kinds without slugs)."""
+    return kinds.get(change.kind).slug_scope(change)
 
 
 def slug_steps(change: Change) -> tuple[SlugStep, ...]:

@@ -12,11 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reconciler.errors import UsageError
-
-KINDS = ("project", "app", "settings", "variable", "policies", "domain")
-# how many path parts a full address of each kind has
-_DEPTH = {"project": 1, "app": 2, "settings": 3, "variable": 4, "policies": 3, "domain": 4}
-_CONTAINERS = ("project", "app")
+from reconciler.plan import kinds
 
 
 @dataclass(frozen=True)
@@ -29,7 +25,7 @@ class Target:
 
     def covers(self, kind: str, parts: tuple[str, ...]) -> bool:
         """Whether the change at `kind.parts` is this target or below it."""
-        if self.kind in _CONTAINERS:
+        if kinds.get(self.kind).container:
             return parts[: len(self.parts)] == self.parts
         return kind == self.kind and parts[: len(self.parts)] == self.parts
 
@@ -38,18 +34,18 @@ class Target:
         common = min(len(parts), len(self.parts))
         if parts[:common] != self.parts[:common]:
             return False
-        if self.kind in _CONTAINERS or kind is None:
+        if kind is None or kinds.get(self.kind).container:
             return True
         return kind == self.kind
 
 
 def parse_address(text: str) -> tuple[str, tuple[str, ...]]:
     kind, dot, path = text.partition(".")
-    if not dot or kind not in KINDS or not path:
+    if not dot or kind not in kinds.names() or not path:
         raise UsageError(
             f"invalid address {text!r}",
             hint="use KIND.PATH with KIND one of "
-            + ", ".join(KINDS)
+            + ", ".join(kinds.names())
             + " (e.g. project.shop, app.shop/web, settings.shop/web/production)",
         )
     return kind, tuple(path.split("/"))
@@ -57,9 +53,10 @@ def parse_address(text: str) -> tuple[str, tuple[str, ...]]:
 
 def parse_target(text: str) -> Target:
     kind, parts = parse_address(text.strip())
-    if len(parts) > _DEPTH[kind] or any(not p for p in parts):
+    depth = kinds.get(kind).depth
+    if len(parts) > depth or any(not p for p in parts):
         raise UsageError(
-            f"invalid target {text!r}: a {kind} address has at most {_DEPTH[kind]} "
+            f"invalid target {text!r}: a {kind} address has at most {depth} "
             "non-empty part(s) separated by '/'"
         )
     return Target(kind, parts)

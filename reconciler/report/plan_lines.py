@@ -16,6 +16,7 @@ from typing import Any
 
 from reconciler.plan.changes import (
     ABSENT,
+    SENSITIVE,
     UNKNOWN,
     Action,
     Change,
@@ -24,7 +25,6 @@ from reconciler.plan.changes import (
     PolicyEdit,
     SecretRef,
 )
-from reconciler.plan.secret_guard import SENSITIVE
 
 NEUTRAL = " "
 """The symbol of a line that changes nothing (comments, hidden-item counts)."""

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reconciler.manifest.model import Position
+from reconciler.plan import kinds
 from reconciler.plan.changes import (
     ABSENT,
     UNKNOWN,
@@ -24,7 +25,6 @@ from reconciler.plan.changes import (
     SecretRef,
     SecretSource,
 )
-from reconciler.plan.json_form import RESOURCE_KINDS
 from reconciler.plan.planfile import load_plan, save_plan
 from reconciler.report.plan_json import plan_to_dict, render_json, render_markdown, render_text
 
@@ -88,7 +88,7 @@ positions = st.none() | st.builds(
 changes = st.builds(
     Change,
     address=texts,
-    kind=st.sampled_from(RESOURCE_KINDS),
+    kind=st.sampled_from(kinds.names()),
     action=st.sampled_from(list(Action)),
     before=st.none() | mappings,
     after=st.none() | mappings,

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from reconciler.export import ExportOptions, LiveApp, LiveEnvironment, LiveProject, build_export
 from reconciler.manifest.validate import load_manifest
-from reconciler.plan.kinds.base import EnvironmentRef
+from reconciler.plan.kinds.base import Location
 from reconciler.plan.kinds.policies import plan_policies
 from reconciler.plan.kinds.settings import plan_settings
 from reconciler.plan.kinds.variables import plan_variables
@@ -299,7 +299,7 @@ def test_exported_environments_load_and_diff_to_nothing(
         if desired is None:  # nothing but defaults: nothing to manage
             assert not wanted["variables"] and not wanted["policies"] and not wanted["domains"]
             continue
-        ref = EnvironmentRef("shop", "web", env.slug, env.resource["id"])
+        ref = Location("shop", "web", env.slug, env.resource["id"])
         assert plan_settings("shop", "web", desired, env.resource, ref) is None
         if wanted["policies"] or desired.policies:
             assert plan_policies("shop", "web", desired, wanted["policies"], ref) is None

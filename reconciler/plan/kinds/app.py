@@ -14,19 +14,28 @@ from typing import Any
 
 from reconciler.errors import ReconcilerError
 from reconciler.manifest.model import UNSET, App, GitSource, OciSource
-from reconciler.plan.changes import ABSENT, Action, Change, FieldDiff
-from reconciler.plan.kinds.base import address, identity_diffs, make_call, require_fields
+from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff
+from reconciler.plan.kinds import register
+from reconciler.plan.kinds.base import (
+    Kind,
+    Location,
+    NewDomain,
+    Reread,
+    SlugScope,
+    address,
+    address_parts,
+    identity_diffs,
+    lookup,
+    make_call,
+    require_fields,
+)
+from reconciler.plan.live import LiveRecord, stable
+from reconciler.platform.protocol import Platform
 
 READ_OPERATION = "apps.listApps"
 
 REASON_SOURCE_CHANGED = "source_type_changed"
 REASON_PROTECTED = "delete_protected"
-
-
-async def read_apps(client: Any, project_id: str) -> list[dict[str, Any]]:
-    """Every app of the project (paged to the end)."""
-    found = await client.list_all(READ_OPERATION, {"project": project_id})
-    return require_fields(READ_OPERATION, found, "id", "slug")
 
 
 class LiveApps:
@@ -51,16 +60,24 @@ def find_live_app(
     An app the manifest pins (`pinned`: the ids pinned in its project) is never matched by
     slug: when it is renamed away, an unpinned entry with its old slug is a new app.
     """
+    found = match_live_app(desired, live_apps, pinned)
+    if found is None and desired.id is not None:
+        raise ReconcilerError(
+            f"app {project_slug}/{desired.slug} is pinned to id {desired.id}, which is not "
+            f"an app of project {project_slug!r}",
+            hint=f"remove `id: {desired.id}` from {desired.pos or 'the manifest'} to create a "
+            "new app, or pin the id of an existing one",
+        )
+    return found
+
+
+def match_live_app(
+    desired: App, live_apps: LiveApps, pinned: Collection[str] = ()
+) -> Mapping[str, Any] | None:
+    """The live app `desired` stands for, None when there is none (`find_live_app`'s rule,
+    which `reconciler status` shares)."""
     if desired.id is not None:
-        found = live_apps.by_id.get(desired.id)
-        if found is None:
-            raise ReconcilerError(
-                f"app {project_slug}/{desired.slug} is pinned to id {desired.id}, which is not "
-                f"an app of project {project_slug!r}",
-                hint=f"remove `id: {desired.id}` from {desired.pos or 'the manifest'} to create a "
-                "new app, or pin the id of an existing one",
-            )
-        return found
+        return live_apps.by_id.get(desired.id)
     found = live_apps.by_slug.get(desired.slug)
     return None if found is None or found.get("id") in pinned else found
 
@@ -338,3 +355,64 @@ def _git_update(desired: App, live: Mapping[str, Any]) -> tuple[list[FieldDiff],
             diffs.append(FieldDiff(f"git.{member}", current, value))
             send[member] = value
     return diffs, (send if send else UNSET)
+
+
+def _image_changed(change: Change) -> bool:
+    if change.action in (Action.CREATE, Action.REPLACE):
+        return bool(change.after and change.after.get("oci"))
+    return any(d.path == "oci" or d.path.startswith("oci.") for d in change.diffs)
+
+
+class AppKind(Kind):
+    """`app.<project>/<app>`: read with every other app of its project, in one listing."""
+
+    name = "app"
+    depth = 2
+    container = True
+    read_at = 1
+    read_operation = READ_OPERATION
+
+    async def read(self, platform: Platform, at: Location) -> list[dict[str, Any]]:
+        """Every app of the project at `at` (paged to the end)."""
+        found = await platform.list_all(READ_OPERATION, at.body())
+        checked: list[dict[str, Any]] = require_fields(READ_OPERATION, found, "id", "slug")
+        return checked
+
+    def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
+        record.read(READ_OPERATION)
+        record.state[f"apps {label}"] = sorted(
+            (stable(a) or {} for a in found), key=lambda a: str(a.get("id"))
+        )
+        for app in found:
+            record.labels[app["id"]] = f"{label}/{app.get('slug')}"
+
+    def slug_scope(self, change: Change) -> SlugScope | None:
+        return ("app", address_parts(change.address)[0])
+
+    def apply_phase(self, change: Change, call: Call) -> int | None:
+        return None
+
+    def covers(self, change: Change, call: Call) -> bool:
+        return False
+
+    def unique_key(self, change: Change) -> str | None:
+        return None
+
+    def reread(self, platform: Platform, call: Call) -> Reread | None:
+        if call.operation != "apps.createApp":
+            return None
+        request = {"project": call.body["project"], "app": call.body["slug"]}
+        return lookup(platform, "apps.getApp", request, ("appId",))
+
+    def rollout_reason(self, change: Change) -> str | None:
+        # an image app runs the new image only from its next deployment
+        return "image" if _image_changed(change) else None
+
+    def configures_deployment(self) -> bool:
+        return True
+
+    def created(self, change: Change, operation: str, data: Any) -> NewDomain | None:
+        return None
+
+
+KIND = register(AppKind())

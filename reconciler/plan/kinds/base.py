@@ -1,31 +1,48 @@
-"""What every resource kind shares: addresses, where calls go, and normalised comparison.
+"""The Kind interface, and what every resource kind shares: addresses, where calls go, and
+normalised comparison.
 
-Each kind module (project, app, settings, variables, policies, domains) turns a
-desired object and its live counterpart into at most a few `Change`s. They all
-compare *normalised* values (`1` and `1.0` equal, absent lists empty, server
-defaults filled in) so that what the platform stores never shows up as a diff.
-A differing list of plain values carries the items that changed (computed with
-deepdiff), so a reviewer of a 60-entry IP list sees the one entry that changed.
+A kind is one module of `reconciler.plan.kinds` that says everything about one kind of
+resource: a `Kind` subclass registered in `reconciler.plan.kinds`, whose hooks the planner,
+`--target`, apply's call graph, create-once, `apply --deploy` and the apply report call, plus
+the functions that read, normalise and diff it. Each kind compares *normalised* values (`1` and
+`1.0` equal, absent lists empty, server defaults filled in) so that what the platform stores
+never shows up as a diff. A differing list of plain values carries the items that changed
+(computed with deepdiff), so a reviewer of a 60-entry IP list sees the one entry that changed.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from reconciler.errors import UnexpectedResponse
-from reconciler.manifest.model import UNSET, App, Project
-from reconciler.plan.changes import ABSENT, Call, FieldDiff, ItemEdit
+from reconciler.errors import NotFound, UnexpectedResponse
+from reconciler.manifest.model import UNSET, App, Environment, Project, Prune
+from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, ItemEdit, Note
+from reconciler.plan.options import PlanOptions
 from reconciler.platform.operations import get_operation, permission
 
-SENSITIVE = "(sensitive value)"
+if TYPE_CHECKING:
+    from reconciler.plan.live import LiveRecord
+    from reconciler.platform.protocol import Platform
+
+Reread = Callable[[], Awaitable[Any]]
+"""Looks up what a create would have made: its response-like data, or None when absent."""
+
+SlugScope = tuple[str, ...]
+"""Where a slug is unique: ("project",) for projects, ("app", <project>) for one project's apps."""
 
 
 def address(kind: str, *parts: str) -> str:
     """`app.shop/web`, `variable.shop/web/production/KEY`."""
     return f"{kind}." + "/".join(parts)
+
+
+def address_parts(change_address: str) -> tuple[str, ...]:
+    """`variable.shop/web/production/KEY` -> ("shop", "web", "production", "KEY")."""
+    return tuple(change_address.partition(".")[2].split("/"))
 
 
 def make_call(operation: str, body: Mapping[str, Any], *, object_id: str | None = None) -> Call:
@@ -39,20 +56,178 @@ def make_call(operation: str, body: Mapping[str, Any], *, object_id: str | None 
 
 
 @dataclass(frozen=True)
-class EnvironmentRef:
-    """Where the calls of one environment go.
+class Location:
+    """Where a kind is read and where its calls go: a project, an app or an environment.
 
     References are IDs when live state gave them (they survive a rename in the same apply),
-    otherwise the manifest's slugs (for objects the same apply creates first).
+    otherwise the manifest's slugs (for objects the same apply creates first). `object_id` is
+    the ID of the object at this location when known: a 403 then names the ID-specific
+    permission.
     """
 
     project: str
-    app: str
-    environment: str
-    environment_id: str | None = None
+    app: str | None = None
+    environment: str | None = None
+    object_id: str | None = None
 
     def body(self, **fields: Any) -> dict[str, Any]:
-        return {"project": self.project, "app": self.app, "environment": self.environment, **fields}
+        """The request members naming this location, then `fields`."""
+        named = {"project": self.project, "app": self.app, "environment": self.environment}
+        return {**{k: v for k, v in named.items() if v is not None}, **fields}
+
+
+@dataclass(frozen=True)
+class NewDomain:
+    """A domain an apply created, with the DNS records its owner must create."""
+
+    address: str
+    host: str
+    dns_records: tuple[Mapping[str, Any], ...]
+
+
+class Kind(ABC):
+    """One kind of resource: every hook is abstract, so a kind states each answer, and a kind
+    missing one cannot be registered (`reconciler.plan.kinds.register`).
+
+    Class attributes: `name` (the address prefix and `Change.kind`), `depth` (parts of a full
+    address), `container` (a `--target` of it covers every kind below it; its deletion waits
+    for everything under it), `read_at` (the depth of the `Location` `read` is given: a
+    project reads itself at 1, apps are read at their project, settings at their app) and
+    `read_operation`.
+    """
+
+    name: ClassVar[str]
+    depth: ClassVar[int]
+    container: ClassVar[bool]
+    read_at: ClassVar[int]
+    read_operation: ClassVar[str]
+
+    @abstractmethod
+    async def read(self, platform: Platform, at: Location) -> Any:
+        """What live state holds of this kind at `at`, checked to have the members the plan
+        keys on (an `UnexpectedResponse` otherwise)."""
+
+    @abstractmethod
+    def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
+        """Note what `read` found at `label` (`shop/web/production`) in the live-state record:
+        the permission the read needed, the part of it the plan depends on (its digest) and
+        the IDs it names. `at` is where it was read, with the environment's ID once known."""
+
+    @abstractmethod
+    def slug_scope(self, change: Change) -> SlugScope | None:
+        """Where the slugs this change moves are unique; None for kinds without slugs."""
+
+    @abstractmethod
+    def apply_phase(self, change: Change, call: Call) -> int | None:
+        """The call's place among the calls of one environment (lower first: domain deletions,
+        domain creations, settings, variable sets, variable removals, policies); None for
+        calls outside an environment."""
+
+    @abstractmethod
+    def covers(self, change: Change, call: Call) -> bool:
+        """Whether `call` (of another change of this kind) decides `change`, which carries no
+        call of its own (a batch of variables)."""
+
+    @abstractmethod
+    def unique_key(self, change: Change) -> str | None:
+        """A key unique in the whole workspace (a domain's host): a delete of it runs before
+        a create of it elsewhere. None for kinds unique only under their parent."""
+
+    @abstractmethod
+    def reread(self, platform: Platform, call: Call) -> Reread | None:
+        """How to find what `call` creates after an ambiguous failure; None when the call
+        creates nothing this kind can look up."""
+
+    @abstractmethod
+    def rollout_reason(self, change: Change) -> str | None:
+        """Why a change of this kind that applied needs a new deployment of every environment
+        under its address (`settings`, `image`...); None when it does not."""
+
+    @abstractmethod
+    def configures_deployment(self) -> bool:
+        """Whether a change of this kind that did not apply leaves the configuration of the
+        environments under it half changed (`apply --deploy` then leaves them out)."""
+
+    @abstractmethod
+    def created(self, change: Change, operation: str, data: Any) -> NewDomain | None:
+        """What apply reports about an object a call of this change created (a new domain's
+        DNS records); None for nothing."""
+
+
+class EnvironmentKind(Kind):
+    """A kind managed per environment: the planner reads and plans it for each environment of
+    the manifest that `manages` it."""
+
+    @abstractmethod
+    def manages(self, environment: Environment) -> bool:
+        """Whether the manifest manages this kind in `environment`."""
+
+    @abstractmethod
+    def pick(self, found: Any, environment: str) -> Any:
+        """The part of what `read` found that concerns `environment` (a kind read per app
+        finds every environment of it at once)."""
+
+    @abstractmethod
+    def environment_id(self, live: Any) -> str | None:
+        """The environment's ID, when what was read for it names it."""
+
+    @abstractmethod
+    def plan(self, job: EnvironmentJob, live: Any) -> None:
+        """Plan `job`'s environment against `live` (None: its app is created or replaced by
+        this plan, nothing was read), adding changes and notes through `job.planning`."""
+
+    @abstractmethod
+    async def finish(self, planning: Planning) -> None:
+        """Called once every environment is read and planned, for what crosses environments
+        (a host moving between two of them)."""
+
+
+@dataclass(frozen=True)
+class EnvironmentJob:
+    """One environment of the manifest, as the planner hands it to each `EnvironmentKind`."""
+
+    planning: Planning
+    project: str
+    app: str
+    environment: Environment
+    at: Location
+    label: str
+    """`shop/web/production`"""
+    depends_on: tuple[str, ...]
+    """What every change of this environment waits for (its app's or project's create)."""
+
+
+class Planning(ABC):
+    """What the planner offers the kinds while it plans."""
+
+    platform: Platform
+    record: LiveRecord
+    options: PlanOptions
+    prune: Prune
+    missing_sources: set[str]
+    """Secrets not available to this plan, `fromEnv NAME (address)`."""
+    compared_by_presence: list[str]
+    """Write-only variables compared by presence and kind only (no fingerprint key)."""
+    going_away: dict[str, str]
+    """The ids of apps this plan deletes or replaces, with their change addresses."""
+    collected: dict[str, list[Any]]
+    """What a kind keeps, by its name, from planning each environment for its `finish`."""
+
+    @abstractmethod
+    def add(self, change: Change | None, depends_on: Collection[str] = ()) -> None:
+        """Add `change` (if any) to the plan, waiting for `depends_on` too."""
+
+    @abstractmethod
+    def note(self, note: Note) -> None:
+        """Add a plan-wide note."""
+
+    @abstractmethod
+    def selected(self, change_address: str) -> bool:
+        """Whether the `--target`s cover `change_address`."""
+
+    @abstractmethod
+    def manages(self, kind: EnvironmentKind, project: str, app: str, environment: str) -> bool:
+        """Whether the manifest manages `kind` in that environment."""
 
 
 def identity_diffs(
@@ -272,3 +447,31 @@ def _comparable(value: Any) -> Any:
 def batched(items: Sequence[Any], size: int) -> list[list[Any]]:
     """`items` in consecutive chunks of at most `size`."""
     return [list(items[i : i + size]) for i in range(0, len(items), size)]
+
+
+def slug_changed(change: Change) -> bool:
+    """Whether an update renames its object (a new slug through a pinned id)."""
+    return change.action is Action.UPDATE and (
+        change.reason == "renamed" or any(d.path == "slug" for d in change.diffs)
+    )
+
+
+def lookup(
+    platform: Platform, operation: str, request: Mapping[str, Any], id_names: tuple[str, ...]
+) -> Reread:
+    """A `Reread` that gets the object `request` names, answering in the create's response
+    shape (its id under each of `id_names`), None when it does not exist."""
+
+    async def reread() -> Any:
+        try:
+            found = await platform.call(operation, request)
+        except NotFound:
+            return None
+        if not isinstance(found, Mapping):
+            return None
+        data = dict(found)
+        for name in id_names:
+            data.setdefault(name, found.get("id"))
+        return data
+
+    return reread

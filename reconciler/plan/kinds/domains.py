@@ -21,9 +21,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.errors import ApiError, NotFound
-from reconciler.manifest.model import Position
-from reconciler.plan.changes import Action, Change, Note
-from reconciler.plan.kinds.base import EnvironmentRef, address, make_call, require_fields
+from reconciler.manifest.model import UNSET, Environment, Position
+from reconciler.plan.changes import Action, Call, Change, Note
+from reconciler.plan.kinds import register
+from reconciler.plan.kinds.base import (
+    EnvironmentJob,
+    EnvironmentKind,
+    Location,
+    NewDomain,
+    Planning,
+    Reread,
+    SlugScope,
+    address,
+    address_parts,
+    lookup,
+    make_call,
+    require_fields,
+)
+from reconciler.plan.live import LiveRecord
+from reconciler.platform.protocol import Platform
 
 READ_OPERATION = "domains.listDomains"
 LOOKUP_OPERATION = "domains.getDomain"
@@ -33,15 +49,10 @@ def host_of(domain: Mapping[str, Any]) -> str:
     return str(domain.get("domain", "")).lower().rstrip(".")
 
 
-async def read_domains(client: Any, project_id: str, app_id: str, environment: str) -> list[dict]:
-    body = {"project": project_id, "app": app_id, "environment": environment}
-    return require_fields(READ_OPERATION, await client.list_all(READ_OPERATION, body), "domain")
-
-
-async def lookup_domain(client: Any, host: str) -> dict[str, Any] | None:
+async def lookup_domain(platform: Platform, host: str) -> dict[str, Any] | None:
     """Where `host` is attached in the workspace, or None when it is free."""
     try:
-        found = await client.call(LOOKUP_OPERATION, {"domain": host})
+        found = await platform.call(LOOKUP_OPERATION, {"domain": host})
     except NotFound:
         return None
     return require_fields(LOOKUP_OPERATION, found, "projectId", "appId", "environmentId")
@@ -55,14 +66,14 @@ ONE_ENVIRONMENT_ONLY = (
 """What to do about a host the manifest adds that is attached elsewhere (plan and status)."""
 
 
-async def where_attached(client: Any, host: str) -> str | None:
+async def where_attached(platform: Platform, host: str) -> str | None:
     """Where `host` is attached in the workspace (`project/app/environment`, or its IDs when
     the key may not read those objects), None when it is free."""
-    attached = await lookup_domain(client, host)
+    attached = await lookup_domain(platform, host)
     if attached is None:
         return None
     try:
-        return await locate(client, attached)
+        return await locate(platform, attached)
     except ApiError:
         return attachment_by_ids(attached, {})
 
@@ -80,13 +91,13 @@ def attachment_by_ids(domain: Mapping[str, Any], labels: Mapping[str, str]) -> s
     return f"{project}, app {app_id}, environment {environment_id} (outside this manifest)"
 
 
-async def locate(client: Any, domain: Mapping[str, Any]) -> str:
+async def locate(platform: Platform, domain: Mapping[str, Any]) -> str:
     """`project/app/environment` in slugs for a domain attached outside the manifest."""
     project_id, app_id = str(domain.get("projectId")), str(domain.get("appId"))
     project, app, environment = await asyncio.gather(
-        client.call("projects.getProject", {"project": project_id}),
-        client.call("apps.getApp", {"project": project_id, "app": app_id}),
-        client.call(
+        platform.call("projects.getProject", {"project": project_id}),
+        platform.call("apps.getApp", {"project": project_id, "app": app_id}),
+        platform.call(
             "environments.getEnvironment",
             {"project": project_id, "app": app_id, "environment": domain.get("environmentId")},
         ),
@@ -104,7 +115,7 @@ class EnvironmentDomains:
     hosts: tuple[str, ...]
     positions: Mapping[str, Position | None]
     live: tuple[Mapping[str, Any], ...] | None  # None: the app is being created, nothing read
-    ref: EnvironmentRef
+    ref: Location
     prune: bool
 
     def address_of(self, host: str) -> str:
@@ -178,7 +189,7 @@ def _delete(
                 "here first, then created there")  # fmt: skip
     else:
         reason, note = "pruned", "not listed in the manifest and prune.domains is on"
-    environment_id = domain.get("environmentId") or env.ref.environment_id
+    environment_id = domain.get("environmentId") or env.ref.object_id
     return Change(
         address=env.address_of(host),
         kind="domain",
@@ -217,7 +228,7 @@ def _create(
             make_call(
                 "domains.createDomain",
                 env.ref.body(domain=host),
-                object_id=env.ref.environment_id,
+                object_id=env.ref.object_id,
             ),
         ),
         reason=reason,
@@ -250,3 +261,183 @@ def _create_checked(
     message = f"{host} is already attached to {where}; {ONE_ENVIRONMENT_ONLY}"
     notes.append(Note("warning", message, env.address_of(host)))
     return _create(env, host, reason="attached_elsewhere", notes=(message,))
+
+
+class DomainsKind(EnvironmentKind):
+    """`domain.<project>/<app>/<env>/<host>`: planned once every environment is read, since a
+    host can move between two of them, or be attached anywhere in the workspace."""
+
+    name = "domain"
+    depth = 4
+    container = False
+    read_at = 3
+    read_operation = READ_OPERATION
+
+    async def read(self, platform: Platform, at: Location) -> list[dict[str, Any]]:
+        found = await platform.list_all(READ_OPERATION, at.body())
+        checked: list[dict[str, Any]] = require_fields(READ_OPERATION, found, "domain")
+        return checked
+
+    def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
+        record.read(READ_OPERATION)
+        record.state[f"domains {label}"] = sorted(host_of(d) for d in found)
+        for domain in found:
+            if domain.get("environmentId"):
+                record.labels.setdefault(domain["environmentId"], label)
+
+    def pick(self, found: Any, environment: str) -> Any:
+        return found
+
+    def environment_id(self, live: Any) -> str | None:
+        for domain in live or ():
+            if domain.get("environmentId"):
+                return str(domain["environmentId"])
+        return None
+
+    def manages(self, environment: Environment) -> bool:
+        return environment.domains is not UNSET
+
+    def plan(self, job: EnvironmentJob, live: Any) -> None:
+        environment = job.environment
+        managed = EnvironmentDomains(
+            project=job.project,
+            app=job.app,
+            environment=environment.name,
+            hosts=tuple(d.host for d in environment.domains),
+            positions={d.host: d.pos for d in environment.domains},
+            live=None if live is None else tuple(live),
+            ref=job.at,
+            prune=job.planning.prune.domains,
+        )
+        job.planning.collected.setdefault(self.name, []).append((managed, job.depends_on))
+
+    async def finish(self, planning: Planning) -> None:
+        await _DomainPlanning(planning).run()
+
+    def slug_scope(self, change: Change) -> SlugScope | None:
+        return None
+
+    def apply_phase(self, change: Change, call: Call) -> int | None:
+        # a host moving out of this environment first, then the hosts it gains
+        return 0 if change.action is Action.DELETE else 1
+
+    def covers(self, change: Change, call: Call) -> bool:
+        return False
+
+    def unique_key(self, change: Change) -> str | None:
+        return address_parts(change.address)[-1]
+
+    def reread(self, platform: Platform, call: Call) -> Reread | None:
+        if call.operation != "domains.createDomain":
+            return None
+        return lookup(platform, LOOKUP_OPERATION, {"domain": call.body["domain"]}, ("domainId",))
+
+    def rollout_reason(self, change: Change) -> str | None:
+        return None  # a domain serves the deployment running, whichever it is
+
+    def configures_deployment(self) -> bool:
+        return False
+
+    def created(self, change: Change, operation: str, data: Any) -> NewDomain | None:
+        if operation != "domains.createDomain" or not isinstance(data, Mapping):
+            return None
+        records = data.get("dnsRecords")
+        if not isinstance(records, list):
+            return None
+        host = data.get("domain") or address_parts(change.address)[-1]
+        return NewDomain(change.address, str(host), tuple(records))
+
+
+class _DomainPlanning:
+    """The domains of every managed environment, planned together once all are read."""
+
+    def __init__(self, planning: Planning) -> None:
+        self.planning = planning
+        self.record = planning.record
+        self.environments: list[tuple[EnvironmentDomains, tuple[str, ...]]] = list(
+            planning.collected.get(DomainsKind.name, [])
+        )
+
+    async def run(self) -> None:
+        planning = self.planning
+        managed = [env for env, _ in self.environments]
+        hosts = hosts_to_look_up(managed)
+        found = await asyncio.gather(*(lookup_domain(planning.platform, h) for h in hosts))
+        lookups = dict(zip(hosts, found, strict=True))
+        for host, attached in lookups.items():
+            self.record.read(LOOKUP_OPERATION, (attached or {}).get("environmentId"))
+            where = None
+            if attached is not None:
+                where = {k: attached.get(k) for k in ("projectId", "appId", "environmentId")}
+            self.record.state[f"domain {host}"] = where
+        await self._name_attachments([a for a in lookups.values() if a is not None])
+        managed.extend(self._unread_sources(managed, lookups))
+        planned = plan_domains(
+            managed,
+            lookups,
+            describe=lambda domain: attachment_by_ids(domain, self.record.labels),
+            going_away=planning.going_away,
+        )
+        depends_by_prefix = {
+            f"domain.{env.project}/{env.app}/{env.environment}/": deps
+            for env, deps in self.environments
+        }
+        for change in planned.changes:
+            prefix = change.address.rsplit("/", 1)[0] + "/"
+            planning.add(change, depends_by_prefix.get(prefix, ()))
+        for note in planned.notes:
+            planning.note(note)
+
+    def _unread_sources(
+        self,
+        managed: Sequence[EnvironmentDomains],
+        lookups: Mapping[str, Mapping[str, Any] | None],
+    ) -> list[EnvironmentDomains]:
+        """Environments of the manifest that hold a moving host but were not read (`--target`).
+
+        Their domains are managed, so the host moves (deleted there first) instead of being a
+        conflict. They stand in the domain plan with only the moving hosts as live state and no
+        hosts of their own, so nothing else about them is planned.
+        """
+        read = {(env.project, env.app, env.environment) for env in managed}
+        found: dict[tuple[str, ...], EnvironmentDomains] = {}
+        for attached in lookups.values():
+            if attached is None or str(attached.get("appId")) in self.planning.going_away:
+                continue
+            where = tuple(self.record.labels.get(str(attached.get("environmentId")), "").split("/"))
+            if len(where) != 3 or where in read or not self.planning.manages(KIND, *where):
+                continue
+            p, a, name = where
+            ref = Location(
+                str(attached["projectId"]), str(attached["appId"]), name, attached["environmentId"]
+            )
+            previous = found.get(where)
+            live = (*(previous.live or ()), attached) if previous else (attached,)
+            found[where] = EnvironmentDomains(
+                p, a, name, hosts=(), positions={}, live=live, ref=ref, prune=False
+            )
+        return list(found.values())
+
+    async def _name_attachments(self, attached: Sequence[Mapping[str, Any]]) -> None:
+        """Learn the slugs of environments outside the manifest that hold a host it adds.
+
+        Only reached when a host is attached elsewhere (a conflict the plan reports), so the
+        plan can say `blog/site/production` instead of three IDs. Best effort: a key that may
+        not read those objects just leaves the IDs in the message.
+        """
+        labels = self.record.labels
+        unknown = {
+            str(a.get("environmentId")): a
+            for a in attached
+            if str(a.get("environmentId")) not in labels
+        }
+        found = await asyncio.gather(
+            *(locate(self.planning.platform, a) for a in unknown.values()),
+            return_exceptions=True,
+        )
+        for environment_id, label in zip(unknown, found, strict=True):
+            if isinstance(label, str):
+                labels[environment_id] = label
+
+
+KIND = register(DomainsKind())

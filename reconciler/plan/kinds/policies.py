@@ -18,15 +18,24 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reconciler.manifest.model import UNSET, Environment
-from reconciler.plan.changes import Action, Change, PolicyEdit
+from reconciler.plan.changes import Action, Call, Change, PolicyEdit
+from reconciler.plan.kinds import register
 from reconciler.plan.kinds.base import (
-    EnvironmentRef,
+    EnvironmentJob,
+    EnvironmentKind,
+    Location,
+    NewDomain,
+    Planning,
+    Reread,
+    SlugScope,
     address,
     make_call,
     nested_diffs,
     plain,
     require_fields,
 )
+from reconciler.plan.live import LiveRecord
+from reconciler.platform.protocol import Platform
 
 READ_OPERATION = "gateway.listPolicies"
 UNORDERED_LISTS = frozenset(
@@ -34,11 +43,6 @@ UNORDERED_LISTS = frozenset(
 )
 """Lists the gateway treats as sets (an IP in any range, outside all ranges; a method among
 these): their diffs name the items inserted and removed, not positions that shifted."""
-
-
-async def read_policies(client: Any, ref: EnvironmentRef) -> list[dict[str, Any]]:
-    found = await client.list_all(READ_OPERATION, ref.body(), object_id=ref.environment_id)
-    return require_fields(READ_OPERATION, found, "name")
 
 
 def normalise_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
@@ -148,7 +152,7 @@ def plan_policies(
     app_slug: str,
     environment: Environment,
     live: Sequence[Mapping[str, Any]] | None,
-    ref: EnvironmentRef,
+    ref: Location,
 ) -> Change | None:
     """The change of one environment's policy list; `live` is None when the app is being created."""
     assert environment.policies is not UNSET
@@ -166,9 +170,7 @@ def plan_policies(
         before=None if fresh else {"policies": before},
         after={"policies": after},
         calls=(
-            make_call(
-                "gateway.setPolicies", ref.body(policies=wanted), object_id=ref.environment_id
-            ),
+            make_call("gateway.setPolicies", ref.body(policies=wanted), object_id=ref.object_id),
         ),
         policy_edits=tuple(edits),
         notes=(_summary(edits),),
@@ -181,3 +183,65 @@ def _summary(edits: Sequence[PolicyEdit]) -> str:
     words = {"insert": "inserted", "remove": "removed", "change": "changed", "keep": "unchanged"}
     parts = [f"{counts[op]} {words[op]}" for op in words if counts[op]]
     return "the whole list is sent in one gateway.setPolicies: " + ", ".join(parts)
+
+
+class PoliciesKind(EnvironmentKind):
+    """`policies.<project>/<app>/<env>`: the ordered list as one resource, sent whole."""
+
+    name = "policies"
+    depth = 3
+    container = False
+    read_at = 3
+    read_operation = READ_OPERATION
+
+    async def read(self, platform: Platform, at: Location) -> list[dict[str, Any]]:
+        found = await platform.list_all(READ_OPERATION, at.body(), object_id=at.object_id)
+        checked: list[dict[str, Any]] = require_fields(READ_OPERATION, found, "name")
+        return checked
+
+    def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
+        record.read(READ_OPERATION, at.object_id)
+        record.state[f"policies {label}"] = [normalise_policy(p) for p in found]
+
+    def pick(self, found: Any, environment: str) -> Any:
+        return found
+
+    def environment_id(self, live: Any) -> str | None:
+        return None
+
+    def manages(self, environment: Environment) -> bool:
+        return environment.policies is not UNSET
+
+    def plan(self, job: EnvironmentJob, live: Any) -> None:
+        change = plan_policies(job.project, job.app, job.environment, live, job.at)
+        job.planning.add(change, job.depends_on)
+
+    async def finish(self, planning: Planning) -> None:
+        return None
+
+    def slug_scope(self, change: Change) -> SlugScope | None:
+        return None
+
+    def apply_phase(self, change: Change, call: Call) -> int | None:
+        return 5
+
+    def covers(self, change: Change, call: Call) -> bool:
+        return False
+
+    def unique_key(self, change: Change) -> str | None:
+        return None
+
+    def reread(self, platform: Platform, call: Call) -> Reread | None:
+        return None
+
+    def rollout_reason(self, change: Change) -> str | None:
+        return "policies"
+
+    def configures_deployment(self) -> bool:
+        return True
+
+    def created(self, change: Change, operation: str, data: Any) -> NewDomain | None:
+        return None
+
+
+KIND = register(PoliciesKind())

@@ -12,47 +12,52 @@ from typing import Any
 
 from reconciler.errors import NotFound, ReconcilerError
 from reconciler.manifest.model import UNSET, Project
-from reconciler.plan.changes import Action, Change
-from reconciler.plan.kinds.base import address, identity_diffs, make_call, require_fields
+from reconciler.plan.changes import Action, Call, Change
+from reconciler.plan.kinds import register
+from reconciler.plan.kinds.base import (
+    Kind,
+    Location,
+    NewDomain,
+    Reread,
+    SlugScope,
+    address,
+    identity_diffs,
+    lookup,
+    make_call,
+    require_fields,
+    slug_changed,
+)
+from reconciler.plan.live import LiveRecord, stable
+from reconciler.platform.protocol import Platform
 
 READ_OPERATION = "projects.getProject"
 
 
-async def read_project(client: Any, desired: Project) -> dict[str, Any] | None:
+def location(desired: Project) -> Location:
+    """Where the planner reads `desired`: by its pinned id, else its slug."""
+    return Location(desired.id or desired.slug, object_id=desired.id)
+
+
+async def read_project(platform: Platform, desired: Project) -> dict[str, Any] | None:
     """The live project (by pinned id, else slug), or None when there is none to update.
 
     A pinned id that does not exist is an error: creating a new project would get another id,
     and the manifest would never converge.
     """
-    try:
-        return await read_slug(client, desired.id or desired.slug, object_id=desired.id)
-    except NotFound:
-        if desired.id is None:
-            return None
+    live: dict[str, Any] | None = await KIND.read(platform, location(desired))
+    if live is None and desired.id is not None:
         raise ReconcilerError(
             f"project {desired.slug!r} is pinned to id {desired.id}, which does not exist",
             hint=f"remove `id: {desired.id}` from {desired.pos or 'the manifest'} to create a "
             "new project, or pin the id of an existing one",
-        ) from None
+        )
+    return live
 
 
-async def read_slug(client: Any, reference: str, *, object_id: str | None = None) -> dict[str, Any]:
-    """The project with this id or slug; raises NotFound when there is none."""
-    found: dict[str, Any] = require_fields(
-        READ_OPERATION,
-        await client.call(READ_OPERATION, {"project": reference}, object_id=object_id),
-        "id",
-        "slug",
-    )
-    return found
-
-
-async def slug_holder(client: Any, slug: str) -> dict[str, Any] | None:
+async def slug_holder(platform: Platform, slug: str) -> dict[str, Any] | None:
     """The project holding `slug` in the workspace, or None when it is free."""
-    try:
-        return await read_slug(client, slug)
-    except NotFound:
-        return None
+    found: dict[str, Any] | None = await KIND.read(platform, Location(slug))
+    return found
 
 
 def slug_label(live: Mapping[str, Any], pinned: Mapping[str, str]) -> str:
@@ -126,3 +131,58 @@ def _rename_note(old: Any, new: str) -> str:
         f"renamed from {old!r} through its pinned id; generated URLs of the project's apps "
         f"change to use {new!r} from their next deployment"
     )
+
+
+class ProjectKind(Kind):
+    """`project.<slug>`: the top of the address tree."""
+
+    name = "project"
+    depth = 1
+    container = True
+    read_at = 1
+    read_operation = READ_OPERATION
+
+    async def read(self, platform: Platform, at: Location) -> dict[str, Any] | None:
+        """The project with the id or slug `at.project`; None when there is none."""
+        try:
+            found = await platform.call(READ_OPERATION, at.body(), object_id=at.object_id)
+        except NotFound:
+            return None
+        checked: dict[str, Any] = require_fields(READ_OPERATION, found, "id", "slug")
+        return checked
+
+    def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
+        record.read(READ_OPERATION, found["id"] if found else None)
+        record.state[f"project {label}"] = stable(found)
+        if found is not None:
+            record.labels[found["id"]] = f"project {found.get('slug', label)}"
+
+    def slug_scope(self, change: Change) -> SlugScope | None:
+        return ("project",)
+
+    def apply_phase(self, change: Change, call: Call) -> int | None:
+        return None
+
+    def covers(self, change: Change, call: Call) -> bool:
+        return False
+
+    def unique_key(self, change: Change) -> str | None:
+        return None
+
+    def reread(self, platform: Platform, call: Call) -> Reread | None:
+        if call.operation != "projects.createProject":
+            return None
+        return lookup(platform, READ_OPERATION, {"project": call.body["slug"]}, ("id",))
+
+    def rollout_reason(self, change: Change) -> str | None:
+        # a project's slug is part of its apps' generated URLs
+        return "project slug" if slug_changed(change) else None
+
+    def configures_deployment(self) -> bool:
+        return True
+
+    def created(self, change: Change, operation: str, data: Any) -> NewDomain | None:
+        return None
+
+
+KIND = register(ProjectKind())

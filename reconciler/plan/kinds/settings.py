@@ -17,9 +17,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.manifest.model import UNSET, Environment, Healthcheck, Region
-from reconciler.plan.changes import ABSENT, Action, Change, FieldDiff
+from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff
+from reconciler.plan.kinds import register
 from reconciler.plan.kinds.base import (
-    EnvironmentRef,
+    EnvironmentJob,
+    EnvironmentKind,
+    Location,
+    NewDomain,
+    Planning,
+    Reread,
+    SlugScope,
     address,
     display_number,
     make_call,
@@ -28,6 +35,8 @@ from reconciler.plan.kinds.base import (
     require_fields,
     value_diff,
 )
+from reconciler.plan.live import LiveRecord, stable
+from reconciler.platform.protocol import Platform
 
 READ_OPERATION = "environments.listEnvironments"
 HEALTHCHECK_DEFAULTS = {
@@ -36,12 +45,6 @@ HEALTHCHECK_DEFAULTS = {
     "failureThreshold": 3,
     "initialDelaySeconds": 0,
 }
-
-
-async def read_environments(client: Any, project_ref: str, app_ref: str) -> list[dict[str, Any]]:
-    """Both environments of an app (one call)."""
-    found = await client.list_all(READ_OPERATION, {"project": project_ref, "app": app_ref})
-    return require_fields(READ_OPERATION, found, "slug")
 
 
 def manages_settings(environment: Environment) -> bool:
@@ -180,7 +183,7 @@ def plan_settings(
     app_slug: str,
     environment: Environment,
     live: Mapping[str, Any] | None,
-    ref: EnvironmentRef,
+    ref: Location,
 ) -> Change | None:
     """The settings change of one environment; `live` is None when the app is being created."""
     current = live or {}
@@ -207,9 +210,7 @@ def plan_settings(
         after={d.path: d.after for d in diffs},
         diffs=tuple(diffs),
         calls=(
-            make_call(
-                "environments.updateSettings", ref.body(**body), object_id=ref.environment_id
-            ),
+            make_call("environments.updateSettings", ref.body(**body), object_id=ref.object_id),
         ),
         position=environment.pos,
     )
@@ -221,3 +222,72 @@ def _field_diffs(field: SettingField, before: Any, after: Any) -> list[FieldDiff
         return nested_diffs(field.path, _healthcheck(before), after)
     # `command` is an argument list: its items are diffed in order
     return [value_diff(field.path, before, after, unordered=field.unordered)]
+
+
+class SettingsKind(EnvironmentKind):
+    """`settings.<project>/<app>/<env>`: read with the app's other environment, in one call."""
+
+    name = "settings"
+    depth = 3
+    container = False
+    read_at = 2
+    read_operation = READ_OPERATION
+
+    async def read(self, platform: Platform, at: Location) -> list[dict[str, Any]]:
+        """Both environments of the app at `at` (one call)."""
+        found = await platform.list_all(READ_OPERATION, at.body())
+        checked: list[dict[str, Any]] = require_fields(READ_OPERATION, found, "slug")
+        return checked
+
+    def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
+        record.read(READ_OPERATION)
+        record.state[f"environments {label}"] = sorted(
+            (stable(e) or {} for e in found), key=lambda e: str(e.get("slug"))
+        )
+        for environment in found:
+            if environment.get("id"):
+                record.labels[environment["id"]] = f"{label}/{environment.get('slug')}"
+
+    def pick(self, found: Any, environment: str) -> Any:
+        by_slug = {e.get("slug"): e for e in found}
+        return by_slug.get(environment, {})
+
+    def environment_id(self, live: Any) -> str | None:
+        return str(live["id"]) if live and live.get("id") else None
+
+    def manages(self, environment: Environment) -> bool:
+        return manages_settings(environment)
+
+    def plan(self, job: EnvironmentJob, live: Any) -> None:
+        change = plan_settings(job.project, job.app, job.environment, live, job.at)
+        job.planning.add(change, job.depends_on)
+
+    async def finish(self, planning: Planning) -> None:
+        return None
+
+    def slug_scope(self, change: Change) -> SlugScope | None:
+        return None
+
+    def apply_phase(self, change: Change, call: Call) -> int | None:
+        return 2
+
+    def covers(self, change: Change, call: Call) -> bool:
+        return False
+
+    def unique_key(self, change: Change) -> str | None:
+        return None
+
+    def reread(self, platform: Platform, call: Call) -> Reread | None:
+        return None
+
+    def rollout_reason(self, change: Change) -> str | None:
+        return "settings"
+
+    def configures_deployment(self) -> bool:
+        return True
+
+    def created(self, change: Change, operation: str, data: Any) -> NewDomain | None:
+        return None
+
+
+KIND = register(SettingsKind())

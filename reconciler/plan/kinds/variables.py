@@ -34,29 +34,34 @@ from reconciler.manifest.model import UNSET, Environment, LiteralValue, Variable
 from reconciler.plan import secrets
 from reconciler.plan.changes import (
     ABSENT,
+    SENSITIVE,
     UNKNOWN,
     Action,
+    Call,
     Change,
     FieldDiff,
     SecretRef,
     SecretSource,
 )
+from reconciler.plan.kinds import register
 from reconciler.plan.kinds.base import (
-    SENSITIVE,
-    EnvironmentRef,
+    EnvironmentJob,
+    EnvironmentKind,
+    Location,
+    NewDomain,
+    Planning,
+    Reread,
+    SlugScope,
     address,
     batched,
     make_call,
     require_fields,
 )
+from reconciler.plan.live import LiveRecord, stable
+from reconciler.platform.protocol import Platform
 
 READ_OPERATION = "environments.listEnvironmentVariables"
 BATCH_SIZE = 50
-
-
-async def read_variables(client: Any, ref: EnvironmentRef) -> list[dict[str, Any]]:
-    found = await client.list_all(READ_OPERATION, ref.body(), object_id=ref.environment_id)
-    return require_fields(READ_OPERATION, found, "key", "kind")
 
 
 @dataclass
@@ -90,7 +95,7 @@ def plan_variables(
     app_slug: str,
     environment: Environment,
     live: Sequence[Mapping[str, Any]] | None,
-    ref: EnvironmentRef,
+    ref: Location,
     *,
     prune: bool,
     fingerprint_key: bytes | None,
@@ -295,31 +300,29 @@ def _delete(where: str, current: Mapping[str, Any]) -> Change:
     )
 
 
-def _attach_set_calls(
-    sets: Sequence[tuple[Change, dict[str, Any]]], ref: EnvironmentRef
-) -> list[Change]:
+def _attach_set_calls(sets: Sequence[tuple[Change, dict[str, Any]]], ref: Location) -> list[Change]:
     changes: list[Change] = []
     for batch in batched(list(sets), BATCH_SIZE):
         body = ref.body(variables=[item for _, item in batch])
-        call = make_call("environments.setEnvironmentVariables", body, object_id=ref.environment_id)
+        call = make_call("environments.setEnvironmentVariables", body, object_id=ref.object_id)
         changes.extend(_carry(call, [change for change, _ in batch]))
     return changes
 
 
-def _attach_remove_calls(deletes: Sequence[Change], ref: EnvironmentRef) -> list[Change]:
+def _attach_remove_calls(deletes: Sequence[Change], ref: Location) -> list[Change]:
     changes: list[Change] = []
     for batch in batched(list(deletes), BATCH_SIZE):
         names = [change.address.rsplit("/", 1)[1] for change in batch]
         call = make_call(
             "environments.removeEnvironmentVariables",
             ref.body(variables=names),
-            object_id=ref.environment_id,
+            object_id=ref.object_id,
         )
         changes.extend(_carry(call, batch))
     return changes
 
 
-def _carry(call: Any, batch: Sequence[Change]) -> list[Change]:
+def _carry(call: Call, batch: Sequence[Change]) -> list[Change]:
     """The first change of a batch carries its call; the others depend on it."""
     first, rest = batch[0], batch[1:]
     notes = first.notes
@@ -329,3 +332,94 @@ def _carry(call: Any, batch: Sequence[Change]) -> list[Change]:
     carried = [replace(first, calls=(call,), notes=notes)]
     carried.extend(replace(change, depends_on=(first.address,)) for change in rest)
     return carried
+
+
+def variable_keys(call: Call) -> set[str]:
+    """Variable names a set/remove call carries (a batch call stands for many changes)."""
+    items = call.body.get("variables")
+    if not isinstance(items, (list, tuple)):
+        return set()
+    keys: set[str] = set()
+    for item in items:
+        if isinstance(item, str):
+            keys.add(item)
+        elif isinstance(item, Mapping) and isinstance(item.get("key"), str):
+            keys.add(item["key"])
+    return keys
+
+
+class VariablesKind(EnvironmentKind):
+    """`variable.<project>/<app>/<env>/<KEY>`: one change per variable, sent in batches."""
+
+    name = "variable"
+    depth = 4
+    container = False
+    read_at = 3
+    read_operation = READ_OPERATION
+
+    async def read(self, platform: Platform, at: Location) -> list[dict[str, Any]]:
+        found = await platform.list_all(READ_OPERATION, at.body(), object_id=at.object_id)
+        checked: list[dict[str, Any]] = require_fields(READ_OPERATION, found, "key", "kind")
+        return checked
+
+    def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
+        record.read(READ_OPERATION, at.object_id)
+        record.state[f"variables {label}"] = sorted(
+            (stable(item) or {} for item in found), key=lambda v: str(v.get("key"))
+        )
+
+    def pick(self, found: Any, environment: str) -> Any:
+        return found
+
+    def environment_id(self, live: Any) -> str | None:
+        return None
+
+    def manages(self, environment: Environment) -> bool:
+        return environment.variables is not UNSET
+
+    def plan(self, job: EnvironmentJob, live: Any) -> None:
+        planning = job.planning
+        planned = plan_variables(
+            job.project,
+            job.app,
+            job.environment,
+            live,
+            job.at,
+            prune=planning.prune.variables,
+            fingerprint_key=planning.options.fingerprint_key,
+            selected=planning.selected,
+        )
+        planning.missing_sources.update(planned.missing_sources)
+        planning.compared_by_presence.extend(planned.compared_by_presence)
+        for change in planned.changes:
+            planning.add(change, job.depends_on)
+
+    async def finish(self, planning: Planning) -> None:
+        return None
+
+    def slug_scope(self, change: Change) -> SlugScope | None:
+        return None
+
+    def apply_phase(self, change: Change, call: Call) -> int | None:
+        return 4 if call.operation == "environments.removeEnvironmentVariables" else 3
+
+    def covers(self, change: Change, call: Call) -> bool:
+        return change.address.rsplit("/", 1)[1] in variable_keys(call)
+
+    def unique_key(self, change: Change) -> str | None:
+        return None
+
+    def reread(self, platform: Platform, call: Call) -> Reread | None:
+        return None
+
+    def rollout_reason(self, change: Change) -> str | None:
+        return "variables"
+
+    def configures_deployment(self) -> bool:
+        return True
+
+    def created(self, change: Change, operation: str, data: Any) -> NewDomain | None:
+        return None
+
+
+KIND = register(VariablesKind())
