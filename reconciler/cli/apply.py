@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 import click
-from rich.console import Console
 
 from reconciler.apply import (
     ApplyOptions,
@@ -54,6 +53,8 @@ from reconciler.errors import ApplyRefused, OutputError, UsageError
 from reconciler.manifest.model import Manifest
 from reconciler.plan.changes import Plan
 from reconciler.plan.targets import Scope
+from reconciler.report import output
+from reconciler.report.output import echo
 from reconciler.report.progress import (
     ApplyRecord,
     DeployRecord,
@@ -106,7 +107,7 @@ def stdin_is_interactive() -> bool:
 
 def stdout_is_terminal() -> bool:
     """Whether to draw progress bars and colour (tests replace this)."""
-    return _is_terminal(sys.stdout)
+    return output.stdout_is_terminal()
 
 
 def _is_terminal(stream: TextIO | None) -> bool:
@@ -299,9 +300,9 @@ def _report_interrupt(request: ApplyRequest, run: _Run) -> None:
         _echo(render_interrupted_apply(run.plan, run.applied, _rerun(request, run)))
     else:
         where = "at the confirmation" if run.stage == "confirming" else "before applying"
-        click.echo(f"Interrupted {where}: nothing was applied.", err=True)
+        echo(f"Interrupted {where}: nothing was applied.", err=True)
         return
-    click.echo("Interrupted.", err=True)
+    echo("Interrupted.", err=True)
 
 
 def _rerun(request: ApplyRequest, run: _Run) -> str:
@@ -319,7 +320,7 @@ def _ask(question: str) -> str:
     the end of input is a refusal."""
     try:
         with _interruptible():
-            return str(click.prompt(question, default="", show_default=False, prompt_suffix=" "))
+            return output.ask(question)
     except click.Abort as abort:  # click turns both an interrupt and the end of input into it
         if isinstance(abort.__context__, KeyboardInterrupt):
             raise KeyboardInterrupt from None
@@ -398,7 +399,7 @@ async def _check_rollouts(
     try:
         report = await gather_status(manifest, client)
     except ApiError as error:  # a check on top of a finished apply: say so, do not fail it
-        click.echo(f"Note: could not check the latest deployments: {error.message}", err=True)
+        echo(f"Note: could not check the latest deployments: {error.message}", err=True)
         return
     in_flight = []
     for env in report.environments:
@@ -408,7 +409,7 @@ async def _check_rollouts(
         if newest is None or newest.status not in FAILED_STATUSES:
             continue
         code = f" ({newest.error_code})" if newest.error_code else ""
-        click.echo(
+        echo(
             f"Warning: nothing changed, so nothing was deployed, but the newest deployment of "
             f"{env.address} ({newest.id}) is {newest.status}{code}: configuration an earlier "
             "apply changed may not be live. Fix the cause, then deploy again: "
@@ -417,7 +418,7 @@ async def _check_rollouts(
         )
     if in_flight:
         wait = request.command("status", "--wait", files=run.manifest_files)
-        click.echo(
+        echo(
             f"Note: {len(in_flight)} deployment(s) are still rolling out: "
             f"{', '.join(in_flight)}. To wait for them: {wait}",
             err=True,
@@ -472,7 +473,7 @@ def _warn_unfingerprinted(saved: Plan) -> None:
     reviewed: say so rather than let the check pass in silence."""
     unchecked = sorted({address for address, ref in secret_refs(saved) if not ref.fingerprint})
     if unchecked:
-        click.echo(
+        echo(
             f"Warning: {len(unchecked)} secret value(s) of this plan have no fingerprint "
             f"({ENV_FINGERPRINT_KEY} was not set when it was saved), so a value changed since "
             f"the review cannot be detected: {', '.join(unchecked)}. Set {ENV_FINGERPRINT_KEY} "
@@ -493,7 +494,7 @@ async def _fresh_plan(request: ApplyRequest, manifest: Manifest, client: Any) ->
         fingerprint_key=request.fingerprint_key,
     )
     plan = await build_plan(manifest, client, options)
-    click.echo(render_text(plan, color=request.color))
+    output.echo_plan(plan, render_text(plan, color=request.color) + "\n")
     return plan
 
 
@@ -514,7 +515,7 @@ async def _checked_saved_plan(
     check_saved_plan(
         saved.plan, current, resolve=resolve_ref, fingerprint_key=request.fingerprint_key
     )
-    click.echo(f"Applying the saved plan {request.planfile} ({_describe_counts(saved.plan)}).")
+    echo(f"Applying the saved plan {request.planfile} ({_describe_counts(saved.plan)}).")
     return saved.plan
 
 
@@ -529,9 +530,9 @@ def _nothing_to_apply(plan: Plan, *, rendered: bool) -> None:
     if not blocked:
         # the rendered plan already said "No changes. Live state matches the manifest."
         if not rendered:
-            click.echo("No changes in the saved plan.")
+            echo("No changes in the saved plan.")
         # The same result line as any apply, so CI logs and scripts read one form.
-        click.echo("Apply complete! Resources: 0 added, 0 changed, 0 destroyed.")
+        echo("Apply complete! Resources: 0 added, 0 changed, 0 destroyed.")
         return None
     raise ApplyRefused(
         "nothing can be applied: delete protection blocks " + ", ".join(blocked),
@@ -543,7 +544,7 @@ def _echo(line: str) -> None:
     """Print on stdout; if stdout fails, go on: an apply stopped half-way by its output would
     leave the platform half changed (the failure is reported when the command exits)."""
     with contextlib.suppress(OutputError):
-        click.echo(line)
+        echo(line)
 
 
 async def _execute(request: ApplyRequest, plan: Plan, client: Any, run: _Run) -> ApplyResult:
@@ -551,7 +552,7 @@ async def _execute(request: ApplyRequest, plan: Plan, client: Any, run: _Run) ->
 
     progress: PlainApplyProgress | RichApplyProgress
     if stdout_is_terminal():
-        progress = RichApplyProgress(Console(file=sys.stdout))
+        progress = RichApplyProgress(output.console())
     else:
         progress = PlainApplyProgress(_echo)
     run.stage, run.plan, run.applied = "applying", plan, ApplyRecord(progress)
@@ -576,7 +577,7 @@ async def _deploy(
     targets, left_out = deploy_targets(result, manifest, redeploy=redeploy)
     progress: PlainDeployProgress | RichDeployProgress
     if stdout_is_terminal():
-        progress = RichDeployProgress(Console(file=sys.stdout))
+        progress = RichDeployProgress(output.console())
     else:
         progress = PlainDeployProgress(_echo)
     run.stage, run.rollouts, run.deployed = "deploying", targets, DeployRecord(progress)

@@ -18,6 +18,8 @@ from reconciler.cli.options import (
     report_errors,
 )
 from reconciler.cli.validate import echo_warnings
+from reconciler.report import output
+from reconciler.report.output import echo
 
 if TYPE_CHECKING:
     from reconciler.manifest.model import Manifest
@@ -108,14 +110,13 @@ def plan(
     # not the job's stderr. The text form does not repeat what stderr already said.
     noted = with_warning_notes(result, manifest)
     if out is not None:
-        from reconciler.plan.planfile import save_plan
+        from reconciler.plan.planfile import plan_file_text
 
-        save_plan(noted, out, manifest_files=files)
-    click.echo(
-        _render(result if output_format == "text" else noted, output_format, no_color), nl=False
-    )
+        output.write_plan_file(out, noted, plan_file_text(noted, manifest_files=files))
+    shown = result if output_format == "text" else noted
+    output.echo_plan(shown, _render(shown, output_format, no_color))
     if out is not None:
-        click.echo(
+        echo(
             f"Saved the plan to {out}. To apply exactly this plan: reconciler apply {out}",
             err=True,
         )
@@ -168,5 +169,4 @@ def use_color(no_color: bool) -> bool:
     """Colour only on a terminal, and never with --no-color or NO_COLOR (any value)."""
     if no_color or "NO_COLOR" in os.environ:
         return False
-    stream = sys.stdout
-    return bool(getattr(stream, "isatty", None)) and stream.isatty()
+    return output.stdout_is_terminal()

@@ -13,6 +13,8 @@ from reconciler.cli.apply import duration
 from reconciler.cli.options import connection_options, manifest_option, report_errors
 from reconciler.manifest.model import Manifest
 from reconciler.platform.protocol import Platform
+from reconciler.report import output
+from reconciler.report.output import echo
 from reconciler.report.status import render_json, render_rich, render_text
 from reconciler.status import StatusReport, gather_status
 
@@ -80,13 +82,11 @@ def status(
     report, waited = asyncio.run(_gather(manifest, base_url, parallelism, verbose, options))
     now_ms = int(time.time() * 1000)
     if output_format == "json":
-        click.echo(render_json(report, now_ms), nl=False)
-    elif sys.stdout.isatty():
-        from rich.console import Console
-
-        render_rich(report, now_ms, Console())
+        echo(render_json(report, now_ms), nl=False)
+    elif output.stdout_is_terminal():
+        render_rich(report, now_ms, output.console())
     else:
-        click.echo(render_text(report, now_ms), nl=False)
+        echo(render_text(report, now_ms), nl=False)
     if waited is not None and not waited.succeeded:
         sys.exit(1)
 
@@ -124,11 +124,11 @@ async def _wait_for_rollouts(
         if (newest := env.newer or env.serving) is not None and not newest.is_final
     ]
     if not in_flight:
-        click.echo("No deployment in flight: nothing to wait for.", err=True)
+        echo("No deployment in flight: nothing to wait for.", err=True)
         return DeployReport(())
 
     def progress(line: str) -> None:
-        click.echo(line, err=True)
+        echo(line, err=True)
 
     waited = await wait_for_deployments(
         in_flight,
@@ -136,5 +136,5 @@ async def _wait_for_rollouts(
         options=options,
         observer=PlainDeployProgress(progress, created_earlier=True),
     )
-    click.echo(render_deploy_report(waited), err=True)
+    echo(render_deploy_report(waited), err=True)
     return waited

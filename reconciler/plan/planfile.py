@@ -34,18 +34,26 @@ class SavedPlan:
 
 
 def save_plan(plan: Plan, path: Path, *, manifest_files: Sequence[str]) -> None:
-    """Write `plan` to `path` atomically (a reader never sees half a file), readable by owner only."""
+    """Write `plan` to `path` atomically (a reader never sees half a file), readable by owner
+    only. The CLI saves through `reconciler.report.output.write_plan_file` instead, which also
+    redacts; this is for library use."""
     try:
         check_no_plain_secrets(plan)
     except PlainSecretError as error:
         raise PlanFileError(f"refusing to save the plan to {path}: {error.message}") from None
+    _write_atomically(Path(path), plan_file_text(plan, manifest_files=manifest_files))
+
+
+def plan_file_text(plan: Plan, *, manifest_files: Sequence[str]) -> str:
+    """The content of the plan file of `plan`: its JSON form, its kind, its manifest files
+    and the checksum of all that."""
     document = {
         **plan_to_dict(plan),
         "kind": PLAN_FILE_KIND,
         "manifest_files": list(manifest_files),
     }
     document["checksum"] = _checksum(document)
-    _write_atomically(Path(path), _dump(document))
+    return _dump(document)
 
 
 def load_plan(path: Path) -> SavedPlan:

@@ -19,6 +19,7 @@ import hashlib
 import hmac
 import re
 
+from reconciler import sensitive
 from reconciler.credentials import FINGERPRINT_KEY_ENV
 from reconciler.errors import UsageError
 from reconciler.manifest.model import MAX_VALUE_CHARS, FromEnv, FromFile
@@ -62,6 +63,7 @@ def resolve_secret(source: FromEnv | FromFile) -> str | None:
     """
     value = _read_source(source)
     if value is not None:
+        sensitive.register(value)
         _check_length(value, source_name(source))
     return value
 
@@ -110,6 +112,7 @@ def describe_source(source: FromEnv | FromFile) -> SecretSource:
 
 def register_manifest_value(address: str, value: str) -> str:
     """Remember a write-only literal from the manifest; returns its reference `manifest:ADDRESS`."""
+    sensitive.register(value)
     _manifest_values[address] = value
     return f"{SOURCE_MANIFEST}:{address}"
 
@@ -194,6 +197,7 @@ def fingerprint_key_from(raw: str | None) -> bytes | None:
     """
     if not raw:
         return None
+    sensitive.register(raw)
     if len(raw) < MIN_FINGERPRINT_KEY_CHARS:
         raise UsageError(
             f"{FINGERPRINT_KEY_ENV} has {len(raw)} characters; a fingerprint key needs at least "

@@ -24,9 +24,9 @@ from typing import Any
 
 import httpx
 
-from reconciler import __version__, errors
+from reconciler import __version__, errors, sensitive
 from reconciler.errors import UsageError
-from reconciler.platform.log import CallLog, redact
+from reconciler.platform.log import CallLog
 from reconciler.platform.messages import (
     API_KEY_ENV,
     ObjectNames,
@@ -315,7 +315,7 @@ class PlatformClient:
         if isinstance(exc, httpx.TimeoutException):
             what = f"no answer within {self.timeout:g}s ({type(exc).__name__})"
         else:
-            reason = redact(str(exc), self._secrets()) or type(exc).__name__
+            reason = sensitive.redact(str(exc), self._secrets()) or type(exc).__name__
             what = f"cannot reach {self.base_url}: {reason}"
         message = f"{op.name}: {what} after {attempts_text(attempt)}"
         hint = None
@@ -363,13 +363,13 @@ class PlatformClient:
         detail = error_detail(answer.content)
         secrets = self._secrets(body)
         if detail is not None:
-            detail = redact(detail, secrets)
+            detail = sensitive.redact(detail, secrets)
         # 502-504 come from the gateways and load balancers in front of any server, the
         # platform's too: transient server errors (retried when safe), whatever the spec lists.
         if not op.answers(status) and status not in RETRIED_SERVER_STATUSES:
             # Redirects, 405, 418, a 404 where none can be...: not the platform API speaking.
             if detail is None:
-                detail = redact(body_snippet(answer.content), secrets) or None
+                detail = sensitive.redact(body_snippet(answer.content), secrets) or None
             shown = f": {detail}" if detail else ""
             what = f"a status the platform API does not answer to this operation{shown}"
             return self._unexpected(op, status, what, detail=detail)
@@ -461,7 +461,9 @@ class PlatformClient:
                 where = "data" if index is None else f"data[{index}]"
                 problem = shape_problem(item, shape, where)
                 if problem is not None:
-                    raise self._unexpected(op, status, f"{_code(problem)} (see platform-api.md)")
+                    raise self._unexpected(
+                        op, status, f"{_code(problem)} (see the platform API spec)"
+                    )
         return data
 
     def _next_cursor(self, op: Operation, payload: Any, status: int) -> str | None:
@@ -551,4 +553,5 @@ def _checked_key(api_key: str | None, base_url: str) -> str:
             "which cannot be sent in an HTTP header",
             hint=f"check the value of {API_KEY_ENV}",
         )
+    sensitive.register(key)
     return key

@@ -1,4 +1,15 @@
-"""Standard output that fails with a message, not a traceback.
+"""The one boundary through which every byte leaving the process goes: standard output,
+standard error, and the files written for the user (plan files, exported manifests).
+
+Every write is redacted of the values registered in `reconciler.sensitive` (the API key, the
+fingerprint key, every secret resolved in this run); a file that would hold one is refused
+instead (a redacted plan file would only fail its checksum later). A plan is checked for
+write-only values in plain (`reconciler.plan.secret_guard`) before any rendering of it is
+written. Nothing else in reconciler writes to the streams: ruff's banned-api rule (TID251, see
+pyproject.toml) refuses `print`, `click.echo`, `sys.stdout`, `sys.stderr` and rich consoles
+outside this module and the emulator.
+
+Standard output that fails does so with a message, not a traceback.
 
 Output can fail for reasons outside reconciler: the reader of a pipe left (`reconciler plan |
 head`, EPIPE), the disk is full (`reconciler schema > /dev/full`), the descriptor was closed
@@ -13,9 +24,19 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from typing import Any, TextIO
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
-from reconciler.errors import OutputClosedError, OutputError
+import click
+
+from reconciler.errors import OutputClosedError, OutputError, PlainSecretError, PlanFileError
+from reconciler.files import write_atomically
+from reconciler.plan.changes import Plan
+from reconciler.plan.secret_guard import check_no_plain_secrets
+from reconciler.sensitive import contains_registered, redact
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 class GuardedOutput:
@@ -36,6 +57,7 @@ class GuardedOutput:
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         if self.failure is not None or not text:
             return len(text)
+        text = redact(text)
         if self.stream is None:
             raise self._failed(None)
         try:
@@ -110,12 +132,96 @@ def accept_output_failure() -> None:
 
 
 def guard_stdout() -> GuardedOutput:
-    """Put a `GuardedOutput` in front of `sys.stdout` (restore with `release_stdout`)."""
+    """Put a `GuardedOutput` in front of `sys.stdout` and a redacting stream in front of
+    `sys.stderr` (restore both with `release_stdout`). Whatever writes to them while a command
+    runs (click, rich, the `-v` call log) passes the boundary."""
     guard = GuardedOutput(sys.stdout)
     sys.stdout = guard  # type: ignore[assignment]
+    if not isinstance(sys.stderr, RedactedStream):
+        sys.stderr = RedactedStream(sys.stderr)  # type: ignore[assignment]
     return guard
 
 
 def release_stdout(guard: GuardedOutput) -> None:
     if sys.stdout is guard:
         sys.stdout = guard.stream  # type: ignore[assignment]
+    if isinstance(sys.stderr, RedactedStream):
+        sys.stderr = sys.stderr.stream  # type: ignore[assignment]
+
+
+class RedactedStream:
+    """A text stream that redacts registered values from every write (standard error)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(redact(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+# --- what the rest of reconciler writes through ----------------------------------------------
+
+
+def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:
+    """Write `text` (and a line break) to standard output, or standard error with `err`."""
+    stream = sys.stderr if err else sys.stdout
+    click.echo(redact(text), file=stream, nl=nl)
+
+
+def echo_plan(plan: Plan, text: str) -> None:
+    """Write a rendering of `plan` to standard output, once the plan is checked to hold no
+    write-only value in plain (`PlainSecretError` otherwise)."""
+    check_no_plain_secrets(plan)
+    echo(text, nl=False)
+
+
+def ask(question: str) -> str:
+    """The answer typed to `question` (the question goes to standard output)."""
+    return str(click.prompt(redact(question), default="", show_default=False, prompt_suffix=" "))
+
+
+def console(*, err: bool = False) -> Console:
+    """A rich console writing to standard output (or error) through this boundary."""
+    from rich.console import Console
+
+    return Console(file=sys.stderr if err else sys.stdout)
+
+
+def stdout_is_terminal() -> bool:
+    """Whether standard output is a terminal (progress bars, colour, tables)."""
+    try:
+        return bool(sys.stdout is not None and sys.stdout.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def discard_stdout() -> None:
+    """Point standard output at /dev/null, so the flush at exit does not fail again."""
+    discard_pending(sys.stdout)
+
+
+def write_file(path: Path, text: str, *, mode: int | None = None) -> None:
+    """Write a file for the user atomically (`reconciler.files.write_atomically`); refused
+    with an `OutputError` when it would hold a registered value. OSError as the write raises it."""
+    if contains_registered(text):
+        raise OutputError(
+            f"refusing to write {path}: it would hold a secret value (a bug in reconciler; "
+            "the value was not written)"
+        )
+    write_atomically(path, text, mode=mode)
+
+
+def write_plan_file(path: Path, plan: Plan, text: str) -> None:
+    """Save a plan file (mode 0600): the plan checked, then `text` written; every problem is a
+    `PlanFileError`."""
+    try:
+        check_no_plain_secrets(plan)
+        write_file(path, text, mode=0o600)
+    except (PlainSecretError, OutputError) as error:
+        raise PlanFileError(f"refusing to save the plan to {path}: {error.message}") from None
+    except OSError as error:
+        raise PlanFileError(f"cannot write plan file {path}: {error.strerror}") from None

@@ -10,10 +10,12 @@ total, with one line printed above it per finished change; anywhere else
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+if TYPE_CHECKING:  # consoles are made by reconciler.report.output
+    from rich.console import Console  # noqa: TID251
 
 from reconciler.apply import (
     ApplyObserver,

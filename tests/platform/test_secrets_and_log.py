@@ -10,7 +10,8 @@ import pytest
 
 from reconciler import errors
 from reconciler.errors import UsageError
-from reconciler.platform.log import CallLog, redact
+from reconciler.platform.log import CallLog
+from reconciler.sensitive import redact
 from tests.platform.helpers import (
     SENTINEL_KEY,
     call_once,

@@ -99,9 +99,7 @@ def test_absent_runtime_and_build_mean_nothing_set_yet():
 
 def test_settings_of_a_new_app_are_a_create_without_clears():
     environment = Environment("preview", runtime=Runtime(vcpus=0.25, healthcheck=None))
-    change = plan_settings(
-        "shop", "web", environment, None, Location("shop", "web", "preview")
-    )
+    change = plan_settings("shop", "web", environment, None, Location("shop", "web", "preview"))
     assert change.action is Action.CREATE and change.before is None
     assert change.calls[0].body == {
         "project": "shop",
