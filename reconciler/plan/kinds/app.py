@@ -15,7 +15,6 @@ from typing import Any
 from reconciler.errors import ReconcilerError
 from reconciler.manifest.model import UNSET, App, GitSource, OciSource
 from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff
-from reconciler.plan.kinds import register
 from reconciler.plan.kinds.base import (
     Kind,
     Location,
@@ -29,6 +28,7 @@ from reconciler.plan.kinds.base import (
     make_call,
     require_fields,
 )
+from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord, stable
 from reconciler.platform.protocol import Platform
 

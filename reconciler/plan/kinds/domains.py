@@ -23,7 +23,6 @@ from typing import Any
 from reconciler.errors import ApiError, NotFound
 from reconciler.manifest.model import UNSET, Environment, Position
 from reconciler.plan.changes import Action, Call, Change, Note
-from reconciler.plan.kinds import register
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
     EnvironmentKind,
@@ -38,6 +37,7 @@ from reconciler.plan.kinds.base import (
     make_call,
     require_fields,
 )
+from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord
 from reconciler.platform.protocol import Platform
 

@@ -19,7 +19,6 @@ from typing import Any
 
 from reconciler.manifest.model import UNSET, Environment
 from reconciler.plan.changes import Action, Call, Change, PolicyEdit
-from reconciler.plan.kinds import register
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
     EnvironmentKind,
@@ -34,6 +33,7 @@ from reconciler.plan.kinds.base import (
     plain,
     require_fields,
 )
+from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord
 from reconciler.platform.protocol import Platform
 

@@ -13,7 +13,6 @@ from typing import Any
 from reconciler.errors import NotFound, ReconcilerError
 from reconciler.manifest.model import UNSET, Project
 from reconciler.plan.changes import Action, Call, Change
-from reconciler.plan.kinds import register
 from reconciler.plan.kinds.base import (
     Kind,
     Location,
@@ -27,6 +26,7 @@ from reconciler.plan.kinds.base import (
     require_fields,
     slug_changed,
 )
+from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord, stable
 from reconciler.platform.protocol import Platform
 

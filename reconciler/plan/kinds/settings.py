@@ -18,7 +18,6 @@ from typing import Any
 
 from reconciler.manifest.model import UNSET, Environment, Healthcheck, Region
 from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff
-from reconciler.plan.kinds import register
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
     EnvironmentKind,
@@ -35,6 +34,7 @@ from reconciler.plan.kinds.base import (
     require_fields,
     value_diff,
 )
+from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord, stable
 from reconciler.platform.protocol import Platform
 

@@ -43,7 +43,6 @@ from reconciler.plan.changes import (
     SecretRef,
     SecretSource,
 )
-from reconciler.plan.kinds import register
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
     EnvironmentKind,
@@ -57,6 +56,7 @@ from reconciler.plan.kinds.base import (
     make_call,
     require_fields,
 )
+from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord, stable
 from reconciler.platform.protocol import Platform
 
