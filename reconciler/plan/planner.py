@@ -3,8 +3,11 @@
 The planner walks the address tree: projects, their apps, their environments. Reading is
 concurrent and pipelined per project: the project, then its apps, then for each app in
 parallel only what the manifest manages: each environment-level kind of the registry
-(`reconciler.plan.kinds`) is read per app or per environment, as the kind says (`read_at`).
-Objects that do not exist yet are not read at all. The client's semaphore bounds how many
+(`reconciler.plan.kinds`) is read per project, per app or per environment, as the kind says
+(`read_at`). A kind read per project (domains) is read once for the project, the first time
+one of its apps needs it, and each environment takes its share by the ID its app's listing
+of environments gave; an environment without one, or alone in its project in managing that
+kind, is read by itself. Objects that do not exist yet are not read at all. The client's semaphore bounds how many
 requests are in flight; there is no barrier between projects, so a slow project never holds
 up the others. Only after every read, each kind's `finish` plans what crosses environments
 (the domains kind looks up the hosts no read environment holds: a host can be attached
@@ -73,6 +76,23 @@ class _AppContext:
     fresh: bool  # created or replaced by this plan: nothing under it is read
     depends_on: tuple[str, ...]
     label: str  # shop/web
+    project_reads: _ProjectReads | None = None  # None: the project is created by this plan
+
+
+class _ProjectReads:
+    """The reads of one project shared by its environments (kinds with `read_at == 1`): the
+    first environment that needs one starts it, the others await the same task."""
+
+    def __init__(self, platform: Platform, at: Location, kinds: Collection[EnvironmentKind]):
+        self.platform = platform
+        self.at = at
+        self.kinds = kinds
+        self._reads: dict[EnvironmentKind, asyncio.Future[Any]] = {}
+
+    async def read(self, kind: EnvironmentKind) -> Any:
+        if kind not in self._reads:
+            self._reads[kind] = asyncio.ensure_future(kind.read(self.platform, self.at))
+        return await self._reads[kind]
 
 
 class _Planner(Planning):
@@ -130,6 +150,7 @@ class _Planner(Planning):
         if not is_set(desired.apps):
             return  # no `apps:` block: the project's apps are unmanaged, none is read or pruned
         at = Location(live["id"])
+        project_reads = _ProjectReads(self.platform, at, self._shared_kinds(desired))
         live_apps: list[dict[str, Any]] = await apps.KIND.read(self.platform, at)
         apps.KIND.record(self.record, at, desired.slug, live_apps)
         pinned = {a.id for a in listed(desired.apps) if a.id}
@@ -146,7 +167,9 @@ class _Planner(Planning):
         # may need another app's rename or delete first (`_targeted` keeps what it needs)
         await asyncio.gather(
             *(
-                self._plan_app(desired, a, matched[a.slug], project_ref, project_id, depends)
+                self._plan_app(
+                    desired, a, matched[a.slug], project_ref, project_id, depends, project_reads
+                )
                 for a in listed(desired.apps)
             )
         )
@@ -154,6 +177,22 @@ class _Planner(Planning):
         for live_app in live_apps:
             if live_app["id"] not in claimed:
                 self._unmanaged_app(desired, project_ref, live_app, desired_slugs=matched.keys())
+
+    def _shared_kinds(self, desired: Project) -> list[EnvironmentKind]:
+        """The kinds read per project that two or more environments of `desired` manage (for
+        one, its own filtered read costs no more than the project's listing)."""
+        environments = [
+            (a.slug, e)
+            for a in listed(desired.apps)
+            for e in a.environments
+            if self.scope.reads(desired.slug, a.slug, e.name)
+        ]
+        return [
+            kind
+            for kind in self.environment_kinds
+            if kind.read_at == 1
+            and sum(self._wants(desired.slug, a, e, kind) for a, e in environments) > 1
+        ]
 
     async def _hold_project_slugs(
         self, desired: Project, live: dict[str, Any] | None
@@ -254,6 +293,7 @@ class _Planner(Planning):
         project_ref: str,
         project_id: str | None,
         project_depends: tuple[str, ...],
+        project_reads: _ProjectReads | None = None,
     ) -> None:
         change = apps.plan_app(
             desired_project.slug,
@@ -276,6 +316,7 @@ class _Planner(Planning):
             fresh=fresh,
             depends_on=_dependency(change, Action.CREATE, Action.REPLACE) or project_depends,
             label=f"{desired_project.slug}/{desired.slug}",
+            project_reads=project_reads,
         )
         environments = [
             e
@@ -292,44 +333,91 @@ class _Planner(Planning):
     async def _read_and_plan_environments(
         self, context: _AppContext, live: Mapping[str, Any], environments: Sequence[Environment]
     ) -> None:
-        """Read what the environments' kinds need (per app and per environment, all at once),
-        then plan each environment."""
+        """Read what the environments' kinds need (per project, per app and per environment,
+        all at once), then plan each environment."""
         at = Location(context.project_ref, str(live["id"]))
         per_app = [
             kind
             for kind in self.environment_kinds
-            if kind.read_at == 2 and any(self._wants(context, e, kind) for e in environments)
+            if kind.read_at == 2 and any(self._wants_in(context, e, kind) for e in environments)
         ]
+        shared = context.project_reads
+        # an environment finds its share of a project's listing by the ID a per-app read gives
+        per_project = [
+            kind
+            for kind in (shared.kinds if shared is not None and per_app else ())
+            if any(self._wants_in(context, e, kind) for e in environments)
+        ]
+        project_listings = [shared.read(kind) for kind in per_project] if shared else []
         results = await asyncio.gather(
             *(kind.read(self.platform, at) for kind in per_app),
-            *(self._read_environment(context, at, e) for e in environments),
+            *project_listings,
+            *(self._read_environment(context, at, e, per_project) for e in environments),
         )
         read_per_app = dict(zip(per_app, results[: len(per_app)], strict=True))
+        read_per_project = dict(
+            zip(per_project, results[len(per_app) : len(per_app) + len(per_project)], strict=True)
+        )
         for kind, found in read_per_app.items():
             kind.record(self.record, at, context.label, found)
-        for environment, reads in zip(environments, results[len(per_app) :], strict=True):
+        for environment, reads in zip(
+            environments, results[len(per_app) + len(per_project) :], strict=True
+        ):
+            place = Location(at.project, at.app, environment.name)
             for kind, found in read_per_app.items():
-                reads[kind] = kind.pick(found, environment.name)
+                reads[kind] = kind.pick(found, place)
+            place = dataclasses.replace(place, object_id=self._environment_id(reads))
+            for kind, found in read_per_project.items():
+                if not self._wants_in(context, environment, kind):
+                    continue
+                if place.object_id is None:  # not in its app's listing: read it alone
+                    reads[kind] = await kind.read(self.platform, place)
+                else:
+                    reads[kind] = kind.pick(found, place)
             self._plan_environment(context, environment, reads)
 
     async def _read_environment(
-        self, context: _AppContext, app: Location, environment: Environment
+        self,
+        context: _AppContext,
+        app: Location,
+        environment: Environment,
+        shared: Collection[EnvironmentKind] = (),
     ) -> dict[EnvironmentKind, Any]:
-        """What each kind read per environment finds there, for the kinds it manages."""
+        """What each kind read per environment finds there, for the kinds it manages (a kind
+        read per project too, unless the environment takes its share of the project's)."""
         at = Location(app.project, app.app, environment.name)
         wanted = [
             kind
             for kind in self.environment_kinds
-            if kind.read_at == 3 and self._wants(context, environment, kind)
+            if kind.read_at in (1, 3)
+            and kind not in shared
+            and self._wants_in(context, environment, kind)
         ]
         found = await asyncio.gather(*(kind.read(self.platform, at) for kind in wanted))
         return dict(zip(wanted, found, strict=True))
 
-    def _wants(self, context: _AppContext, environment: Environment, kind: EnvironmentKind) -> bool:
+    def _wants_in(
+        self, context: _AppContext, environment: Environment, kind: EnvironmentKind
+    ) -> bool:
+        return self._wants(context.project.slug, context.app.slug, environment, kind)
+
+    def _wants(
+        self, project: str, app: str, environment: Environment, kind: EnvironmentKind
+    ) -> bool:
         """Whether the manifest manages `kind` in `environment` and the targets reach it."""
-        p, a = context.project.slug, context.app.slug
         return kind.manages(environment) and self.scope.reads(
-            p, a, environment.name, kind=kind.name
+            project, app, environment.name, kind=kind.name
+        )
+
+    def _environment_id(self, reads: Mapping[EnvironmentKind, Any]) -> str | None:
+        """The environment's ID, when one of the kinds read for it names it."""
+        return next(
+            (
+                found_id
+                for kind in self.environment_kinds
+                if kind in reads and (found_id := kind.environment_id(reads[kind])) is not None
+            ),
+            None,
         )
 
     def _plan_environment(
@@ -341,25 +429,16 @@ class _Planner(Planning):
         """Plan every kind the environment manages; `reads` is None when its app is created or
         replaced by this plan (nothing under it was read)."""
         label = f"{context.label}/{environment.name}"
-        environment_id = next(
-            (
-                found_id
-                for kind in self.environment_kinds
-                if reads is not None
-                and kind in reads
-                and (found_id := kind.environment_id(reads[kind])) is not None
-            ),
-            None,
-        )
+        environment_id = None if reads is None else self._environment_id(reads)
         at = Location(context.project_ref, context.app_ref, environment.name, environment_id)
         job = EnvironmentJob(
             self, context.project.slug, context.app.slug, environment, at, label, context.depends_on
         )
         for kind in self.environment_kinds:
-            if not self._wants(context, environment, kind):
+            if not self._wants_in(context, environment, kind):
                 continue
             live = None if reads is None else reads.get(kind)
-            if live is not None and kind.read_at == 3:
+            if live is not None and kind.read_at != 2:  # per-app reads are recorded per app
                 kind.record(self.record, at, label, live)
             kind.plan(job, live)
 

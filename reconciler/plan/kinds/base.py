@@ -92,8 +92,9 @@ class Kind(ABC):
     Class attributes: `name` (the address prefix and `Change.kind`), `depth` (parts of a full
     address), `container` (a `--target` of it covers every kind below it; its deletion waits
     for everything under it), `read_at` (the depth of the `Location` `read` is given: a
-    project reads itself at 1, apps are read at their project, settings at their app) and
-    `read_operation`.
+    project reads itself at 1, apps are read at their project, settings at their app; an
+    environment kind read at 1 is listed once per project and each environment takes its
+    share, see `EnvironmentKind.pick`) and `read_operation`.
     """
 
     name: ClassVar[str]
@@ -163,9 +164,11 @@ class EnvironmentKind(Kind):
         """Whether the manifest manages this kind in `environment`."""
 
     @abstractmethod
-    def pick(self, found: Any, environment: str) -> Any:
-        """The part of what `read` found that concerns `environment` (a kind read per app
-        finds every environment of it at once)."""
+    def pick(self, found: Any, at: Location) -> Any:
+        """The part of what `read` found that concerns the environment at `at` (a kind read
+        per app finds every environment of it at once, one read per project every environment
+        of the project). `at` names the app by ID, the environment by name, and carries the
+        environment's ID when a read of the app gave it (`object_id`)."""
 
     @abstractmethod
     def environment_id(self, live: Any) -> str | None:

@@ -1,8 +1,13 @@
 """Custom domains: `domain.<project>/<app>/<env>/<host>`, created and deleted per host.
 
-Read with one `domains.listDomains` filtered by project, app and environment
-for each environment whose `domains` the manifest manages. A host the
-manifest adds that no read environment holds is looked up once with
+Read with one `domains.listDomains` filtered by project alone (the platform API
+spec lets each filter work on its own), shared by the project's environments
+whose `domains` the manifest manages: each takes the domains of its app and
+environment ID (the planner hands it the ID its app's environment listing gave).
+An environment whose ID no read gave, or the only one of its project to manage
+domains, is read alone, filtered by project, app and environment. Either way the
+plan records the same per-environment state, so the plan does not depend on how
+it was read. A host the manifest adds that no read environment holds is looked up once with
 `domains.getDomain`, because a host can be attached to only one environment of
 the whole workspace: when it is attached somewhere the manifest does not
 manage, the plan says where (apply would get a 409). A host moving between two
@@ -270,7 +275,7 @@ class DomainsKind(EnvironmentKind):
     name = "domain"
     depth = 4
     container = False
-    read_at = 3
+    read_at = 1  # per project, shared; per environment where it cannot be (`pick`)
     read_operation = READ_OPERATION
 
     async def read(self, platform: Platform, at: Location) -> list[dict[str, Any]]:
@@ -285,8 +290,14 @@ class DomainsKind(EnvironmentKind):
             if domain.get("environmentId"):
                 record.labels.setdefault(domain["environmentId"], label)
 
-    def pick(self, found: Any, environment: str) -> Any:
-        return found
+    def pick(self, found: Any, at: Location) -> Any:
+        """The domains of the environment at `at` in its project's listing (by app and
+        environment ID, which a domain carries; its environment's name it does not)."""
+        return [
+            domain
+            for domain in found
+            if domain.get("environmentId") == at.object_id and domain.get("appId") == at.app
+        ]
 
     def environment_id(self, live: Any) -> str | None:
         for domain in live or ():

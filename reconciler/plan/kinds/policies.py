@@ -203,7 +203,7 @@ class PoliciesKind(EnvironmentKind):
         record.read(READ_OPERATION, at.object_id)
         record.state[f"policies {label}"] = [normalise_policy(p) for p in found]
 
-    def pick(self, found: Any, environment: str) -> Any:
+    def pick(self, found: Any, at: Location) -> Any:
         return found
 
     def environment_id(self, live: Any) -> str | None:

@@ -248,9 +248,9 @@ class SettingsKind(EnvironmentKind):
             if environment.get("id"):
                 record.labels[environment["id"]] = f"{label}/{environment.get('slug')}"
 
-    def pick(self, found: Any, environment: str) -> Any:
+    def pick(self, found: Any, at: Location) -> Any:
         by_slug = {e.get("slug"): e for e in found}
-        return by_slug.get(environment, {})
+        return by_slug.get(at.environment, {})
 
     def environment_id(self, live: Any) -> str | None:
         return str(live["id"]) if live and live.get("id") else None

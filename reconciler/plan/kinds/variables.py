@@ -380,7 +380,7 @@ class VariablesKind(EnvironmentKind):
             (stable(item) or {} for item in found), key=lambda v: str(v.get("key"))
         )
 
-    def pick(self, found: Any, environment: str) -> Any:
+    def pick(self, found: Any, at: Location) -> Any:
         return found
 
     def environment_id(self, live: Any) -> str | None:
