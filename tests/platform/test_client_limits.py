@@ -264,3 +264,28 @@ def test_a_listing_that_makes_progress_is_read_to_the_end() -> None:
 
     items = run(list_once(make_client(handle), "apps.listApps", APP_BODY))
     assert [item["id"] for item in items] == ["app_1", "app_2", "app_3"]
+
+
+# ---- a connection lost after the request was sent ---------------------------------------------
+
+
+@pytest.mark.parametrize("answered", [b"", b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"])
+def test_a_create_whose_connection_drops_after_sending_is_sent_once_and_ambiguous(
+    answered: bytes,
+) -> None:
+    """The server read the whole request, then closed (before answering, or mid-answer): the
+    object may exist, so the create is not sent again and the failure says so, whichever
+    transport carries the request."""
+    received: list[int] = []
+
+    async def drop(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        received.append(1)
+        writer.write(answered)
+        await writer.drain()
+        writer.close()
+
+    body = {"project": "shop", "name": "Web", "slug": "web", "git": {}}
+    with pytest.raises(errors.TransportError) as caught:
+        run(call_through(drop, "apps.createApp", body, max_attempts=3))
+    assert caught.value.ambiguous
+    assert len(received) == 1
