@@ -4,7 +4,16 @@ operations. Loaded lazily: naming `reconciler.platform.Platform` does not import
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import TYPE_CHECKING, Any
+
+# httpx imports its own command-line client when click and rich are installed (the CLI uses
+# both), and with it rich's console, progress bar and syntax highlighter and pygments'
+# lexers: about half of httpx's import time, in every command that calls the platform, for
+# a tool this process never runs. None in sys.modules makes that one import fail, and httpx
+# then defines a stand-in `main` (its own fallback for a missing dependency). Set before
+# `client` or `connect` import httpx; an httpx._main imported earlier is left as it is.
+sys.modules.setdefault("httpx._main", None)
 
 if TYPE_CHECKING:  # what `__getattr__` returns, for type checkers
     from reconciler.platform.client import PlatformClient
