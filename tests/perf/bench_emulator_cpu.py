@@ -447,15 +447,30 @@ def report(
     return rows
 
 
-async def run(args: argparse.Namespace) -> list[str]:
+@dataclass
+class Measured:
+    """Everything `run` reports, as figures (run_all.py's table reads them)."""
+
+    bare: Measure
+    figures: list[SizeFigures]
+    served: Measure
+    reference: Measure
+
+
+async def measure_all(args: argparse.Namespace) -> Measured:
     sizes = [int(size) for size in args.sizes.split(",")]
-    if args.state:
-        return await persisted_growth(args, sizes)
     bare = await bare_cpu(args.latency_ms, args.reads, args.connections)
     with server(emulator_command(args.latency_ms)) as emulator:
         figures = await growth_run(emulator, sizes, args.chunk, args.reads, args.connections)
     served, reference = await throughput(args.throughput_requests, args.connections)
-    return report(args, bare, figures, served, reference)
+    return Measured(bare, figures, served, reference)
+
+
+async def run(args: argparse.Namespace) -> list[str]:
+    if args.state:
+        return await persisted_growth(args, [int(size) for size in args.sizes.split(",")])
+    found = await measure_all(args)
+    return report(args, found.bare, found.figures, found.served, found.reference)
 
 
 async def persisted_growth(args: argparse.Namespace, sizes: list[int]) -> list[str]:
@@ -492,6 +507,13 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
 def rows(argv: list[str]) -> list[str]:
     """The report's lines, for run_all.py's table."""
     return asyncio.run(run(arguments(argv)))
+
+
+def measured(argv: list[str]) -> tuple[Measured, list[str]]:
+    """The figures and the report's lines, for run_all.py's table."""
+    args = arguments(argv)
+    found = asyncio.run(measure_all(args))
+    return found, report(args, found.bare, found.figures, found.served, found.reference)
 
 
 def main() -> int:
