@@ -21,6 +21,7 @@ same for desired hosts).
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,6 +109,20 @@ async def locate(platform: Platform, domain: Mapping[str, Any]) -> str:
         ),
     )
     return f"{project.get('slug')}/{app.get('slug')}/{environment.get('slug')}"
+
+
+class DomainListing(list[dict[str, Any]]):
+    """What one `listDomains` read found, with the domains of each (app ID, environment ID)
+    indexed on first use: every environment of a project picks its share of one listing, and
+    a scan of the whole listing for each would grow with the square of the project."""
+
+    @functools.cached_property
+    def by_place(self) -> dict[tuple[Any, Any], list[dict[str, Any]]]:
+        grouped: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
+        for domain in self:
+            place = (domain.get("appId"), domain.get("environmentId"))
+            grouped.setdefault(place, []).append(domain)
+        return grouped
 
 
 @dataclass(frozen=True)
@@ -278,10 +293,9 @@ class DomainsKind(EnvironmentKind):
     read_at = 1  # per project, shared; per environment where it cannot be (`pick`)
     read_operation = READ_OPERATION
 
-    async def read(self, platform: Platform, at: Location) -> list[dict[str, Any]]:
+    async def read(self, platform: Platform, at: Location) -> DomainListing:
         found = await platform.list_all(READ_OPERATION, at.body())
-        checked: list[dict[str, Any]] = require_fields(READ_OPERATION, found, "domain")
-        return checked
+        return DomainListing(require_fields(READ_OPERATION, found, "domain"))
 
     def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
         record.read(READ_OPERATION)
@@ -293,11 +307,8 @@ class DomainsKind(EnvironmentKind):
     def pick(self, found: Any, at: Location) -> Any:
         """The domains of the environment at `at` in its project's listing (by app and
         environment ID, which a domain carries; its environment's name it does not)."""
-        return [
-            domain
-            for domain in found
-            if domain.get("environmentId") == at.object_id and domain.get("appId") == at.app
-        ]
+        listing = found if isinstance(found, DomainListing) else DomainListing(found)
+        return list(listing.by_place.get((at.app, at.object_id), ()))
 
     def environment_id(self, live: Any) -> str | None:
         for domain in live or ():
