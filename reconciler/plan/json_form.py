@@ -88,7 +88,7 @@ class JsonArray(tuple):  # type: ignore[type-arg]
 
 
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
-    """The documented machine form of a plan (`--format json`; the README documents it)."""
+    """The documented machine form of a plan (`--format json`; docs/reference/plan-json.md documents it)."""
     add, change, destroy = plan.counts()
     return {
         "format_version": FORMAT_VERSION,

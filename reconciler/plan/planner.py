@@ -158,7 +158,7 @@ class _Planner(Planning):
     async def _hold_project_slugs(
         self, desired: Project, live: dict[str, Any] | None
     ) -> dict[str, Any] | None:
-        """Note who holds the slugs `desired` leaves and takes (engine/slug_moves.py), and
+        """Note who holds the slugs `desired` leaves and takes (plan/slug_moves.py), and
         return the live project it stands for: none when, unpinned, it found by its slug a
         project the manifest pins under another key (renamed away: this one is new)."""
         held = self.slug_holders.setdefault(("project",), {})
@@ -196,7 +196,7 @@ class _Planner(Planning):
 
     async def _order_slug_moves(self) -> None:
         """Make what takes a slug wait for what frees it, and break rename cycles through a
-        temporary slug (engine/slug_moves.py)."""
+        temporary slug (plan/slug_moves.py)."""
         wanted: dict[slug_moves.Scope, set[str]] = {("project",): set()}
         for desired in self.manifest.projects:
             wanted[("project",)].add(desired.slug)
