@@ -37,6 +37,7 @@ from reconciler.plan import kinds
 from reconciler.plan.kinds.base import address_parts
 from reconciler.plan.targets import Scope
 from reconciler.platform.protocol import Platform
+from reconciler.platform.shapes import object_member
 
 FINAL_STATUSES = frozenset({"ready", "failed", "cancelled", "superseded", "skipped", "stopped"})
 FAILED_STATUSES = frozenset({"failed", "cancelled"})
@@ -478,7 +479,7 @@ class _Deployer:
 def _outcome(
     target: DeployTarget, deployment_id: str, deployment: Mapping[str, Any]
 ) -> DeploymentOutcome:
-    error = deployment.get("error") if isinstance(deployment.get("error"), Mapping) else {}
+    error = object_member(deployment, "error")
     domains = deployment.get("domains")
     return DeploymentOutcome(
         target,
