@@ -76,7 +76,7 @@ class JsonArray(tuple):  # type: ignore[type-arg]
     def __eq__(self, other: object) -> bool:
         if isinstance(other, list):
             other = tuple(other)
-        return tuple.__eq__(self, other)  # type: ignore[no-any-return]
+        return tuple.__eq__(self, other)
 
     def __ne__(self, other: object) -> bool:
         return not self == other
@@ -278,7 +278,7 @@ def _secret_source(obj: Mapping[str, Any], path: str) -> SecretSource | None:
         raise PlanShapeError(
             f"{path}.secret_source.{kind}", f"expected a string, got {_kind(name)}"
         )
-    return SecretSource(kind, name)  # type: ignore[arg-type]
+    return SecretSource(kind, name)
 
 
 def _action(obj: Mapping[str, Any], path: str) -> Action:
