@@ -40,7 +40,11 @@ def interrupt_on_sigterm() -> Callable[[], None]:
     if not _in_main_thread():
         return lambda: None
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
-    return lambda: signal.signal(signal.SIGTERM, previous)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return restore
 
 
 def run_async(work: Coroutine[Any, Any, T]) -> T:

@@ -12,7 +12,7 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import click
 
@@ -56,7 +56,15 @@ def report_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def manifest_option(func: F | None = None, *, required: bool = True) -> Any:
+@overload
+def manifest_option(func: F, *, required: bool = True) -> F: ...
+
+
+@overload
+def manifest_option(func: None = None, *, required: bool = True) -> Callable[[F], F]: ...
+
+
+def manifest_option(func: F | None = None, *, required: bool = True) -> F | Callable[[F], F]:
     """`-f PATH`, repeatable: manifest files or directories.
 
     `required=False` is for commands that also take paths as arguments.
