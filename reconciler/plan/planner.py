@@ -366,7 +366,7 @@ class _Planner(Planning):
     def manages(self, kind: EnvironmentKind, project: str, app: str, environment: str) -> bool:
         desired = self.manifest.project(project)
         found_app = desired.app(app) if desired else None
-        found = found_app.environment(environment) if found_app else None  # type: ignore[arg-type]
+        found = found_app.environment(environment) if found_app else None
         return found is not None and kind.manages(found)
 
     def note(self, note: Note) -> None:
