@@ -12,7 +12,7 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import Any, ParamSpec, TypeVar, overload
 
 import click
 
@@ -21,6 +21,8 @@ from reconciler.errors import ReconcilerError
 from reconciler.report.output import echo
 
 F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 ENV_BASE_URL = "RECONCILER_BASE_URL"
 ENV_API_KEY = API_KEY_ENV
@@ -28,11 +30,11 @@ ENV_FINGERPRINT_KEY = FINGERPRINT_KEY_ENV
 ENV_DEBUG = "RECONCILER_DEBUG"
 
 
-def report_errors(func: F) -> F:
+def report_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Turn every failure of a command into a message and an exit code."""
 
     @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
         except ReconcilerError as error:
@@ -53,7 +55,7 @@ def report_errors(func: F) -> F:
             )
             sys.exit(1)
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 @overload
