@@ -78,7 +78,8 @@ class LazyGroup(click.Group):
         if target is None or not _module_exists(target):
             return None
         module_name, attribute = target.split(":")
-        return getattr(importlib.import_module(module_name), attribute)
+        command: click.Command = getattr(importlib.import_module(module_name), attribute)
+        return command
 
 
 def _settle_output(output: GuardedOutput, code: Any) -> Any:

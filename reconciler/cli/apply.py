@@ -435,7 +435,8 @@ async def _plan(
         plan = await _checked_saved_plan(request, manifest, saved, client)
         _warn_unfingerprinted(saved.plan)
     if not executable_changes(plan):
-        return _nothing_to_apply(plan, rendered=saved is None)
+        _nothing_to_apply(plan, rendered=saved is None)
+        return None
     max_deletes = request.max_deletes
     if max_deletes is None:
         max_deletes = saved.plan.max_deletes if saved else DEFAULT_MAX_DELETES
@@ -516,7 +517,7 @@ def _nothing_to_apply(plan: Plan, *, rendered: bool) -> None:
             echo("No changes in the saved plan.")
         # The same result line as any apply, so CI logs and scripts read one form.
         echo("Apply complete! Resources: 0 added, 0 changed, 0 destroyed.")
-        return None
+        return
     raise ApplyRefused(
         "nothing can be applied: delete protection blocks " + ", ".join(blocked),
         hint="set deleteProtection: false for them in the manifest and apply, then remove them",

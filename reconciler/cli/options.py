@@ -12,7 +12,7 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar, overload
 
 import click
 
@@ -21,6 +21,8 @@ from reconciler.errors import ReconcilerError
 from reconciler.report.output import echo
 
 F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 ENV_BASE_URL = "RECONCILER_BASE_URL"
 ENV_API_KEY = API_KEY_ENV
@@ -28,11 +30,11 @@ ENV_FINGERPRINT_KEY = FINGERPRINT_KEY_ENV
 ENV_DEBUG = "RECONCILER_DEBUG"
 
 
-def report_errors(func: F) -> F:
+def report_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Turn every failure of a command into a message and an exit code."""
 
     @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
         except ReconcilerError as error:
@@ -53,10 +55,18 @@ def report_errors(func: F) -> F:
             )
             sys.exit(1)
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
-def manifest_option(func: F | None = None, *, required: bool = True) -> Any:
+@overload
+def manifest_option(func: F, *, required: bool = True) -> F: ...
+
+
+@overload
+def manifest_option(func: None = None, *, required: bool = True) -> Callable[[F], F]: ...
+
+
+def manifest_option(func: F | None = None, *, required: bool = True) -> F | Callable[[F], F]:
     """`-f PATH`, repeatable: manifest files or directories.
 
     `required=False` is for commands that also take paths as arguments.

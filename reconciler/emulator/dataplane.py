@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
+import re2
 
 from reconciler.emulator.deployments import HOST_SUFFIX, served_domains
 from reconciler.emulator.errors import PROBLEM_CONTENT_TYPE, problem_body

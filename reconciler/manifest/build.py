@@ -18,6 +18,7 @@ from reconciler.manifest.model import (
     Build,
     Domain,
     Environment,
+    EnvironmentName,
     FromEnv,
     GitSource,
     Healthcheck,
@@ -107,11 +108,11 @@ def _app(document: Document, path: Path, slug: str, app: dict[str, Any]) -> App:
     )
 
 
-def _environment(document: Document, name: str, layered: Layered) -> Environment:
+def _environment(document: Document, name: EnvironmentName, layered: Layered) -> Environment:
     build = layered.child("build")
     runtime = layered.child("runtime")
     return Environment(
-        name=name,  # type: ignore[arg-type]  # environments() yields only the two names
+        name=name,
         build=UNSET if build is None else _build(document, build),
         runtime=UNSET if runtime is None else _runtime(document, runtime),
         regions=_listed(layered, "regions", lambda v, p: _region(document, v, p)),

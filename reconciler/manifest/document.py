@@ -14,7 +14,7 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from reconciler.manifest.load import LoadedFile
-from reconciler.manifest.model import ENVIRONMENT_NAMES, Position
+from reconciler.manifest.model import ENVIRONMENT_NAMES, EnvironmentName, Position
 from reconciler.manifest.problems import Path, Problem
 from reconciler.manifest.schema import Locate
 
@@ -163,14 +163,14 @@ class Layered:
         return None if found is None else found[0]
 
 
-def environments(app_path: Path, app: dict[str, Any]) -> Iterator[tuple[str, Layered]]:
+def environments(app_path: Path, app: dict[str, Any]) -> Iterator[tuple[EnvironmentName, Layered]]:
     """The managed environments of an app with `defaults` layered under each.
 
     Written environments first, in their order; `defaults` makes both managed."""
     envs = app.get("environments")
     envs = envs if isinstance(envs, dict) else {}
     defaults = app.get("defaults")
-    names = [n for n in envs if n in ENVIRONMENT_NAMES]
+    names = [known for written in envs for known in ENVIRONMENT_NAMES if written == known]
     if isinstance(defaults, dict):
         names += [n for n in ENVIRONMENT_NAMES if n not in names]
     for name in names:

@@ -311,7 +311,7 @@ class App:
     pos: Position | None = field(default=None, compare=False)
     positions: Mapping[str, Position] = field(default_factory=_no_positions, compare=False)
 
-    def environment(self, name: EnvironmentName) -> Environment | None:
+    def environment(self, name: str) -> Environment | None:
         return next((e for e in self.environments if e.name == name), None)
 
 

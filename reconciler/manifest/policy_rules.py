@@ -15,7 +15,7 @@ import ipaddress
 from collections.abc import Callable
 from typing import Any
 
-import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
+import re2
 
 from reconciler.manifest.problems import Path
 

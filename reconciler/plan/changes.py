@@ -20,6 +20,9 @@ FORMAT_VERSION = "1.0"
 ResourceKind = str
 """The name of a kind in the registry, `reconciler.plan.kinds` (`project`, `variable`...)."""
 SecretSourceKind = Literal["fromEnv", "fromFile"]
+ItemOp = Literal["insert", "remove", "change"]
+PolicyOp = Literal["keep", "insert", "remove", "change"]
+NoteSeverity = Literal["info", "warning", "error"]
 
 
 class Action(enum.Enum):
@@ -128,7 +131,7 @@ class ItemEdit:
     0-based positions in the list on that side, None (and the value None) where the item is not.
     """
 
-    op: Literal["insert", "remove", "change"]
+    op: ItemOp
     before_index: int | None
     after_index: int | None
     before: Any = None
@@ -155,7 +158,7 @@ class FieldDiff:
 class PolicyEdit:
     """One step of the sequence alignment of an ordered policy list."""
 
-    op: Literal["keep", "insert", "remove", "change"]
+    op: PolicyOp
     before_index: int | None
     after_index: int | None
     before: Mapping[str, Any] | None
@@ -194,7 +197,7 @@ class Change:
 class Note:
     """A plan-wide remark: unmanaged apps, how secrets were compared, conflicts."""
 
-    severity: Literal["info", "warning", "error"]
+    severity: NoteSeverity
     message: str
     address: str | None = None
 

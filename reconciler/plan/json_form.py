@@ -46,9 +46,12 @@ from reconciler.plan.changes import (
     Change,
     FieldDiff,
     ItemEdit,
+    ItemOp,
     Note,
+    NoteSeverity,
     Plan,
     PolicyEdit,
+    PolicyOp,
     SecretRef,
     SecretSource,
     SecretSourceKind,
@@ -57,14 +60,15 @@ from reconciler.plan.changes import (
 SECRET_MARKER = "$secret"
 ABSENT_MARKER = "$absent"
 SECRET_SOURCE_KINDS: tuple[str, ...] = get_args(SecretSourceKind)
-NOTE_SEVERITIES = ("info", "warning", "error")
-POLICY_OPS = ("keep", "insert", "remove", "change")
-ITEM_OPS = ("insert", "remove", "change")
+NOTE_SEVERITIES: tuple[NoteSeverity, ...] = get_args(NoteSeverity)
+POLICY_OPS: tuple[PolicyOp, ...] = get_args(PolicyOp)
+ITEM_OPS: tuple[ItemOp, ...] = get_args(ItemOp)
 
 T = TypeVar("T")
+Choice = TypeVar("Choice", bound=str)
 
 
-class JsonArray(tuple):  # type: ignore[type-arg]
+class JsonArray(tuple[Any, ...]):
     """A decoded JSON array: immutable like the value classes, equal to a list or tuple.
 
     The plan engine may build call bodies with lists or tuples; JSON keeps no
@@ -76,7 +80,7 @@ class JsonArray(tuple):  # type: ignore[type-arg]
     def __eq__(self, other: object) -> bool:
         if isinstance(other, list):
             other = tuple(other)
-        return tuple.__eq__(self, other)  # type: ignore[no-any-return]
+        return tuple.__eq__(self, other)
 
     def __ne__(self, other: object) -> bool:
         return not self == other
@@ -278,7 +282,7 @@ def _secret_source(obj: Mapping[str, Any], path: str) -> SecretSource | None:
         raise PlanShapeError(
             f"{path}.secret_source.{kind}", f"expected a string, got {_kind(name)}"
         )
-    return SecretSource(kind, name)  # type: ignore[arg-type]
+    return SecretSource(kind, name)
 
 
 def _action(obj: Mapping[str, Any], path: str) -> Action:
@@ -307,18 +311,19 @@ def _diff_from_dict(data: Any, path: str) -> FieldDiff:
     )
 
 
-def _op(obj: dict[str, Any], path: str, allowed: tuple[str, ...]) -> str:
-    op = _typed(obj, "op", path, str)
-    if op not in allowed:
-        raise PlanShapeError(f"{path}.op", f"must be one of {', '.join(allowed)}")
-    return op
+def _one_of(obj: Mapping[str, Any], key: str, path: str, allowed: tuple[Choice, ...]) -> Choice:
+    """`obj[key]`, which must be one of the `allowed` strings."""
+    value = _typed(obj, key, path, str)
+    for choice in allowed:
+        if value == choice:
+            return choice
+    raise PlanShapeError(f"{path}.{key}", f"must be one of {', '.join(allowed)}")
 
 
 def _item_from_dict(data: Any, path: str) -> ItemEdit:
     obj = _object(data, path)
-    op = _op(obj, path, ITEM_OPS)
     return ItemEdit(
-        op=op,  # type: ignore[arg-type]
+        op=_one_of(obj, "op", path, ITEM_OPS),
         before_index=_optional_index(obj, "before_index", path),
         after_index=_optional_index(obj, "after_index", path),
         before=decode_value(_get(obj, "before", path), f"{path}.before"),
@@ -328,9 +333,8 @@ def _item_from_dict(data: Any, path: str) -> ItemEdit:
 
 def _edit_from_dict(data: Any, path: str) -> PolicyEdit:
     obj = _object(data, path)
-    op = _op(obj, path, POLICY_OPS)
     return PolicyEdit(
-        op=op,  # type: ignore[arg-type]
+        op=_one_of(obj, "op", path, POLICY_OPS),
         before_index=_optional_index(obj, "before_index", path),
         after_index=_optional_index(obj, "after_index", path),
         before=_optional_mapping(obj, "before", path),
@@ -351,14 +355,12 @@ def _call_from_dict(data: Any, path: str) -> Call:
 
 def _note_from_dict(data: Any, path: str) -> Note:
     obj = _object(data, path)
-    severity = _typed(obj, "severity", path, str)
-    if severity not in NOTE_SEVERITIES:
-        raise PlanShapeError(f"{path}.severity", f"must be one of {', '.join(NOTE_SEVERITIES)}")
+    severity = _one_of(obj, "severity", path, NOTE_SEVERITIES)
     address = obj.get("address")
     if address is not None and not isinstance(address, str):
         raise PlanShapeError(f"{path}.address", f"expected a string or null, got {_kind(address)}")
     return Note(
-        severity=severity,  # type: ignore[arg-type]
+        severity=severity,
         message=_typed(obj, "message", path, str),
         address=address,
     )

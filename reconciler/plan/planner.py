@@ -265,7 +265,7 @@ class _Planner(Planning):
         )
         self._add(change, project_depends)
         replaced = change is not None and change.action is Action.REPLACE
-        if replaced and live is not None:
+        if change is not None and replaced and live is not None:
             self.going_away[live["id"]] = change.address
         fresh = live is None or replaced
         context = _AppContext(
@@ -366,7 +366,7 @@ class _Planner(Planning):
     def manages(self, kind: EnvironmentKind, project: str, app: str, environment: str) -> bool:
         desired = self.manifest.project(project)
         found_app = desired.app(app) if desired else None
-        found = found_app.environment(environment) if found_app else None  # type: ignore[arg-type]
+        found = found_app.environment(environment) if found_app else None
         return found is not None and kind.manages(found)
 
     def note(self, note: Note) -> None:
@@ -443,7 +443,7 @@ class _Planner(Planning):
                 # apps the manifest does not list (prune.apps deletions) come last
                 unlisted = app_counts.get(parts[0], 0)
                 app_index = 1 + apps.get((parts[0], parts[1]), unlisted)
-            env_index = ENVIRONMENT_NAMES.index(parts[2]) if len(parts) > 2 else -1  # type: ignore[arg-type]
+            env_index = ENVIRONMENT_NAMES.index(parts[2]) if len(parts) > 2 else -1
             return project_index, app_index, env_index, kinds.order(kind)
 
         return key

@@ -31,7 +31,8 @@ BOOL = Shape("boolean")
 STRS = Shape("array", item=STR)
 
 
-def obj(required: tuple[str, ...] = (), **fields: Shape) -> Shape:
+def obj(required: tuple[str, ...] = (), /, **fields: Shape) -> Shape:
+    # positional-only: a member keyword (or `**` of a dict of them) never binds to `required`
     return Shape("object", fields=fields, required=required)
 
 
@@ -176,6 +177,13 @@ DATA_SHAPES: Mapping[str, Shape] = {
     "deployments.getDeployment": DEPLOYMENT,
     "deployments.listDeployments": DEPLOYMENT,
 }
+
+
+def object_member(value: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    """The member `name` of `value` when it is an object, else an empty one: for the nested
+    objects a resource may leave out (a deployment's `git`, `docker`, `error`)."""
+    member = value.get(name)
+    return member if isinstance(member, Mapping) else {}
 
 
 def shape_problem(value: Any, shape: Shape, where: str) -> str | None:
