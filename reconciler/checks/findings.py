@@ -60,6 +60,14 @@ class Finding:
             return str(self.to_problem())
         return f"note: {Problem.at(self.position, self.path, self.text).located_message}"
 
+    @property
+    def labelled(self) -> str:
+        """`Error: file:line:column: path: message [rule]` (Warning, Waived), as the plan's
+        text lists its notes."""
+        label = "Waived" if self.waived is not None else self.severity.capitalize()
+        located = Problem.at(self.position, self.path, self.text).located_message
+        return f"{label}: {located}"
+
     def to_json(self) -> dict[str, str | int | None]:
         return {
             **Problem.at(self.position, self.path, self.message, self.severity).to_json(),

@@ -33,6 +33,8 @@ class LiveRecord:
     permissions: set[str] = field(default_factory=set)
     labels: dict[str, str] = field(default_factory=dict)
     state: dict[str, Any] = field(default_factory=dict)
+    rolled_back: set[str] = field(default_factory=set)
+    """`project/app` of the live apps whose production is rolled back (isRolledBack)."""
 
     def read(self, operation: str, object_id: str | None = None) -> None:
         self.permissions.add(permission(operation, object_id))
@@ -52,6 +54,8 @@ class LiveRecord:
         )
         for app in apps:
             self.labels[app["id"]] = f"{project_slug}/{app.get('slug')}"
+            if app.get("isRolledBack") is True:
+                self.rolled_back.add(f"{project_slug}/{app.get('slug')}")
 
     def environments(self, app_label: str, environments: Sequence[Mapping[str, Any]]) -> None:
         self.state[f"environments {app_label}"] = sorted(
@@ -60,6 +64,11 @@ class LiveRecord:
         for environment in environments:
             if environment.get("id"):
                 self.labels[environment["id"]] = f"{app_label}/{environment.get('slug')}"
+
+    def environment(self, project: str, app: str, name: str) -> Mapping[str, Any] | None:
+        """The environment as read (volatile fields left out); None when it was not read."""
+        listed = self.state.get(f"environments {project}/{app}") or ()
+        return next((e for e in listed if e.get("slug") == name), None)
 
     def variables(self, env_label: str, variables: Sequence[Mapping[str, Any]]) -> None:
         self.state[f"variables {env_label}"] = sorted(

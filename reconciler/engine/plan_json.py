@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, get_args
 
 from reconciler import __version__
+from reconciler.checks.golive import goes_live
 from reconciler.engine.changes import (
     ABSENT,
     FORMAT_VERSION,
@@ -117,6 +118,8 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "targets": list(plan.targets),
         "max_deletes": plan.max_deletes,
         "metadata": encode_value(plan.metadata, "metadata"),
+        "capacity": None if plan.capacity is None else plan.capacity.to_json(),
+        "findings": [finding.to_json() for finding in plan.findings],
     }
 
 
@@ -135,6 +138,7 @@ def _change_to_dict(change: Change) -> dict[str, Any]:
         "depends_on": list(change.depends_on),
         "notes": list(change.notes),
         "position": None if change.position is None else str(change.position),
+        "goes_live": goes_live(change),
     }
     if change.reason is not None:
         out["action_reason"] = change.reason

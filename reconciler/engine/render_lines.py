@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from reconciler.checks.golive import change_note
 from reconciler.engine.changes import (
     ABSENT,
     UNKNOWN,
@@ -409,6 +410,9 @@ def note_lines(change: Change) -> list[str]:
     notes = list(change.notes)
     if change.action is Action.BLOCKED and not any("deleteProtection" in n for n in notes):
         notes.append(LIFT_PROTECTION)
+    goes_live = change_note(change)
+    if goes_live is not None and not any("next deployment" in n for n in notes):
+        notes.append(goes_live)
     return [clean(note) for note in notes]
 
 
