@@ -15,7 +15,7 @@ from typing import Literal
 
 from reconciler.checks.capacity import LiveEnvironment
 from reconciler.engine.changes import Action, Change, Note
-from reconciler.manifest.model import ENVIRONMENT_NAMES, UNSET, Build, Environment, Manifest, listed
+from reconciler.manifest.model import ENVIRONMENT_NAMES, UNSET, Build, Manifest, listed
 
 GoesLive = Literal["at_apply", "next_deployment"]
 NEXT_DEPLOYMENT_NOTE = "reaches traffic only from the next deployment of this environment"
@@ -72,24 +72,24 @@ def auto_deploying(
 ) -> set[str]:
     """Those of `environments` that deploy on every push after the plan: the manifest's
     build.autoDeploy where it sets it, else the live one."""
+    desired = {
+        f"{project.slug}/{app.slug}/{environment.name}": environment
+        for project in manifest.projects
+        for app in listed(project.apps)
+        for environment in app.environments
+    }
     found = set()
     for where in environments:
-        project, app, name = where.split("/")
-        desired = _environment(manifest, project, app, name)
-        build = desired.build if desired is not None else UNSET
+        environment = desired.get(where)
+        build = environment.build if environment is not None else UNSET
         setting = build.auto_deploy if isinstance(build, Build) else UNSET
         if setting is UNSET:
+            project, app, name = where.split("/")
             live = live_environment(project, app, name) or {}
             setting = (live.get("build") or {}).get("autoDeploy") is True
         if setting is True:
             found.add(where)
     return found
-
-
-def _environment(manifest: Manifest, project: str, app: str, name: str) -> Environment | None:
-    desired_project = manifest.project(project)
-    desired_app = desired_project.app(app) if desired_project else None
-    return desired_app.environment(name) if desired_app else None  # type: ignore[arg-type]
 
 
 def deployment_notes(
