@@ -95,9 +95,22 @@ def ceiling(runtime: Mapping[str, Any], regions: Iterable[Mapping[str, Any]] | N
     """Per instance x the sum of replicas.max over the regions (None where unknown)."""
     if regions is None:
         return UNKNOWN
-    instances = sum(int(region["replicas"]["max"]) for region in regions)
+    try:
+        instances = sum(_number(region["replicas"]["max"]) for region in regions)
+    except (KeyError, TypeError, ValueError):
+        return UNKNOWN  # a live answer without the shape the spec gives: not taken as data
     values = [runtime.get(_API_FIELDS[r]) for r in RESOURCES]
-    return Figures(*(None if v is None else float(v) * instances for v in values))
+    return Figures(*(None if v is None or not _is_number(v) else v * instances for v in values))
+
+
+def _number(value: Any) -> float:
+    if not _is_number(value):
+        raise ValueError(value)
+    return float(value)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def environment_ceiling(

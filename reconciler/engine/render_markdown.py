@@ -116,9 +116,10 @@ def _warnings(plan: Plan) -> list[str]:
             f"> [!NOTE]\n> {plural(len(blocked), 'deletion')} blocked by delete protection "
             f"(not counted above): {names}"
         )
-    failing = [f for f in plan.findings if f.waived is None]
+    errors = [f for f in plan.findings if f.fails]
+    warned = [f for f in plan.findings if not f.fails and f.waived is None]
     waived = [f for f in plan.findings if f.waived is not None]
-    for findings, label in ((failing, "WARNING"), (waived, "NOTE")):
+    for findings, label in ((errors, "CAUTION"), (warned, "WARNING"), (waived, "NOTE")):
         if findings:
             items = [f"> - {_escape(f.labelled)}" for f in findings]
             blocks.append("\n".join([f"> [!{label}]", *items]))

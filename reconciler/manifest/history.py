@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import os
 import subprocess
 import tarfile
 import tempfile
@@ -42,7 +41,7 @@ def manifest_at(paths: Sequence[str], ref: str) -> Manifest | None:
     it was invalid (then every project counts as changed)."""
     root = _repository_root(Path(paths[0]))
     commit = _commit(root, ref)
-    relative = [Path(os.path.abspath(path)).relative_to(root) for path in paths]
+    relative = [_inside(root, path) for path in paths]
     with tempfile.TemporaryDirectory(prefix="reconciler-ref-") as scratch:
         present = [rel for rel in relative if _extract(root, commit, rel, Path(scratch))]
         if not present:
@@ -105,6 +104,13 @@ def _repository_root(path: Path) -> Path:
             f"{path} is not in a git repository; --changed-since compares with a git ref"
         ) from None
     return Path(top.decode().strip()).resolve()
+
+
+def _inside(root: Path, path: str) -> Path:
+    resolved = Path(path).resolve()
+    if not resolved.is_relative_to(root):
+        raise GitRefError(f"{path} is outside the git repository {root} of the first manifest")
+    return resolved.relative_to(root)
 
 
 def _commit(root: Path, ref: str) -> str:

@@ -242,3 +242,18 @@ def test_a_project_rename_needs_a_deployment_of_each_app(
     [change] = plan["changes"]
     assert (change["address"], change["goes_live"]) == ("project.store", "next_deployment")
     assert "needs one in: store/web/production, store/web/preview" in plan["notes"][-1]["message"]
+
+
+def test_the_markdown_comment_shows_findings_and_ceilings(
+    cli: Any, seed: Seed, tmp_path: Path
+) -> None:
+    seed_web(seed)
+    path = write_manifest(
+        tmp_path, manifest("{runtime: {vCpus: 1}}", header="limits: {vCpus: 4}\n")
+    )
+    result = cli("plan", "-f", str(path), "--format", "markdown")
+    assert result.exit_code == 1
+    caution = result.stdout.split("> [!CAUTION]\n")[1].split("\n\n")[0]
+    assert "limits.vCpus" in caution and "[capacity-limits]" in caution
+    assert "<details><summary>Capacity ceilings" in result.stdout
+    assert "shop/web/production  2.5 -> 5 vCPUs" in result.stdout

@@ -133,3 +133,12 @@ def test_outside_a_git_repository_is_a_clear_error(tmp_path: Path) -> None:
     path.write_text(manifest(DOCS))
     code, _, err = projects("-f", str(path), "--changed-since", "HEAD")
     assert code == 1 and "is not in a git repository" in err
+
+
+def test_a_manifest_outside_the_repository_is_a_clear_error(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    outside = tmp_path_factory.mktemp("elsewhere") / "x.yaml"
+    outside.write_text(manifest(DOCS.replace("docs", "xdocs")))
+    code, _, err = projects("-f", "platform/", "-f", str(outside), "--changed-since", "HEAD")
+    assert code == 1 and "is outside the git repository" in err
