@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "apply": "reconciler.cli.apply:apply",
     "export": "reconciler.cli.export:export",
     "status": "reconciler.cli.status:status",
+    "projects": "reconciler.cli.projects:projects",
     "emulator": "reconciler.cli.emulator:emulator",
 }
 

@@ -9,6 +9,8 @@ hosts normalised, policies normalised to the API's shape.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, Literal
 
 from reconciler.manifest.document import Document, Layered, environments
@@ -16,6 +18,7 @@ from reconciler.manifest.model import (
     UNSET,
     App,
     Build,
+    ChecksSettings,
     Domain,
     Environment,
     EnvironmentName,
@@ -31,9 +34,11 @@ from reconciler.manifest.model import (
     Prune,
     Region,
     Runtime,
+    Scope,
     SourceFile,
     Variable,
     VariableSource,
+    Waiver,
     freeze,
 )
 from reconciler.manifest.policy_rules import STRING_MATCH_KINDS
@@ -56,7 +61,56 @@ def build_manifest(document: Document, base_dir: str = ".") -> Manifest:
         ),
         sources=tuple(SourceFile(f.display, f.sha256) for f in document.files),
         base_dir=base_dir,
+        checks=_checks_settings(document),
     )
+
+
+def _checks_settings(document: Document) -> ChecksSettings:
+    rules = document.blocks.get("checks", {})
+    limits = document.blocks.get("limits", {})
+    positions = {
+        f"{block}.{key}": document.block_at((block, key))
+        for block, data in (("checks", rules), ("limits", limits))
+        for key in data
+    }
+    return ChecksSettings(
+        rules=freeze(rules),
+        limits=freeze(limits),
+        waivers=MappingProxyType(_waivers(document)),
+        positions=MappingProxyType(positions),
+        tested_environments=frozenset(
+            (str(path[1]), app_slug, name)
+            for path, app_slug, app in document.apps()
+            for name, layered in environments(path, app)
+            if layered.top("policyTests") is not None
+        ),
+    )
+
+
+def _waivers(document: Document) -> dict[Scope, Mapping[str, Waiver]]:
+    """Every object's `checks:` waivers by its scope; an environment's include its app's
+    `defaults` (the environment wins, rule by rule)."""
+    found: dict[Scope, Mapping[str, Waiver]] = {}
+
+    def add(scope: Scope, layered: Layered | None) -> None:
+        if layered is None:
+            return
+        waivers = {}
+        for rule in layered.names():
+            top = layered.top(rule)
+            assert top is not None  # names() lists only keys some layer has
+            waivers[rule] = Waiver(top[0]["reason"], document.key_at(top[1]))
+        if waivers:
+            found[scope] = MappingProxyType(waivers)
+
+    for slug, project in document.projects.items():
+        add((slug,), Layered([(project, ("projects", slug))]).child("checks"))
+    for path, app_slug, app in document.apps():
+        scope = (str(path[1]), app_slug)
+        add(scope, Layered([(app, path)]).child("checks"))
+        for name, layered in environments(path, app):
+            add((*scope, name), layered.child("checks"))
+    return found
 
 
 def _positions(document: Document, path: Path, data: dict[str, Any]) -> dict[str, Position]:

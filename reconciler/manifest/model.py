@@ -78,6 +78,10 @@ def _no_positions() -> Mapping[str, Position]:
     return MappingProxyType({})
 
 
+def _empty() -> Mapping[Any, Any]:
+    return MappingProxyType({})
+
+
 def is_set(value: object) -> bool:
     """True when the manifest manages the field (a value or an explicit null)."""
     return value is not UNSET
@@ -329,6 +333,37 @@ class Project:
         return next((a for a in listed(self.apps) if a.slug == slug), None)
 
 
+Scope = tuple[str, ...]
+"""An object of the tree by its slugs: `("shop",)`, `("shop", "web")`, `("shop", "web",
+"production")`; `()` is the whole workspace."""
+
+
+@dataclass(frozen=True)
+class Waiver:
+    """`checks: {<rule>: {off: true, reason: ...}}` on an object: the rule does not apply to it
+    or below it, for the reason given (which the findings show)."""
+
+    reason: str
+    pos: Position | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class ChecksSettings:
+    """The top-level `checks:` and `limits:` blocks and the waivers on objects, as written.
+
+    `rules` maps a rule id to its setting (a severity, or a mapping with `severity` and
+    parameters); reconciler/checks/ gives all of it its meaning."""
+
+    rules: Mapping[str, Any] = field(default_factory=_empty)
+    limits: Mapping[str, float] = field(default_factory=_empty)
+    waivers: Mapping[Scope, Mapping[str, Waiver]] = field(default_factory=_empty)
+    positions: Mapping[str, Position] = field(default_factory=_no_positions, compare=False)
+    """`checks.<rule>` and `limits.<key>` -> where the setting was written."""
+    tested_environments: frozenset[Scope] = frozenset()
+    """Environments with `policyTests` (read from the manifest as written, for the rule that
+    asks for them)."""
+
+
 @dataclass(frozen=True)
 class SourceFile:
     """A manifest file that was read, with the SHA-256 of its bytes (for plan digests)."""
@@ -346,6 +381,7 @@ class Manifest:
     base_dir: str = "."
     warnings: tuple[Problem, ...] = field(default=(), compare=False)
     """Values the platform accepts but that are likely mistakes (they never stop a plan)."""
+    checks: ChecksSettings = field(default_factory=ChecksSettings, compare=False)
 
     def project(self, slug: str) -> Project | None:
         return next((p for p in self.projects if p.slug == slug), None)

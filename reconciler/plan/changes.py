@@ -11,9 +11,13 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from reconciler.manifest.model import Position
+
+if TYPE_CHECKING:
+    from reconciler.checks.capacity import CapacityReport
+    from reconciler.checks.findings import Finding
 
 FORMAT_VERSION = "1.0"
 
@@ -216,6 +220,10 @@ class Plan:
     # the plan covers, by address. Not saved: apply checks a saved plan's references against
     # the plan it rebuilds from the manifest.
     declared_secrets: Mapping[str, str] = field(default_factory=dict)
+    # The most each environment may run before and after (reconciler/checks/capacity.py), and
+    # the findings of the plan-time checks; neither is saved nor compared by apply.
+    capacity: CapacityReport | None = field(default=None, compare=False)
+    findings: tuple[Finding, ...] = field(default=(), compare=False)
 
     @property
     def live_differs(self) -> bool:

@@ -56,6 +56,7 @@ from reconciler.plan.changes import (
     SecretSource,
     SecretSourceKind,
 )
+from reconciler.plan.golive import goes_live
 
 SECRET_MARKER = "$secret"
 ABSENT_MARKER = "$absent"
@@ -111,6 +112,8 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "targets": list(plan.targets),
         "max_deletes": plan.max_deletes,
         "metadata": encode_value(plan.metadata, "metadata"),
+        "capacity": None if plan.capacity is None else plan.capacity.to_json(),
+        "findings": [finding.to_json() for finding in plan.findings],
     }
 
 
@@ -129,6 +132,7 @@ def _change_to_dict(change: Change) -> dict[str, Any]:
         "depends_on": list(change.depends_on),
         "notes": list(change.notes),
         "position": None if change.position is None else str(change.position),
+        "goes_live": goes_live(change),
     }
     if change.reason is not None:
         out["action_reason"] = change.reason

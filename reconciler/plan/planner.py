@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reconciler import __version__
+from reconciler.checks import capacity
 from reconciler.errors import PermissionDenied
 from reconciler.manifest.model import (
     ENVIRONMENT_NAMES,
@@ -41,7 +42,7 @@ from reconciler.manifest.model import (
     is_set,
     listed,
 )
-from reconciler.plan import kinds, slug_moves
+from reconciler.plan import golive, kinds, slug_moves
 from reconciler.plan.changes import Action, Change, Note, Plan
 from reconciler.plan.kinds import app as apps
 from reconciler.plan.kinds import project
@@ -393,6 +394,7 @@ class _Planner(Planning):
         changes, included = self._targeted(ordered)
         notes = [n for n in self.notes if n.address is None or self.scope.covers(n.address)]
         notes.extend(self._plan_notes(changes, included))
+        notes.extend(self._deployment_notes(changes))
         permissions = set(self.record.permissions)
         permissions.update(call.permission for change in changes for call in change.calls)
         # a read that met a 404 made the client check the base URL, and apply's re-read will
@@ -412,6 +414,27 @@ class _Planner(Planning):
                 "fingerprint_mode": fingerprint_mode(self.options.fingerprint_key),
             },
             declared_secrets=dict(self.declared_secrets),
+            capacity=self._capacity(),
+        )
+
+    def _deployment_notes(self, changes: Sequence[Change]) -> list[Note]:
+        """Which environments need a deployment for the plan to reach traffic
+        (reconciler/plan/golive.py)."""
+        to_deploy = golive.environments_to_deploy(self.manifest, changes)
+        auto = golive.auto_deploying(self.manifest, to_deploy, self.record.environment)
+        return golive.deployment_notes(to_deploy, self.record.rolled_back, auto)
+
+    def _capacity(self) -> capacity.CapacityReport:
+        created = {
+            tuple(c.address.partition(".")[2].split("/"))
+            for c in self.changes
+            if c.kind == "app" and c.action in (Action.CREATE, Action.REPLACE)
+        }
+        return capacity.capacity_report(
+            self.manifest,
+            self.record.environment,
+            created,  # type: ignore[arg-type]  # app addresses have two parts
+            lambda project, app, name: self.scope.reads(project, app, name),
         )
 
     def _manifest_paths(self) -> set[tuple[str, ...]]:

@@ -385,6 +385,8 @@ class AppKind(Kind):
         )
         for app in found:
             record.labels[app["id"]] = f"{label}/{app.get('slug')}"
+            if app.get("isRolledBack") is True:
+                record.rolled_back.add(f"{label}/{app.get('slug')}")
 
     def slug_scope(self, change: Change) -> SlugScope | None:
         return ("app", address_parts(change.address)[0])
