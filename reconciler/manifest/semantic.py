@@ -20,6 +20,7 @@ from reconciler.manifest.document import Document, Layered, environments
 from reconciler.manifest.formats import host_problem, normalise_host
 from reconciler.manifest.model import MAX_VALUE_CHARS
 from reconciler.manifest.policy_rules import PolicyRules
+from reconciler.manifest.policy_test_rules import check_list, check_tests
 from reconciler.manifest.problems import WARNING, Path, Problem, format_path
 from reconciler.manifest.secret_sources import (
     SecretUnavailable,
@@ -71,6 +72,7 @@ class _Rules:
             for name, layered in environments(app_path, app):
                 self._healthcheck_complete(layered)
                 self._domains_unique(app_path, name, layered)
+                check_tests(self.report, f"{app_path[1]}/{app_path[3]}/{name}", layered)
 
     # --- projects and apps ----------------------------------------------------
 
@@ -125,6 +127,7 @@ class _Rules:
             for index, policy in enumerate(policies):
                 if isinstance(policy, dict):
                     self._policies.check((*path, "policies", index), policy)
+            check_list(self.warn, (*path, "policies"), policies)
 
     def _regions(self, path: Path, regions: list[Any]) -> None:
         seen: dict[str, Path] = {}
