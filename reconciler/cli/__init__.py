@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "export": "reconciler.cli.export:export",
     "status": "reconciler.cli.status:status",
     "emulator": "reconciler.cli.emulator:emulator",
+    "test": "reconciler.cli.test:test",
 }
 
 
