@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from reconciler.manifest.model import Position
+from reconciler.policy_tests.effect import OutcomeChange
 
 FORMAT_VERSION = "1.0"
 
@@ -168,6 +169,7 @@ class Change:
     word (`delete_protected`, `source_type_changed`, `renamed`,
     `attached_elsewhere`, ...) and `notes` the sentences a reviewer reads.
     `secret_source` names where the secret value a variable's change sends is read.
+    `test_outcomes` (policy lists) are the manifest's policy tests whose verdict it turns.
     """
 
     address: str
@@ -183,6 +185,7 @@ class Change:
     position: Position | None = None
     policy_edits: tuple[PolicyEdit, ...] = ()
     secret_source: SecretSource | None = None
+    test_outcomes: tuple[OutcomeChange, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -409,6 +409,7 @@ def note_lines(change: Change) -> list[str]:
     notes = list(change.notes)
     if change.action is Action.BLOCKED and not any("deleteProtection" in n for n in notes):
         notes.append(LIFT_PROTECTION)
+    notes += [f"policy test {o.name!r} changes: {o}" for o in change.test_outcomes]
     return [clean(note) for note in notes]
 
 
