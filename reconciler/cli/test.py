@@ -71,12 +71,18 @@ def test(
     from reconciler.cli.validate import echo_warnings
     from reconciler.engine.targets import Scope
     from reconciler.manifest.validate import load_manifest
+    from reconciler.platform.connect import LOCAL
     from reconciler.policy_tests import report
     from reconciler.policy_tests.run import environments_with_tests, run_tests
 
     scope = Scope.parse(targets)
     if via and not live:
         raise click.UsageError("--live-via is for --live runs: add --live, or drop --live-via")
+    if live and (base_url or "").strip().partition(":")[0] == LOCAL:
+        raise click.UsageError(
+            "--live sends real requests, and --base-url local has no server to receive them: "
+            "run `reconciler emulator` and pass its address as --base-url and --live-via"
+        )
     manifest = load_manifest(files)
     echo_warnings(manifest.warnings)
     environments = list(environments_with_tests(manifest, scope.covers))

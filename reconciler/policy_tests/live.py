@@ -101,8 +101,24 @@ def sendable_from(client_ip: str) -> str | None:
     return None
 
 
+# Headers the connection itself decides: the gateway routes by Host, and the others frame
+# the request; a test setting one cannot be sent as written.
+CONNECTION_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
+
+
+def not_sendable(test: PolicyTest) -> str | None:
+    """None when the test can be sent as written, else why not."""
+    fixed = sorted(name for name in test.headers if name.lower() in CONNECTION_HEADERS)
+    if fixed:
+        return (
+            f"the test sets {', '.join(fixed)}, which a live request cannot carry as written "
+            "(the connection decides it; Host is the environment's host)"
+        )
+    return sendable_from(test.client_ip)
+
+
 async def _send(address: str, test: PolicyTest, host: str, via: str | None) -> TestResult:
-    reason = sendable_from(test.client_ip)
+    reason = not_sendable(test)
     if reason is not None:
         return _skipped(address, test, reason)
     transport = httpx.AsyncHTTPTransport(local_address=test.client_ip, retries=0)

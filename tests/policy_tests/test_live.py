@@ -34,6 +34,7 @@ SENT = [
     Sample("the second loopback is blocked", "/", "deny", client_ip=SECOND_LOOPBACK),
 ]
 UNSENDABLE = Sample("from the internet", "/admin", "deny", client_ip="198.51.100.7")
+OTHER_HOST = Sample("another host", "/", "allow", client_ip="127.0.0.1", headers={"HOST": "x.test"})
 
 
 def deployed(emulator: Any, tmp_path: Path, samples: list[Sample]) -> Path:
@@ -53,11 +54,11 @@ def live(emulator: Any, manifest: Path, *args: str) -> tuple[int, Any]:
 def test_live_results_agree_with_the_gateway_and_unsendable_ips_are_skipped(
     emulator: Any, tmp_path: Path
 ) -> None:
-    manifest = deployed(emulator, tmp_path, [*SENT, UNSENDABLE])
+    manifest = deployed(emulator, tmp_path, [*SENT, UNSENDABLE, OTHER_HOST])
     code, report = live(emulator, manifest)
     assert code == 0, report
-    assert report["summary"] == {"passed": 3, "failed": 0, "skipped": 1}
-    sent, skipped = report["results"][:3], report["results"][3]
+    assert report["summary"] == {"passed": 3, "failed": 0, "skipped": 2}
+    sent, skipped, other_host = report["results"][:3], report["results"][3], report["results"][4]
     assert [(r["name"], r["actual"], r["passed"]) for r in sent] == [
         ("home is open", "allow", True),
         ("admin is closed", "deny", True),
@@ -69,6 +70,7 @@ def test_live_results_agree_with_the_gateway_and_unsendable_ips_are_skipped(
     assert all(r["host"] in deployment["domains"] for r in sent)
     assert (skipped["passed"], skipped["actual"]) == (None, None)
     assert skipped["skipped"].startswith("this machine cannot send from 198.51.100.7")
+    assert other_host["skipped"].startswith("the test sets HOST, which a live request cannot")
 
 
 def test_a_live_answer_that_differs_fails_and_junit_marks_the_skip(
@@ -119,3 +121,10 @@ def test_live_via_without_live_is_a_usage_error(tmp_path: Path) -> None:
     result = run_cli(["test", "-f", str(manifest), "--live-via", "http://127.0.0.1:1"])
     assert result.exit_code == 1
     assert "--live-via is for --live runs" in result.stderr
+
+
+def test_live_against_the_in_process_platform_is_a_usage_error(tmp_path: Path) -> None:
+    manifest = write(tmp_path, manifest_text(POLICIES, SENT[:1]))
+    result = run_cli(["test", "-f", str(manifest), "--live", "--base-url", "local"])
+    assert result.exit_code == 1
+    assert "--base-url local has no server to receive them" in result.stderr
