@@ -10,16 +10,13 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
-import signal
 import sys
-import threading
-from collections.abc import Callable
-from types import FrameType
 from typing import Any
 
 import click
 
 from reconciler import __version__
+from reconciler.cli.interrupts import interrupt_on_sigterm
 from reconciler.cli.output import GuardedOutput, OutputError, guard_stdout, release_stdout
 
 # command name -> "module:attribute" of a click.Command
@@ -47,7 +44,7 @@ class LazyGroup(click.Group):
         """
         kwargs["standalone_mode"] = False
         output = guard_stdout()
-        restore_sigterm = _interrupt_on_sigterm()
+        restore_sigterm = interrupt_on_sigterm()
         try:
             code = _settle_output(output, self._run(*args, **kwargs))
         finally:
@@ -97,29 +94,6 @@ def _settle_output(output: GuardedOutput, code: Any) -> Any:
 def _echo_error(text: str) -> None:
     with contextlib.suppress(OSError, ValueError):  # stderr is gone too: the code is all
         click.echo(text, err=True)
-
-
-def _interrupt_on_sigterm() -> Callable[[], None]:
-    """Handle SIGTERM as Ctrl-C (SIGINT) until the returned function is called.
-
-    CI sends SIGTERM to cancel a job, and `kill` sends it by default: without this, the
-    process would die at once, without the summary of what an interrupted apply did.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None  # only the main thread may set handlers (tests run some elsewhere)
-    previous = signal.signal(signal.SIGTERM, _as_interrupt)
-    return lambda: signal.signal(signal.SIGTERM, previous)
-
-
-def _as_interrupt(signum: int, frame: FrameType | None) -> None:
-    """Do what SIGINT would do now: asyncio's handler while a command awaits (it cancels the
-    work so that it can report), a KeyboardInterrupt otherwise, even when the shell started
-    the process with SIGINT ignored (a background job)."""
-    on_interrupt = signal.getsignal(signal.SIGINT)
-    if callable(on_interrupt) and on_interrupt is not _as_interrupt:
-        on_interrupt(signal.SIGINT, frame)
-    else:
-        raise KeyboardInterrupt
 
 
 def _module_exists(target: str) -> bool:

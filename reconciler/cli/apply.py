@@ -11,15 +11,11 @@ apply says what it did and what it did not, and how to go on; exit 130.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import re
 import shlex
-import signal
 import sys
-import threading
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
@@ -27,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 import click
 from rich.console import Console
 
+from reconciler.cli.interrupts import interruptible, run_async
 from reconciler.cli.options import (
     ENV_BASE_URL,
     ENV_FINGERPRINT_KEY,
@@ -277,7 +274,7 @@ def apply(
         )
     run = _Run(manifest_files=files, targets=targets)
     try:
-        succeeded = asyncio.run(_apply(request, run))
+        succeeded = run_async(_apply(request, run))
     except KeyboardInterrupt:
         _report_interrupt(request, run)
         sys.exit(EXIT_INTERRUPTED)
@@ -321,7 +318,7 @@ def _ask(question: str) -> str:
     """The answer to `question`; Ctrl-C or SIGTERM stop the question at once (an interrupt),
     the end of input is a refusal."""
     try:
-        with _interruptible():
+        with interruptible():
             return str(click.prompt(question, default="", show_default=False, prompt_suffix=" "))
     except click.Abort as abort:  # click turns both an interrupt and the end of input into it
         if isinstance(abort.__context__, KeyboardInterrupt):
@@ -329,22 +326,6 @@ def _ask(question: str) -> str:
         raise ApplyRefused(
             "apply cancelled: no answer (end of input); nothing was applied"
         ) from None
-
-
-@contextlib.contextmanager
-def _interruptible() -> Iterator[None]:
-    """Ctrl-C and SIGTERM stop a question at once.
-
-    While asyncio runs, SIGINT only asks the running task to stop at its next `await`, and
-    a person typing at the question never reaches one: nothing happened until Enter."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _check_inputs(planfile: str | None, files: tuple[str, ...], targets: tuple[str, ...]) -> None:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import click
 
+from reconciler.cli.interrupts import run_async
 from reconciler.cli.options import connection_options, report_errors
 from reconciler.errors import UsageError
 from reconciler.export import Export, ExportOptions, export_workspace
@@ -76,7 +76,7 @@ def export(
     """
     if output is not None and out_dir is not None:
         raise UsageError("use either -o/--output or --out-dir, not both")
-    result = asyncio.run(
+    result = run_async(
         _export(base_url, projects, parallelism, verbose, ExportOptions(pin_ids, factor_defaults))
     )
     if out_dir is not None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import os
 import sys
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from reconciler.cli.interrupts import run_async
 from reconciler.cli.options import (
     ENV_FINGERPRINT_KEY,
     connection_options,
@@ -103,7 +103,7 @@ def plan(
         max_deletes=max_deletes,
         fingerprint_key=fingerprint_key_from(os.environ.get(ENV_FINGERPRINT_KEY)),
     )
-    result = asyncio.run(_build(manifest, options, base_url, parallelism, verbose))
+    result = run_async(_build(manifest, options, base_url, parallelism, verbose))
     # JSON and markdown carry them as notes: a pull-request comment is all a reviewer sees,
     # not the job's stderr. The text form does not repeat what stderr already said.
     noted = with_warning_notes(result, manifest)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import time
 
 import click
 
 from reconciler.cli.apply import duration
+from reconciler.cli.interrupts import run_async
 from reconciler.cli.options import connection_options, manifest_option, report_errors
 from reconciler.engine.deploy import DeployOptions, DeployReport
 from reconciler.manifest.model import Manifest
@@ -76,7 +76,7 @@ def status(
     options = (
         DeployOptions(wait_timeout=wait_timeout, poll_interval=poll_interval) if wait else None
     )
-    report, waited = asyncio.run(_gather(manifest, base_url, parallelism, verbose, options))
+    report, waited = run_async(_gather(manifest, base_url, parallelism, verbose, options))
     now_ms = int(time.time() * 1000)
     if output_format == "json":
         click.echo(render_json(report, now_ms), nl=False)

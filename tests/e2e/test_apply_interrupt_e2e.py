@@ -172,3 +172,30 @@ def test_an_interrupt_before_a_deployment_is_created_names_the_command_that_depl
     )
     assert deployed.exit_code == 0, deployed.output
     assert "Deploy complete!" in deployed.stdout
+
+
+READ_ONLY_COMMANDS = {
+    "plan": (["plan", "-f", "{manifest}"], "projects.getProject"),
+    "status": (["status", "-f", "{manifest}"], "apps.listApps"),
+    "export": (["export", "--project", "shop"], "projects.getProject"),
+}
+
+
+@pytest.mark.parametrize("sigint_ignored", [False, True], ids=["foreground", "background-job"])
+@pytest.mark.parametrize(("arguments", "held"), READ_ONLY_COMMANDS.values(), ids=READ_ONLY_COMMANDS)
+def test_sigterm_mid_read_stops_a_read_only_command_with_130(
+    start_emulator: Any, tmp_path: Path, arguments: list[str], held: str, sigint_ignored: bool
+) -> None:
+    """SIGTERM while a read is in flight cancels the command's task (not an exception raised
+    wherever the event loop happens to be): exit 130 and no traceback, also when the shell
+    started it with SIGINT ignored."""
+    server = holding_emulator(start_emulator, held, 60_000)
+    manifest = write_manifest(tmp_path, WEB_WITH_VARIABLE_AND_POLICY)
+    command = [word.format(manifest=manifest) for word in arguments]
+    with CliProcess(command, env=platform_env(server), sigint_ignored=sigint_ignored) as reading:
+        server.wait_for_held_call()
+        reading.send_signal(signal.SIGTERM)
+        finished = reading.finish()
+    assert finished.exit_code == 130, finished.output
+    assert "Traceback" not in finished.output
+    assert finished.stdout == ""

@@ -417,32 +417,29 @@ def chain(objects: Objects, tmp_path: Path) -> tuple[str, str, str]:
     return api, v2, write_manifest(tmp_path, objects.manifest(entries, "forward"))
 
 
+TARGETS = {
+    "app": ("app.shop/api", "app.shop/api-legacy"),
+    "project": ("project.api", "project.api-legacy"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(TARGETS))
 def test_a_targeted_rename_brings_the_rename_that_frees_its_slug(
-    seed: Seed, emulator: Any, tmp_path: Path
+    kind: str, seed: Seed, emulator: Any, tmp_path: Path
 ) -> None:
-    objects = Objects("app", seed, emulator)
+    objects = Objects(kind, seed, emulator)
     api, v2, manifest = chain(objects, tmp_path)
+    target, freeing = TARGETS[kind]
 
-    planned = plan_of(emulator, manifest, "--target", "app.shop/api")
-    result = apply(emulator, "-f", manifest, "--target", "app.shop/api", "--auto-approve")
+    planned = plan_of(emulator, manifest, "--target", target)
+    result = apply(emulator, "-f", manifest, "--target", target, "--auto-approve")
 
-    apps = [c["address"] for c in planned["changes"] if c["kind"] == "app"]
-    assert apps == ["app.shop/api-legacy", "app.shop/api"]
-    assert any("app.shop/api-legacy" in n["message"] for n in planned["notes"])
+    renames = [c["address"] for c in planned["changes"] if c["kind"] == kind]
+    assert renames == [freeing, target]
+    assert any(freeing in n["message"] for n in planned["notes"]), planned["notes"]
     assert result.exit_code == 0, result.output
     assert conflicts(emulator) == []
     assert objects.live() == {"api": v2, "api-legacy": api}
-
-
-def test_a_targeted_project_rename_names_the_project_to_target_too(
-    seed: Seed, emulator: Any, tmp_path: Path
-) -> None:
-    _, _, manifest = chain(Objects("project", seed, emulator), tmp_path)
-
-    planned = plan_of(emulator, manifest, "--target", "project.api")
-
-    warnings = [n["message"] for n in planned["notes"] if n["severity"] == "warning"]
-    assert any("'api-legacy'" in m and "target it too" in m for m in warnings), warnings
 
 
 def test_a_saved_plan_of_a_swap_applies_as_planned(objects: Objects, tmp_path: Path) -> None:
