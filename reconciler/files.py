@@ -8,7 +8,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from reconciler.errors import UsageError
+from reconciler.errors import NotARegularFile
 
 _KINDS = (
     (stat.S_ISLNK, "a symbolic link", "the link itself, not the file it points to"),
@@ -18,10 +18,6 @@ _KINDS = (
     (stat.S_ISFIFO, "a named pipe", "the pipe"),
     (stat.S_ISSOCK, "a socket", "the socket"),
 )
-
-
-class NotARegularFile(UsageError):
-    """An output path that a write through a temporary file and a rename would replace."""
 
 
 def check_replaceable(path: Path) -> None:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from reconciler import secrets
-from reconciler.engine.changes import SecretRef
 from reconciler.manifest.model import MAX_VALUE_CHARS, FromEnv
 from reconciler.manifest.secret_sources import from_file
+from reconciler.plan import secrets
+from reconciler.plan.changes import SecretRef
 
 BOUND = MAX_VALUE_CHARS
 VALUE_MARK = "v@lue-"

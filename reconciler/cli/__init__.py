@@ -15,9 +15,10 @@ from typing import Any
 
 import click
 
-from reconciler import __version__
+from reconciler import __version__, sensitive
 from reconciler.cli.interrupts import interrupt_on_sigterm
-from reconciler.cli.output import GuardedOutput, OutputError, guard_stdout, release_stdout
+from reconciler.errors import OutputError
+from reconciler.report.output import GuardedOutput, echo, guard_stdout, release_stdout
 
 # command name -> "module:attribute" of a click.Command
 COMMANDS: dict[str, str] = {
@@ -43,6 +44,7 @@ class LazyGroup(click.Group):
         cannot be written (a full disk, a closed pipe) is one error line and exit 1.
         """
         kwargs["standalone_mode"] = False
+        sensitive.forget_all()  # one command per process: what it registers is its own
         output = guard_stdout()
         restore_sigterm = interrupt_on_sigterm()
         try:
@@ -93,7 +95,7 @@ def _settle_output(output: GuardedOutput, code: Any) -> Any:
 
 def _echo_error(text: str) -> None:
     with contextlib.suppress(OSError, ValueError):  # stderr is gone too: the code is all
-        click.echo(text, err=True)
+        echo(text, err=True)
 
 
 def _module_exists(target: str) -> bool:

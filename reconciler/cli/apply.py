@@ -21,19 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 import click
-from rich.console import Console
 
-from reconciler.cli.interrupts import interruptible, run_async
-from reconciler.cli.options import (
-    ENV_BASE_URL,
-    ENV_FINGERPRINT_KEY,
-    connection_options,
-    report_errors,
-)
-from reconciler.cli.output import OutputError
-from reconciler.engine.apply import (
+from reconciler.apply import (
     ApplyOptions,
-    ApplyRefused,
     ApplyResult,
     check_safety,
     check_saved_plan,
@@ -42,8 +32,7 @@ from reconciler.engine.apply import (
     secret_refs,
     unknown_secrets,
 )
-from reconciler.engine.changes import Plan
-from reconciler.engine.deploy import (
+from reconciler.apply.deploy import (
     FAILED_STATUSES,
     DeployOptions,
     DeployReport,
@@ -51,7 +40,20 @@ from reconciler.engine.deploy import (
     deploy_targets,
     roll_out,
 )
-from reconciler.engine.progress import (
+from reconciler.cli.interrupts import interruptible, run_async
+from reconciler.cli.options import (
+    ENV_BASE_URL,
+    ENV_FINGERPRINT_KEY,
+    connection_options,
+    report_errors,
+)
+from reconciler.errors import ApplyRefused, OutputError, UsageError
+from reconciler.manifest.model import Manifest
+from reconciler.plan.changes import Plan
+from reconciler.plan.targets import Scope
+from reconciler.report import output
+from reconciler.report.output import echo
+from reconciler.report.progress import (
     ApplyRecord,
     DeployRecord,
     PlainApplyProgress,
@@ -63,12 +65,9 @@ from reconciler.engine.progress import (
     render_interrupted_deploy,
     render_report,
 )
-from reconciler.engine.targets import Scope
-from reconciler.errors import UsageError
-from reconciler.manifest.model import Manifest
 
 if TYPE_CHECKING:
-    from reconciler.engine.planfile import SavedPlan
+    from reconciler.plan.planfile import SavedPlan
 
 DEFAULT_MAX_DELETES = 10
 CONFIRMATION = "Do you want to perform these actions? Only 'yes' will be accepted:"
@@ -106,7 +105,7 @@ def stdin_is_interactive() -> bool:
 
 def stdout_is_terminal() -> bool:
     """Whether to draw progress bars and colour (tests replace this)."""
-    return _is_terminal(sys.stdout)
+    return output.stdout_is_terminal()
 
 
 def _is_terminal(stream: TextIO | None) -> bool:
@@ -246,7 +245,7 @@ def apply(
     deployment went live); 1 otherwise; 130 when interrupted (Ctrl-C or
     SIGTERM), after a summary of what was applied and how to go on.
     """
-    from reconciler.secrets import fingerprint_key_from
+    from reconciler.plan.secrets import fingerprint_key_from
 
     _check_inputs(planfile, files, targets)
     request = ApplyRequest(
@@ -299,9 +298,9 @@ def _report_interrupt(request: ApplyRequest, run: _Run) -> None:
         _echo(render_interrupted_apply(run.plan, run.applied, _rerun(request, run)))
     else:
         where = "at the confirmation" if run.stage == "confirming" else "before applying"
-        click.echo(f"Interrupted {where}: nothing was applied.", err=True)
+        echo(f"Interrupted {where}: nothing was applied.", err=True)
         return
-    click.echo("Interrupted.", err=True)
+    echo("Interrupted.", err=True)
 
 
 def _rerun(request: ApplyRequest, run: _Run) -> str:
@@ -319,7 +318,7 @@ def _ask(question: str) -> str:
     the end of input is a refusal."""
     try:
         with interruptible():
-            return str(click.prompt(question, default="", show_default=False, prompt_suffix=" "))
+            return output.ask(question)
     except click.Abort as abort:  # click turns both an interrupt and the end of input into it
         if isinstance(abort.__context__, KeyboardInterrupt):
             raise KeyboardInterrupt from None
@@ -376,13 +375,13 @@ async def _check_rollouts(
     deployment that failed (configuration an earlier run applied may not be live, and a CI
     job that retries after a failed rollout must not pass in silence) or one still in flight
     (an earlier run interrupted while it waited): say so, and which command helps."""
-    from reconciler.platform.errors import ApiError
+    from reconciler.errors import ApiError
     from reconciler.status import gather_status
 
     try:
         report = await gather_status(manifest, client)
     except ApiError as error:  # a check on top of a finished apply: say so, do not fail it
-        click.echo(f"Note: could not check the latest deployments: {error.message}", err=True)
+        echo(f"Note: could not check the latest deployments: {error.message}", err=True)
         return
     in_flight = []
     for env in report.environments:
@@ -392,7 +391,7 @@ async def _check_rollouts(
         if newest is None or newest.status not in FAILED_STATUSES:
             continue
         code = f" ({newest.error_code})" if newest.error_code else ""
-        click.echo(
+        echo(
             f"Warning: nothing changed, so nothing was deployed, but the newest deployment of "
             f"{env.address} ({newest.id}) is {newest.status}{code}: configuration an earlier "
             "apply changed may not be live. Fix the cause, then deploy again: "
@@ -401,7 +400,7 @@ async def _check_rollouts(
         )
     if in_flight:
         wait = request.command("status", "--wait", files=run.manifest_files)
-        click.echo(
+        echo(
             f"Note: {len(in_flight)} deployment(s) are still rolling out: "
             f"{', '.join(in_flight)}. To wait for them: {wait}",
             err=True,
@@ -416,7 +415,7 @@ def _load_inputs(request: ApplyRequest) -> tuple[Manifest, SavedPlan | None]:
     if request.planfile is None:
         manifest, saved = load_manifest(list(request.files)), None
     else:
-        from reconciler.engine.planfile import load_plan
+        from reconciler.plan.planfile import load_plan
 
         saved = load_plan(Path(request.planfile))
         manifest = load_manifest(list(saved.manifest_files))
@@ -428,7 +427,7 @@ async def _plan(
     request: ApplyRequest, manifest: Manifest, saved: SavedPlan | None, client: Any, run: _Run
 ) -> Plan | None:
     """The plan to apply, checked and approved; None when there is nothing to do."""
-    from reconciler.secrets import resolve_ref
+    from reconciler.plan.secrets import resolve_ref
 
     if saved is None:
         plan = await _fresh_plan(request, manifest, client)
@@ -456,7 +455,7 @@ def _warn_unfingerprinted(saved: Plan) -> None:
     reviewed: say so rather than let the check pass in silence."""
     unchecked = sorted({address for address, ref in secret_refs(saved) if not ref.fingerprint})
     if unchecked:
-        click.echo(
+        echo(
             f"Warning: {len(unchecked)} secret value(s) of this plan have no fingerprint "
             f"({ENV_FINGERPRINT_KEY} was not set when it was saved), so a value changed since "
             f"the review cannot be detected: {', '.join(unchecked)}. Set {ENV_FINGERPRINT_KEY} "
@@ -467,8 +466,8 @@ def _warn_unfingerprinted(saved: Plan) -> None:
 
 async def _fresh_plan(request: ApplyRequest, manifest: Manifest, client: Any) -> Plan:
     """`apply -f`: plan now and show it."""
-    from reconciler.engine.plan import PlanOptions, build_plan
-    from reconciler.engine.render import render_text
+    from reconciler.plan.planner import PlanOptions, build_plan
+    from reconciler.report.plan_json import render_text
 
     options = PlanOptions(
         targets=request.targets,
@@ -477,7 +476,7 @@ async def _fresh_plan(request: ApplyRequest, manifest: Manifest, client: Any) ->
         fingerprint_key=request.fingerprint_key,
     )
     plan = await build_plan(manifest, client, options)
-    click.echo(render_text(plan, color=request.color))
+    output.echo_plan(plan, render_text(plan, color=request.color) + "\n")
     return plan
 
 
@@ -485,8 +484,8 @@ async def _checked_saved_plan(
     request: ApplyRequest, manifest: Manifest, saved: SavedPlan, client: Any
 ) -> Plan:
     """`apply PLANFILE`: the saved plan, once a plan rebuilt now proves it is still current."""
-    from reconciler.engine.plan import PlanOptions, build_plan
-    from reconciler.secrets import resolve_ref
+    from reconciler.plan.planner import PlanOptions, build_plan
+    from reconciler.plan.secrets import resolve_ref
 
     options = PlanOptions(
         targets=saved.plan.targets,
@@ -499,7 +498,7 @@ async def _checked_saved_plan(
     check_saved_plan(
         saved.plan, current, resolve=resolve_ref, fingerprint_key=request.fingerprint_key
     )
-    click.echo(f"Applying the saved plan {request.planfile} ({_describe_counts(saved.plan)}).")
+    echo(f"Applying the saved plan {request.planfile} ({_describe_counts(saved.plan)}).")
     return saved.plan
 
 
@@ -514,9 +513,9 @@ def _nothing_to_apply(plan: Plan, *, rendered: bool) -> None:
     if not blocked:
         # the rendered plan already said "No changes. Live state matches the manifest."
         if not rendered:
-            click.echo("No changes in the saved plan.")
+            echo("No changes in the saved plan.")
         # The same result line as any apply, so CI logs and scripts read one form.
-        click.echo("Apply complete! Resources: 0 added, 0 changed, 0 destroyed.")
+        echo("Apply complete! Resources: 0 added, 0 changed, 0 destroyed.")
         return None
     raise ApplyRefused(
         "nothing can be applied: delete protection blocks " + ", ".join(blocked),
@@ -528,15 +527,15 @@ def _echo(line: str) -> None:
     """Print on stdout; if stdout fails, go on: an apply stopped half-way by its output would
     leave the platform half changed (the failure is reported when the command exits)."""
     with contextlib.suppress(OutputError):
-        click.echo(line)
+        echo(line)
 
 
 async def _execute(request: ApplyRequest, plan: Plan, client: Any, run: _Run) -> ApplyResult:
-    from reconciler.secrets import resolve_ref
+    from reconciler.plan.secrets import resolve_ref
 
     progress: PlainApplyProgress | RichApplyProgress
     if stdout_is_terminal():
-        progress = RichApplyProgress(Console(file=sys.stdout))
+        progress = RichApplyProgress(output.console())
     else:
         progress = PlainApplyProgress(_echo)
     run.stage, run.plan, run.applied = "applying", plan, ApplyRecord(progress)
@@ -561,7 +560,7 @@ async def _deploy(
     targets, left_out = deploy_targets(result, manifest, redeploy=redeploy)
     progress: PlainDeployProgress | RichDeployProgress
     if stdout_is_terminal():
-        progress = RichDeployProgress(Console(file=sys.stdout))
+        progress = RichDeployProgress(output.console())
     else:
         progress = PlainDeployProgress(_echo)
     run.stage, run.rollouts, run.deployed = "deploying", targets, DeployRecord(progress)

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import socket
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import click
 
 from reconciler.cli.options import report_errors
-from reconciler.cli.output import accept_output_failure, discard_pending
 from reconciler.errors import ReconcilerError, UsageError
+from reconciler.report.output import accept_output_failure, discard_stdout, echo
 
 
 class _Rate(click.ParamType):
@@ -90,7 +89,7 @@ def emulator(
     rate_limit: float | None,
     step_ms: int,
 ) -> None:
-    """Run the local platform emulator (the whole API of platform-api.md) until Ctrl-C."""
+    """Run the local platform emulator (the whole platform API) until Ctrl-C."""
     import uvicorn
 
     from reconciler.emulator.app import ENV_API_KEY, EmulatorConfig, create_app
@@ -139,7 +138,7 @@ def emulator(
         banner.append(f"State file: {state_file}")
     banner.append("Press Ctrl-C to stop.")
     try:
-        click.echo("\n".join(banner))
+        echo("\n".join(banner))
     except BrokenPipeError:
         sock.close()
         _discard_stdout()
@@ -160,7 +159,7 @@ def emulator(
     if state_lock is not None:
         state_lock.release()
     try:
-        click.echo("Emulator stopped.")
+        echo("Emulator stopped.")
     except BrokenPipeError:  # the reader left while the emulator ran: nothing left to tell it
         _discard_stdout()
         accept_output_failure()
@@ -168,7 +167,7 @@ def emulator(
 
 def _discard_stdout() -> None:
     """Point stdout at /dev/null so that the flush at exit does not fail on the broken pipe."""
-    discard_pending(sys.stdout)
+    discard_stdout()
 
 
 def _server_class() -> type:

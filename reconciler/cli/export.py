@@ -10,7 +10,8 @@ from reconciler.cli.interrupts import run_async
 from reconciler.cli.options import connection_options, report_errors
 from reconciler.errors import UsageError
 from reconciler.export import Export, ExportOptions, export_workspace
-from reconciler.files import write_atomically
+from reconciler.report import output
+from reconciler.report.output import echo
 
 
 @click.command("export")
@@ -81,14 +82,14 @@ def export(
     )
     if out_dir is not None:
         written = _write_directory(result, out_dir, force=force)
-        click.echo(f"Wrote {len(written)} manifest(s) to {out_dir}.", err=True)
+        echo(f"Wrote {len(written)} manifest(s) to {out_dir}.", err=True)
     elif output is not None:
         _write_file(output, result.render(), force=force)
-        click.echo(f"Wrote {len(result.projects)} project(s) to {output}.", err=True)
+        echo(f"Wrote {len(result.projects)} project(s) to {output}.", err=True)
     else:
-        click.echo(result.render(), nl=False)
+        echo(result.render(), nl=False)
     if not result.projects:
-        click.echo("Warning: no projects found; nothing to manage yet.", err=True)
+        echo("Warning: no projects found; nothing to manage yet.", err=True)
     _print_secret_inputs(result)
 
 
@@ -127,7 +128,7 @@ def _write_file(path: Path, text: str, *, force: bool) -> None:
         raise UsageError(f"refusing to overwrite {path}", hint="pass --force to overwrite it")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, text)
+        output.write_file(path, text)
     except OSError as error:
         raise UsageError(f"cannot write {path}: {error.strerror or error}") from None
 
@@ -135,11 +136,11 @@ def _write_file(path: Path, text: str, *, force: bool) -> None:
 def _print_secret_inputs(result: Export) -> None:
     if not result.secrets:
         return
-    click.echo(
+    echo(
         f"\n{len(result.secrets)} write-only variable(s) cannot be read back; the manifest reads "
         "them from these environment variables at plan/apply time:",
         err=True,
     )
     width = max(len(s.env_name) for s in result.secrets)
     for secret in result.secrets:
-        click.echo(f"  {secret.env_name.ljust(width)}  {secret.address}", err=True)
+        echo(f"  {secret.env_name.ljust(width)}  {secret.address}", err=True)

@@ -18,6 +18,7 @@ import click
 
 from reconciler.credentials import API_KEY_ENV, FINGERPRINT_KEY_ENV
 from reconciler.errors import ReconcilerError
+from reconciler.report.output import echo
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -35,17 +36,17 @@ def report_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except ReconcilerError as error:
-            click.echo(f"Error: {error}", err=True)
+            echo(f"Error: {error}", err=True)
             sys.exit(error.exit_code)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
             raise
         except KeyboardInterrupt:
-            click.echo("Interrupted.", err=True)
+            echo("Interrupted.", err=True)
             sys.exit(130)
         except Exception as error:  # the boundary: nothing escapes as a traceback
             if os.environ.get(ENV_DEBUG) == "1":
                 raise
-            click.echo(
+            echo(
                 f"Error: internal error ({type(error).__name__}). This is a bug in reconciler; "
                 f"rerun with {ENV_DEBUG}=1 to see the traceback.",
                 err=True,

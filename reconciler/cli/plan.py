@@ -18,11 +18,13 @@ from reconciler.cli.options import (
     report_errors,
 )
 from reconciler.cli.validate import echo_warnings
+from reconciler.report import output
+from reconciler.report.output import echo
 
 if TYPE_CHECKING:
-    from reconciler.engine.changes import Plan
-    from reconciler.engine.plan import PlanOptions
     from reconciler.manifest.model import Manifest
+    from reconciler.plan.changes import Plan
+    from reconciler.plan.planner import PlanOptions
 
 EXIT_NO_CHANGES = 0
 EXIT_CHANGES = 2
@@ -86,10 +88,10 @@ def plan(
     Write-only values never appear; a secret that is not available shows as
     (known after apply), and the plan still works.
     """
-    from reconciler.engine.plan import PlanOptions
-    from reconciler.engine.targets import Scope
     from reconciler.manifest.validate import load_manifest
-    from reconciler.secrets import fingerprint_key_from
+    from reconciler.plan.planner import PlanOptions
+    from reconciler.plan.secrets import fingerprint_key_from
+    from reconciler.plan.targets import Scope
 
     Scope.parse(targets)  # a bad --target fails before any file or network work
     if out is not None:
@@ -108,14 +110,13 @@ def plan(
     # not the job's stderr. The text form does not repeat what stderr already said.
     noted = with_warning_notes(result, manifest)
     if out is not None:
-        from reconciler.engine.planfile import save_plan
+        from reconciler.plan.planfile import plan_file_text
 
-        save_plan(noted, out, manifest_files=files)
-    click.echo(
-        _render(result if output_format == "text" else noted, output_format, no_color), nl=False
-    )
+        output.write_plan_file(out, noted, plan_file_text(noted, manifest_files=files))
+    shown = result if output_format == "text" else noted
+    output.echo_plan(shown, _render(shown, output_format, no_color))
     if out is not None:
-        click.echo(
+        echo(
             f"Saved the plan to {out}. To apply exactly this plan: reconciler apply {out}",
             err=True,
         )
@@ -136,7 +137,7 @@ async def _build(
     parallelism: int,
     verbose: bool,
 ) -> Plan:
-    from reconciler.engine.plan import build_plan
+    from reconciler.plan.planner import build_plan
     from reconciler.platform.connect import connect
 
     async with connect(
@@ -147,14 +148,14 @@ async def _build(
 
 def with_warning_notes(result: Plan, manifest: Manifest) -> Plan:
     """The plan with each manifest warning as a `warning` note (for its JSON forms)."""
-    from reconciler.engine.changes import Note
+    from reconciler.plan.changes import Note
 
     notes = tuple(Note("warning", w.located_message) for w in manifest.warnings)
     return dataclasses.replace(result, notes=result.notes + notes) if notes else result
 
 
 def _render(result: Plan, output_format: str, no_color: bool) -> str:
-    from reconciler.engine import render
+    from reconciler.report import plan_json as render
 
     if output_format == "json":
         return render.render_json(result)
@@ -168,5 +169,4 @@ def use_color(no_color: bool) -> bool:
     """Colour only on a terminal, and never with --no-color or NO_COLOR (any value)."""
     if no_color or "NO_COLOR" in os.environ:
         return False
-    stream = sys.stdout
-    return bool(getattr(stream, "isatty", None)) and stream.isatty()
+    return output.stdout_is_terminal()

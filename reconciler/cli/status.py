@@ -7,13 +7,16 @@ import time
 
 import click
 
+from reconciler.apply.deploy import DeployOptions, DeployReport
 from reconciler.cli.apply import duration
 from reconciler.cli.interrupts import run_async
 from reconciler.cli.options import connection_options, manifest_option, report_errors
-from reconciler.engine.deploy import DeployOptions, DeployReport
 from reconciler.manifest.model import Manifest
-from reconciler.platform.client import PlatformClient
-from reconciler.status import StatusReport, gather_status, render_json, render_rich, render_text
+from reconciler.platform.protocol import Platform
+from reconciler.report import output
+from reconciler.report.output import echo
+from reconciler.report.status import render_json, render_rich, render_text
+from reconciler.status import StatusReport, gather_status
 
 
 @click.command("status")
@@ -79,13 +82,11 @@ def status(
     report, waited = run_async(_gather(manifest, base_url, parallelism, verbose, options))
     now_ms = int(time.time() * 1000)
     if output_format == "json":
-        click.echo(render_json(report, now_ms), nl=False)
-    elif sys.stdout.isatty():
-        from rich.console import Console
-
-        render_rich(report, now_ms, Console())
+        echo(render_json(report, now_ms), nl=False)
+    elif output.stdout_is_terminal():
+        render_rich(report, now_ms, output.console())
     else:
-        click.echo(render_text(report, now_ms), nl=False)
+        echo(render_text(report, now_ms), nl=False)
     if waited is not None and not waited.succeeded:
         sys.exit(1)
 
@@ -110,12 +111,12 @@ async def _gather(
 
 
 async def _wait_for_rollouts(
-    report: StatusReport, client: PlatformClient, options: DeployOptions
+    report: StatusReport, client: Platform, options: DeployOptions
 ) -> DeployReport:
     """Poll each environment's newest deployment that is not final yet, with progress and a
     result line on stderr (stdout stays the report, JSON included)."""
-    from reconciler.engine.deploy import DeployTarget, wait_for_deployments
-    from reconciler.engine.progress import PlainDeployProgress, render_deploy_report
+    from reconciler.apply.deploy import DeployTarget, wait_for_deployments
+    from reconciler.report.progress import PlainDeployProgress, render_deploy_report
 
     in_flight = [
         (DeployTarget(env.project, env.app, env.environment, reasons=()), newest.id)
@@ -123,11 +124,11 @@ async def _wait_for_rollouts(
         if (newest := env.newer or env.serving) is not None and not newest.is_final
     ]
     if not in_flight:
-        click.echo("No deployment in flight: nothing to wait for.", err=True)
+        echo("No deployment in flight: nothing to wait for.", err=True)
         return DeployReport(())
 
     def progress(line: str) -> None:
-        click.echo(line, err=True)
+        echo(line, err=True)
 
     waited = await wait_for_deployments(
         in_flight,
@@ -135,5 +136,5 @@ async def _wait_for_rollouts(
         options=options,
         observer=PlainDeployProgress(progress, created_earlier=True),
     )
-    click.echo(render_deploy_report(waited), err=True)
+    echo(render_deploy_report(waited), err=True)
     return waited

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from reconciler.cli.options import manifest_option, report_errors
+from reconciler.report.output import echo
 
 if TYPE_CHECKING:
     from reconciler.manifest.model import Manifest
@@ -58,7 +59,7 @@ def validate(
     if strict and manifest.warnings:
         raise SystemExit(1)
     if output_format == "text":
-        click.echo(_summary(manifest))
+        echo(_summary(manifest))
 
 
 def _report(
@@ -69,21 +70,21 @@ def _report(
         # One list, as before, so existing readers keep working: errors first, each item
         # with a `severity`; a manifest with neither is still `[]`.
         items = [p.to_json() for p in (*errors, *warnings)]
-        click.echo(json.dumps(items, indent=2))
+        echo(json.dumps(items, indent=2))
         return
     for problem in errors:
-        click.echo(str(problem))
+        echo(str(problem))
     echo_warnings(warnings)
     count = _count_line(errors, warnings, strict=strict)
     if count:
-        click.echo(count, err=True)
+        echo(count, err=True)
 
 
 def echo_warnings(warnings: Sequence[Problem]) -> None:
     """Each warning on stderr, `warning: file:line:column: path: message` (plan and apply
     print them too, before the plan, so stdout stays the plan or its JSON)."""
     for warning in warnings:
-        click.echo(str(warning), err=True)
+        echo(str(warning), err=True)
 
 
 def _count_line(errors: Sequence[Problem], warnings: Sequence[Problem], *, strict: bool) -> str:
@@ -135,6 +136,6 @@ def schema(output_format: str) -> None:
     if output_format == "markdown":
         from reconciler.manifest.reference import reference_markdown
 
-        click.echo(reference_markdown(manifest_schema()), nl=False)
+        echo(reference_markdown(manifest_schema()), nl=False)
         return
-    click.echo(schema_text(), nl=False)
+    echo(schema_text(), nl=False)

@@ -14,7 +14,8 @@ Routing by `Host` (port and a trailing dot ignored, case-insensitive), before an
 
 The policies are evaluated here, independently of `reconciler.policy_tests` (the emulator is a
 second implementation, and a property test shows the two agree); where the platform API spec
-leaves matching open, this follows the same answers, listed in the README ("The gateway").
+leaves matching open, this follows the same answers, listed in docs/guides/emulator.md
+("The gateway (data plane)").
 Gateway requests are not API calls: no key, no fault rules, latency or rate limit, and they are
 not in the request log.
 """

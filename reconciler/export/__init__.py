@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reconciler.errors import ExportError
 from reconciler.export.convert import (
     ExportOptions,
     app_entry,
@@ -28,21 +29,13 @@ from reconciler.export.convert import (
     project_entry,
     user_description,
 )
-from reconciler.export.live import (
-    Client,
-    ExportError,
-    LiveApp,
-    LiveEnvironment,
-    LiveProject,
-    read_workspace,
-)
+from reconciler.export.live import LiveApp, LiveEnvironment, LiveProject, read_workspace
 from reconciler.export.secret_names import SecretInput, SecretNames
 from reconciler.export.yaml_out import dump_manifest, header_lines
+from reconciler.platform.protocol import Platform
 
 __all__ = [
-    "Client",
     "Export",
-    "ExportError",
     "ExportOptions",
     "LiveApp",
     "LiveEnvironment",
@@ -123,6 +116,6 @@ def build_export(
 
 
 async def export_workspace(
-    client: Client, project_slugs: Sequence[str] = (), options: ExportOptions = _DEFAULT_OPTIONS
+    client: Platform, project_slugs: Sequence[str] = (), options: ExportOptions = _DEFAULT_OPTIONS
 ) -> Export:
     return build_export(await read_workspace(client, project_slugs), options)

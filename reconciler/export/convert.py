@@ -11,18 +11,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.export.live import (
-    ENVIRONMENT_ORDER,
-    ExportError,
-    LiveApp,
-    LiveEnvironment,
-    LiveProject,
-)
+from reconciler.errors import ExportError
+from reconciler.export.live import ENVIRONMENT_ORDER, LiveApp, LiveEnvironment, LiveProject
 from reconciler.export.secret_names import SecretNames
-from reconciler.resources.common import display_number
-from reconciler.resources.policies import normalise_policy
-from reconciler.resources.settings import FIELDS, HEALTHCHECK_DEFAULTS
-from reconciler.secrets import split_fingerprint
+from reconciler.plan.kinds.base import display_number
+from reconciler.plan.kinds.policies import normalise_policy
+from reconciler.plan.kinds.settings import FIELDS, HEALTHCHECK_DEFAULTS
+from reconciler.plan.secrets import split_fingerprint
 
 ENVIRONMENT_KEY_ORDER = ("build", "runtime", "regions", "variables", "domains", "policies")
 

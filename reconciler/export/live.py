@@ -5,30 +5,14 @@ locally, all concurrently (the client bounds how many requests are in flight).""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from reconciler.errors import ReconcilerError
-from reconciler.platform.errors import NotFound
+from reconciler.errors import ExportError, NotFound
+from reconciler.platform.protocol import Platform
 
 ENVIRONMENT_ORDER = ("production", "preview")
-
-
-class ExportError(ReconcilerError):
-    """The live state could not be read or has a shape export cannot write."""
-
-
-class Client(Protocol):
-    """What export needs from `reconciler.platform.client.PlatformClient`."""
-
-    async def call(
-        self, operation: str, body: Mapping[str, Any], *, object_id: str | None = None
-    ) -> Any: ...
-
-    async def list_all(
-        self, operation: str, body: Mapping[str, Any], *, object_id: str | None = None
-    ) -> list[dict]: ...
 
 
 @dataclass
@@ -58,7 +42,7 @@ class LiveProject(_LiveObject):
     apps: list[LiveApp] = field(default_factory=list)
 
 
-async def read_workspace(client: Client, project_slugs: Sequence[str] = ()) -> list[LiveProject]:
+async def read_workspace(client: Platform, project_slugs: Sequence[str] = ()) -> list[LiveProject]:
     """Every project (or the named ones) with its apps, environments, variables,
     policies and domains. Domains come from one workspace-wide list when every
     project is exported, else one filtered list per project."""
@@ -79,7 +63,7 @@ async def read_workspace(client: Client, project_slugs: Sequence[str] = ()) -> l
     return sorted(projects, key=lambda p: p.slug)
 
 
-async def _get_project(client: Client, slug: str) -> dict[str, Any]:
+async def _get_project(client: Platform, slug: str) -> dict[str, Any]:
     try:
         return await client.call("projects.getProject", {"project": slug})
     except NotFound:
@@ -89,14 +73,14 @@ async def _get_project(client: Client, slug: str) -> dict[str, Any]:
         ) from None
 
 
-async def _read_project(client: Client, project: LiveProject) -> None:
+async def _read_project(client: Platform, project: LiveProject) -> None:
     apps = await client.list_all("apps.listApps", {"project": project.slug})
     project.apps = [LiveApp(_checked(a, "apps.listApps", "slug", "id")) for a in apps]
     project.apps.sort(key=lambda a: a.slug)
     await asyncio.gather(*(_read_app(client, project.slug, app) for app in project.apps))
 
 
-async def _read_app(client: Client, project: str, app: LiveApp) -> None:
+async def _read_app(client: Platform, project: str, app: LiveApp) -> None:
     body = {"project": project, "app": app.slug}
     environments = await client.list_all("environments.listEnvironments", body)
     app.environments = [
@@ -107,7 +91,9 @@ async def _read_app(client: Client, project: str, app: LiveApp) -> None:
     await asyncio.gather(*(_read_environment(client, body, env) for env in app.environments))
 
 
-async def _read_environment(client: Client, app_body: dict[str, str], env: LiveEnvironment) -> None:
+async def _read_environment(
+    client: Platform, app_body: dict[str, str], env: LiveEnvironment
+) -> None:
     body = {**app_body, "environment": env.slug}
     env_id = str(env.resource["id"])  # a 403 then names the ID-specific permission
     env.variables, env.policies = await asyncio.gather(
@@ -117,7 +103,7 @@ async def _read_environment(client: Client, app_body: dict[str, str], env: LiveE
 
 
 async def _read_domains(
-    client: Client, project_slugs: Sequence[str], *, everything: bool
+    client: Platform, project_slugs: Sequence[str], *, everything: bool
 ) -> list[dict[str, Any]]:
     if everything:
         return await client.list_all("domains.listDomains", {}) if project_slugs else []

@@ -3,7 +3,7 @@
 One `PlatformClient` per command run. Every request passes through one
 semaphore (`--parallelism`), so concurrency is bounded across the whole run,
 and the semaphore is released while waiting to retry. Errors are turned into
-the classes of `reconciler.platform.errors` with messages built from the
+the classes of `reconciler.errors` with messages built from the
 request; the API key and request bodies never reach a message or a log line.
 
 Only the platform may say that an object does not exist: an answer the spec does
@@ -24,10 +24,9 @@ from typing import Any
 
 import httpx
 
-from reconciler import __version__
+from reconciler import __version__, errors, sensitive
 from reconciler.errors import UsageError
-from reconciler.platform import errors
-from reconciler.platform.log import CallLog, redact
+from reconciler.platform.log import CallLog
 from reconciler.platform.messages import (
     API_KEY_ENV,
     ObjectNames,
@@ -322,7 +321,7 @@ class PlatformClient:
         if isinstance(exc, httpx.TimeoutException):
             what = f"no answer within {self.timeout:g}s ({type(exc).__name__})"
         else:
-            reason = redact(str(exc), self._secrets()) or type(exc).__name__
+            reason = sensitive.redact(str(exc), self._secrets()) or type(exc).__name__
             what = f"cannot reach {self.base_url}: {reason}"
         message = f"{op.name}: {what} after {attempts_text(attempt)}"
         hint = None
@@ -370,11 +369,11 @@ class PlatformClient:
         detail = error_detail(answer.content)
         secrets = self._secrets(body)
         if detail is not None:
-            detail = redact(detail, secrets)
+            detail = sensitive.redact(detail, secrets)
         if not op.answers(status):
             # Redirects, 405, 418, a 404 where none can be...: not the platform API speaking.
             if detail is None:
-                detail = redact(body_snippet(answer.content), secrets) or None
+                detail = sensitive.redact(body_snippet(answer.content), secrets) or None
             shown = f": {detail}" if detail else ""
             if status in RETRIED_SERVER_STATUSES:
                 return self._from_a_gateway(op, status, attempt, shown, detail)
@@ -491,7 +490,9 @@ class PlatformClient:
                 where = "data" if index is None else f"data[{index}]"
                 problem = shape_problem(item, shape, where)
                 if problem is not None:
-                    raise self._unexpected(op, status, f"{_code(problem)} (see platform-api.md)")
+                    raise self._unexpected(
+                        op, status, f"{_code(problem)} (see the platform API spec)"
+                    )
         return data
 
     def _next_cursor(self, op: Operation, payload: Any, status: int) -> str | None:
@@ -585,4 +586,5 @@ def _checked_key(api_key: str | None, base_url: str) -> str:
             "which cannot be sent in an HTTP header",
             hint=f"check the value of {API_KEY_ENV}",
         )
+    sensitive.register(key)
     return key

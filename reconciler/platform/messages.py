@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.platform import errors
+from reconciler import errors
 from reconciler.platform.operations import get_operation, permission, wildcard_permission
 
 API_KEY_ENV = "RECONCILER_API_KEY"

@@ -1,6 +1,6 @@
 """The shapes of the resources the platform returns, checked before anything reads them.
 
-Transcribed from the resource tables of platform-api.md. Every documented field that is
+Transcribed from the resource tables of the platform API spec. Every documented field that is
 present must have its documented type (members the spec does not list are allowed: a newer
 platform may add some). A response that breaks this is an `UnexpectedResponse` naming the
 operation and the field, instead of a crash somewhere in the code that reads it. Presence is

@@ -10,7 +10,7 @@ import stat
 import pytest
 
 from reconciler.cli.plan import use_color
-from reconciler.engine.planfile import load_plan
+from reconciler.plan.planfile import load_plan
 from tests.fixtures.cli import write_manifest
 
 MANIFEST = """

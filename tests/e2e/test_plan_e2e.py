@@ -298,7 +298,7 @@ def test_a_plan_runs_without_its_secrets_and_shows_them_unknown(cli, seed, tmp_p
 
 
 def test_write_only_values_compare_through_the_keyed_fingerprint(cli, seed, tmp_path):
-    from reconciler.secrets import fingerprint, with_fingerprint
+    from reconciler.plan.secrets import fingerprint, with_fingerprint
 
     key = "fp-key-for-tests"
     seed.project("shop")

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.engine.planfile import _checksum
+from reconciler.plan.planfile import _checksum
 from tests.fixtures.cli import CliResult, Seed
 
 FP_KEY = "fingerprint-key-for-the-e2e-tests"

@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler.engine.changes import Action, Call, Change, Plan, SecretRef
-from reconciler.platform.errors import ApiError, Conflict, NotFound, ServerError
+from reconciler.errors import ApiError, Conflict, NotFound, ServerError
+from reconciler.plan.changes import Action, Call, Change, Plan, SecretRef
 
 
 def call(operation: str, body: Mapping[str, Any], *, creates: bool = False) -> Call:

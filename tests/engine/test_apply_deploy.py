@@ -7,9 +7,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from reconciler.engine.apply import ApplyResult, CallResult, ChangeResult, Outcome
-from reconciler.engine.changes import Action, Change, FieldDiff
-from reconciler.engine.deploy import (
+from reconciler.apply import ApplyResult, CallResult, ChangeResult, Outcome
+from reconciler.apply.deploy import (
     DeployOptions,
     DeployReport,
     DeployTarget,
@@ -17,8 +16,7 @@ from reconciler.engine.deploy import (
     describe_outcome,
     roll_out,
 )
-from reconciler.engine.progress import PlainDeployProgress, render_deploy_report
-from reconciler.engine.targets import Scope
+from reconciler.errors import NotFound, ServerError
 from reconciler.manifest.model import (
     App,
     Environment,
@@ -28,7 +26,9 @@ from reconciler.manifest.model import (
     Project,
     Prune,
 )
-from reconciler.platform.errors import NotFound, ServerError
+from reconciler.plan.changes import Action, Change, FieldDiff
+from reconciler.plan.targets import Scope
+from reconciler.report.progress import PlainDeployProgress, render_deploy_report
 
 
 def done(change: Change, outcome: Outcome = Outcome.DONE) -> ChangeResult:

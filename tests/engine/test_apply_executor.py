@@ -7,19 +7,10 @@ from typing import Any
 
 import pytest
 
-from reconciler.engine.apply import (
-    ApplyOptions,
-    ApplyRefused,
-    ApplyResult,
-    CallGraph,
-    Outcome,
-    check_safety,
-    execute,
-)
-from reconciler.engine.changes import Action, Change, Plan
-from reconciler.errors import ReconcilerError
-from reconciler.platform.errors import Conflict, NotFound, PreconditionFailed
-from reconciler.secrets import fingerprint, with_fingerprint
+from reconciler.apply import ApplyOptions, ApplyResult, CallGraph, Outcome, check_safety, execute
+from reconciler.errors import ApplyRefused, Conflict, NotFound, PreconditionFailed, ReconcilerError
+from reconciler.plan.changes import Action, Change, Plan
+from reconciler.plan.secrets import fingerprint, with_fingerprint
 from tests.engine.apply_plans import (
     FakePlatform,
     app_create,

@@ -17,9 +17,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler.engine.apply import ApplyOptions, SilentObserver, execute
-from reconciler.engine.changes import Plan
-from reconciler.engine.progress import ApplyRecord, render_interrupted_apply
+from reconciler.apply import ApplyOptions, SilentObserver, execute
+from reconciler.plan.changes import Plan
+from reconciler.report.progress import ApplyRecord, render_interrupted_apply
 from tests.engine.apply_plans import FakePlatform
 from tests.engine.test_apply_properties import plans
 

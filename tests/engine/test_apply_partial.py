@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.engine.apply import (
+from reconciler.apply import (
     ApplyOptions,
     ApplyResult,
     CallGraph,
@@ -20,9 +20,9 @@ from reconciler.engine.apply import (
     Outcome,
     execute,
 )
-from reconciler.engine.changes import Action, Change, Plan
-from reconciler.engine.progress import summary_line
-from reconciler.platform.errors import InvalidRequest
+from reconciler.errors import InvalidRequest
+from reconciler.plan.changes import Action, Change, Plan
+from reconciler.report.progress import summary_line
 from tests.engine.apply_plans import FakePlatform, call, plan_of, settings, variables
 
 REPLACE_CALLS = ("apps.deleteApp", "apps.createApp", "apps.updateApp")

@@ -7,9 +7,9 @@ import shlex
 
 from rich.console import Console
 
-from reconciler.engine.apply import ApplyResult, CallResult, ChangeResult, Outcome
-from reconciler.engine.changes import Action, Change
-from reconciler.engine.progress import (
+from reconciler.apply import ApplyResult, CallResult, ChangeResult, Outcome
+from reconciler.plan.changes import Action, Change
+from reconciler.report.progress import (
     PlainApplyProgress,
     RichApplyProgress,
     describe_change,
@@ -165,8 +165,8 @@ def test_new_domains_print_their_dns_records_as_a_table() -> None:
 
 
 def test_an_interrupted_rollout_says_what_finished_what_goes_on_and_what_was_not_created() -> None:
-    from reconciler.engine.deploy import DeploymentOutcome, DeployTarget
-    from reconciler.engine.progress import (
+    from reconciler.apply.deploy import DeploymentOutcome, DeployTarget
+    from reconciler.report.progress import (
         DeployRecord,
         PlainDeployProgress,
         render_interrupted_deploy,

@@ -18,9 +18,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler.engine.apply import ApplyOptions, ApplyResult, ChangeResult, Outcome, execute
-from reconciler.engine.changes import Action, Change, Plan
-from reconciler.platform.errors import InvalidRequest
+from reconciler.apply import ApplyOptions, ApplyResult, ChangeResult, Outcome, execute
+from reconciler.errors import InvalidRequest
+from reconciler.plan.changes import Action, Change, Plan
 from reconciler.platform.operations import OPERATIONS
 from tests.engine.apply_plans import (
     FakePlatform,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from reconciler.engine.apply import ApplyRefused, check_safety
+from reconciler.apply import check_safety
+from reconciler.errors import ApplyRefused
 from reconciler.manifest.model import MAX_VALUE_CHARS
-from reconciler.secrets import resolve_ref
+from reconciler.plan.secrets import resolve_ref
 from tests.engine.apply_plans import plan_of, secret, variables
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from reconciler.engine.apply import ApplyOptions, ApplyResult, Outcome, execute
-from reconciler.engine.changes import Action, Change, Plan
-from reconciler.platform.errors import Conflict, PermissionDenied
+from reconciler.apply import ApplyOptions, ApplyResult, Outcome, execute
+from reconciler.errors import Conflict, PermissionDenied
+from reconciler.plan.changes import Action, Change, Plan
 from tests.engine.apply_plans import FakePlatform, app_create, app_delete, call, plan_of, settings
 
 

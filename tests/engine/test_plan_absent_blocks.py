@@ -31,11 +31,11 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from reconciler.emulator.app import EmulatorConfig, create_app
-from reconciler.engine.changes import ABSENT, Action, Plan
-from reconciler.engine.plan import PlanOptions, build_plan
 from reconciler.manifest.validate import load_manifest
+from reconciler.plan.changes import ABSENT, Action, Plan
+from reconciler.plan.kinds.policies import normalise_policy
+from reconciler.plan.planner import PlanOptions, build_plan
 from reconciler.platform.client import PlatformClient
-from reconciler.resources.policies import normalise_policy
 from tests.proof.strategies import ENVIRONMENTS, Scenario, SeedCall, scenarios
 from tests.proof.test_convergence import effective_environments
 

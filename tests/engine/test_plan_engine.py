@@ -11,9 +11,6 @@ import httpx
 import pytest
 
 from reconciler.emulator.app import EmulatorConfig, create_app
-from reconciler.engine.changes import Action
-from reconciler.engine.plan import PlanOptions, build_plan, manifest_digest
-from reconciler.engine.targets import Scope, parse_target
 from reconciler.errors import ReconcilerError, UsageError
 from reconciler.manifest.model import (
     App,
@@ -28,6 +25,9 @@ from reconciler.manifest.model import (
     SourceFile,
     Variable,
 )
+from reconciler.plan.changes import Action
+from reconciler.plan.planner import PlanOptions, build_plan, manifest_digest
+from reconciler.plan.targets import Scope, parse_target
 from reconciler.platform.client import PlatformClient
 
 KEY = "engine-test-key-0001"
@@ -284,6 +284,7 @@ class GarbageClient:
     """Answers getProject properly and listApps with apps that have no id."""
 
     base_url = "http://garbage"
+    check_permissions = ()
 
     async def call(self, operation, body, **kw):
         return {"id": "proj_12345678", "slug": "shop", "name": "Shop"}
@@ -293,7 +294,7 @@ class GarbageClient:
 
 
 def test_an_unexpected_answer_is_reported_not_crashed_on():
-    from reconciler.platform.errors import UnexpectedResponse
+    from reconciler.errors import UnexpectedResponse
 
     desired = manifest(Project(slug="shop", apps=(App(slug="web"),)))
     with pytest.raises(UnexpectedResponse, match=r"apps\.listApps.*`id`"):

@@ -15,8 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reconciler.cli.plan import EXIT_CHANGES, EXIT_NO_CHANGES, detailed_exit_code
-from reconciler.engine.changes import Change, Plan
-from reconciler.engine.render import render_markdown, render_text
+from reconciler.plan.changes import Change, Plan
+from reconciler.report.plan_json import render_markdown, render_text
 from tests.engine import test_render as samples
 from tests.fixtures.cli import write_manifest
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 
-from reconciler.engine.plan import PlanOptions, build_plan
+from reconciler.plan.planner import PlanOptions, build_plan
 from tests.engine.large_plans import InstantClient, Visits, large_manifest
 from tests.fixtures.counting import counted_calls
 

@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconciler.engine.changes import Action, Change, FieldDiff, ItemEdit, Plan, PolicyEdit
-from reconciler.engine.plan_json import PlanShapeError, plan_from_dict, plan_to_dict
-from reconciler.engine.planfile import load_plan, save_plan
-from reconciler.engine.render import render_json
+from reconciler.errors import PlanShapeError
+from reconciler.plan.changes import Action, Change, FieldDiff, ItemEdit, Plan, PolicyEdit
+from reconciler.plan.json_form import plan_from_dict, plan_to_dict
+from reconciler.plan.planfile import load_plan, save_plan
+from reconciler.report.plan_json import render_json
 
 BEFORE = [f"10.0.0.{i}/32" for i in range(60)]
 AFTER = [*BEFORE[:7], "10.9.9.9/32", *BEFORE[8:]]

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from reconciler.engine.changes import ABSENT, Action, Call, Change, FieldDiff, Plan, SecretRef
-from reconciler.engine.plan_json import JsonArray
-from reconciler.engine.planfile import PlanFileError, SavedPlan, _checksum, load_plan, save_plan
-from reconciler.errors import ReconcilerError
+from reconciler.errors import PlanFileError, ReconcilerError
+from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, Plan, SecretRef
+from reconciler.plan.json_form import JsonArray
+from reconciler.plan.planfile import SavedPlan, _checksum, load_plan, save_plan
 from tests.engine.test_render import SENTINEL, sample_plan, secret_create
 
 MANIFESTS = ("platform/shop.yaml", "platform/shared/base.yml")

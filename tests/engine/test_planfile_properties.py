@@ -10,7 +10,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler.engine.changes import (
+from reconciler.manifest.model import Position
+from reconciler.plan import kinds
+from reconciler.plan.changes import (
     ABSENT,
     UNKNOWN,
     Action,
@@ -23,10 +25,8 @@ from reconciler.engine.changes import (
     SecretRef,
     SecretSource,
 )
-from reconciler.engine.plan_json import RESOURCE_KINDS
-from reconciler.engine.planfile import load_plan, save_plan
-from reconciler.engine.render import plan_to_dict, render_json, render_markdown, render_text
-from reconciler.manifest.model import Position
+from reconciler.plan.planfile import load_plan, save_plan
+from reconciler.report.plan_json import plan_to_dict, render_json, render_markdown, render_text
 
 SENSITIVE = "(sensitive value)"
 
@@ -88,7 +88,7 @@ positions = st.none() | st.builds(
 changes = st.builds(
     Change,
     address=texts,
-    kind=st.sampled_from(RESOURCE_KINDS),
+    kind=st.sampled_from(kinds.names()),
     action=st.sampled_from(list(Action)),
     before=st.none() | mappings,
     after=st.none() | mappings,

@@ -14,7 +14,9 @@ from types import MappingProxyType
 import pytest
 
 from reconciler import __version__
-from reconciler.engine.changes import (
+from reconciler.errors import PlainSecretError
+from reconciler.manifest.model import Position
+from reconciler.plan.changes import (
     ABSENT,
     FORMAT_VERSION,
     UNKNOWN,
@@ -28,9 +30,7 @@ from reconciler.engine.changes import (
     SecretRef,
     SecretSource,
 )
-from reconciler.engine.render import plan_to_dict, render_json, render_markdown, render_text
-from reconciler.engine.secret_guard import PlainSecretError
-from reconciler.manifest.model import Position
+from reconciler.report.plan_json import plan_to_dict, render_json, render_markdown, render_text
 
 SENTINEL = "SENTINEL-7c1e-secret-value"
 SENSITIVE = "(sensitive value)"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import re
 
-from reconciler.engine.changes import ABSENT, Action, Change, FieldDiff, ItemEdit, Plan
-from reconciler.engine.render import render_json, render_markdown, render_text
+from reconciler.plan.changes import ABSENT, Action, Change, FieldDiff, ItemEdit, Plan
+from reconciler.report.plan_json import render_json, render_markdown, render_text
 
 SENTINEL = "SENTINEL-4b1d-secret-line"
 SENSITIVE = "(sensitive value)"

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconciler.engine.apply import ApplyRefused, SecretResolver, check_saved_plan
-from reconciler.engine.changes import Action, Change, Plan, SecretRef, SecretSource
-from reconciler.errors import ReconcilerError
-from reconciler.secrets import fingerprint
+from reconciler.apply import SecretResolver, check_saved_plan
+from reconciler.errors import ApplyRefused, ReconcilerError
+from reconciler.plan.changes import Action, Change, Plan, SecretRef, SecretSource
+from reconciler.plan.secrets import fingerprint
 from tests.engine.apply_plans import (
     call,
     domain,

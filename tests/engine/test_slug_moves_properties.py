@@ -26,12 +26,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from reconciler.apply import ApplyOptions, ApplyResult, execute
 from reconciler.emulator.app import Emulator, create_app
-from reconciler.engine.apply import ApplyOptions, ApplyResult, execute
-from reconciler.engine.changes import Plan
-from reconciler.engine.plan import PlanOptions, build_plan
-from reconciler.engine.plan_json import plan_from_dict, plan_to_dict
 from reconciler.manifest.validate import load_manifest
+from reconciler.plan.changes import Plan
+from reconciler.plan.json_form import plan_from_dict, plan_to_dict
+from reconciler.plan.planner import PlanOptions, build_plan
 from reconciler.platform.client import PlatformClient
 from tests.fixtures.emulator import API_KEY, default_config
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from reconciler.platform.errors import NotFound
+from reconciler.errors import NotFound
 
 Handler = Callable[[Mapping[str, Any]], Any]
 

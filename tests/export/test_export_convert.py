@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 import yaml
 
+from reconciler.errors import ExportError
 from reconciler.export import (
-    ExportError,
     ExportOptions,
     LiveApp,
     LiveEnvironment,
@@ -229,7 +229,7 @@ def test_variables_literal_described_and_write_only() -> None:
 
 
 def test_fingerprint_marker_never_exported_as_part_of_the_description() -> None:
-    secrets = pytest.importorskip("reconciler.secrets")
+    secrets = pytest.importorskip("reconciler.plan.secrets")
     marked = secrets.with_fingerprint("stripe live key", "0123456789abcdef")
     assert marked != "stripe live key"
     bare = secrets.with_fingerprint(None, "0123456789abcdef")

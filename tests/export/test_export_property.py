@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 
 from reconciler.export import ExportOptions, LiveApp, LiveEnvironment, LiveProject, build_export
 from reconciler.manifest.validate import load_manifest
-from reconciler.resources.common import EnvironmentRef
-from reconciler.resources.policies import plan_policies
-from reconciler.resources.settings import plan_settings
-from reconciler.resources.variables import plan_variables
+from reconciler.plan.kinds.base import Location
+from reconciler.plan.kinds.policies import plan_policies
+from reconciler.plan.kinds.settings import plan_settings
+from reconciler.plan.kinds.variables import plan_variables
 
 text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=24)
 # values people put in variables, including the ones YAML would silently retype
@@ -299,7 +299,7 @@ def test_exported_environments_load_and_diff_to_nothing(
         if desired is None:  # nothing but defaults: nothing to manage
             assert not wanted["variables"] and not wanted["policies"] and not wanted["domains"]
             continue
-        ref = EnvironmentRef("shop", "web", env.slug, env.resource["id"])
+        ref = Location("shop", "web", env.slug, env.resource["id"])
         assert plan_settings("shop", "web", desired, env.resource, ref) is None
         if wanted["policies"] or desired.policies:
             assert plan_policies("shop", "web", desired, wanted["policies"], ref) is None

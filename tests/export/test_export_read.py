@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from reconciler.export import ExportError, export_workspace, read_workspace
+from reconciler.errors import ExportError
+from reconciler.export import export_workspace, read_workspace
 from tests.export.fakes import FakeClient, not_found
 
 PROJECTS = {

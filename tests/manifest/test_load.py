@@ -10,7 +10,7 @@ import pytest
 from reconciler.manifest import load, yaml_nodes
 from reconciler.manifest.model import FromFile
 from reconciler.manifest.validate import ManifestInvalid, Problem, load_manifest
-from reconciler.secrets import resolve_secret
+from reconciler.plan.secrets import resolve_secret
 
 MINIMAL = "version: 1\nprojects:\n  shop: {name: Shop}\n"
 

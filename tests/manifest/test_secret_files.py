@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from reconciler import secrets
 from reconciler.manifest.model import FromFile
 from reconciler.manifest.secret_sources import from_file
 from reconciler.manifest.validate import ManifestInvalid, Problem, load_manifest
+from reconciler.plan import secrets
 
 LINE, COLUMN = 9, 35  # where `fromFile`'s value is written in `_manifest`
 

@@ -37,12 +37,12 @@ sys.path.insert(0, str(ROOT))
 
 from schedule import apply_rounds  # noqa: E402
 
-from reconciler.engine.apply import ApplyOptions, CallGraph, check_safety, execute  # noqa: E402
-from reconciler.engine.changes import Plan  # noqa: E402
-from reconciler.engine.plan import PlanOptions, build_plan  # noqa: E402
+from reconciler.apply import ApplyOptions, CallGraph, check_safety, execute  # noqa: E402
 from reconciler.manifest.validate import load_manifest  # noqa: E402
+from reconciler.plan.changes import Plan  # noqa: E402
+from reconciler.plan.planner import PlanOptions, build_plan  # noqa: E402
+from reconciler.plan.secrets import resolve_ref  # noqa: E402
 from reconciler.platform.client import PlatformClient  # noqa: E402
-from reconciler.secrets import resolve_ref  # noqa: E402
 
 
 def manifest_text(apps: int, projects: int) -> str:

@@ -34,8 +34,8 @@ sys.path.insert(0, str(ROOT))
 from schedule import plan_rounds  # noqa: E402
 
 from reconciler.emulator.app import EmulatorConfig, create_app  # noqa: E402
-from reconciler.engine.plan import PlanOptions, build_plan  # noqa: E402
 from reconciler.manifest.validate import load_manifest  # noqa: E402
+from reconciler.plan.planner import PlanOptions, build_plan  # noqa: E402
 from reconciler.platform.client import PlatformClient  # noqa: E402
 
 KEY = "bench-plan-key-000001"

@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # runnable as a script
 
-from reconciler.engine.plan import PlanOptions, build_plan
-from reconciler.engine.render import render_json, render_text
+from reconciler.plan.planner import PlanOptions, build_plan
+from reconciler.report.plan_json import render_json, render_text
 from tests.engine.large_plans import InstantClient, large_manifest
 
 

@@ -63,11 +63,11 @@ import bench_emulator_cpu  # noqa: E402
 import bench_validate  # noqa: E402
 from schedule import apply_rounds, plan_rounds  # noqa: E402
 
-from reconciler.engine.apply import ApplyOptions, CallGraph, check_safety, execute  # noqa: E402
-from reconciler.engine.plan import PlanOptions, build_plan  # noqa: E402
+from reconciler.apply import ApplyOptions, CallGraph, check_safety, execute  # noqa: E402
 from reconciler.manifest.validate import load_manifest  # noqa: E402
+from reconciler.plan.planner import PlanOptions, build_plan  # noqa: E402
+from reconciler.plan.secrets import resolve_ref  # noqa: E402
 from reconciler.platform.client import PlatformClient  # noqa: E402
-from reconciler.secrets import resolve_ref  # noqa: E402
 
 TARGET_RATIO = 1.5
 APPS_PER_PROJECT = 20

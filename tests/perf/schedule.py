@@ -28,10 +28,10 @@ from typing import Any
 
 import httpx
 
-from reconciler.engine.apply import CallGraph
-from reconciler.engine.changes import Plan
-from reconciler.engine.plan import PlanOptions, build_plan
+from reconciler.apply import CallGraph
 from reconciler.manifest.model import Manifest
+from reconciler.plan.changes import Plan
+from reconciler.plan.planner import PlanOptions, build_plan
 from reconciler.platform.client import PlatformClient
 
 # Request members that carry what an earlier answer produced (IDs and page cursors).

@@ -8,10 +8,9 @@ import httpx
 import pytest
 
 from reconciler import __version__
-from reconciler.errors import UsageError
+from reconciler.errors import UnexpectedResponse, UsageError
 from reconciler.platform import client as client_module
 from reconciler.platform.client import PlatformClient
-from reconciler.platform.errors import UnexpectedResponse
 from tests.platform.helpers import (
     SENTINEL_KEY,
     Recorder,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from reconciler import errors
 from reconciler.errors import ReconcilerError
-from reconciler.platform import errors
 from tests.platform.helpers import call_once, json_response, make_client, problem, run, scripted
 
 APP_BODY = {"project": "shop", "app": "web"}

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from reconciler.platform import errors
+from reconciler import errors
 from reconciler.platform.client import MAX_ANSWER_BYTES, PlatformClient
 from reconciler.platform.retry import RetryPolicy
 from tests.platform.helpers import SENTINEL_KEY, json_response, list_once, make_client, run

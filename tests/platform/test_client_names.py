@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from reconciler.platform import errors
+from reconciler import errors
 from reconciler.platform.client import PlatformClient
 from reconciler.platform.messages import ObjectNames, describe_object
 from tests.platform.helpers import json_response, make_client, run

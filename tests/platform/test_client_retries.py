@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from reconciler.platform import errors
+from reconciler import errors
 from reconciler.platform.operations import OPERATIONS
 from reconciler.platform.retry import RetryPolicy, parse_retry_after
 from tests.platform.helpers import (

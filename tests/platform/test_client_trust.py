@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler.platform import errors
+from reconciler import errors
 from reconciler.platform.operations import OPERATIONS
 from reconciler.platform.retry import RETRIED_SERVER_STATUSES
 from tests.platform.helpers import (

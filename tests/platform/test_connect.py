@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.errors import UsageError
+from reconciler.errors import Conflict, InvalidRequest, NotFound, UsageError
 from reconciler.platform.connect import LOCAL_BASE_URL, connect, validate_base_url
-from reconciler.platform.errors import Conflict, InvalidRequest, NotFound
 from reconciler.platform.log import CallLog
 from tests.platform.helpers import SENTINEL_KEY, run
 

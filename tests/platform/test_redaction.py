@@ -12,7 +12,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from reconciler.platform.log import REDACTED, SECRET_MIN_CHARS, redact
+from reconciler.sensitive import REDACTED, SECRET_MIN_CHARS, redact
 from tests.platform.helpers import SENTINEL_KEY
 
 

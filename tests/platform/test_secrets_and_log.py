@@ -8,9 +8,10 @@ import re
 import httpx
 import pytest
 
+from reconciler import errors
 from reconciler.errors import UsageError
-from reconciler.platform import errors
-from reconciler.platform.log import CallLog, redact
+from reconciler.platform.log import CallLog
+from reconciler.sensitive import redact
 from tests.platform.helpers import (
     SENTINEL_KEY,
     call_once,

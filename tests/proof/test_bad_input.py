@@ -23,7 +23,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler.engine.planfile import _checksum
+from reconciler.plan.planfile import _checksum
 from tests.fixtures.cli import CliResult, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -26,7 +26,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler import secrets
+from reconciler.plan import secrets
 from tests.fixtures.cli import Seed, run_cli
 from tests.proof.strategies import ENVIRONMENTS, Scenario, SeedCall, scenarios
 

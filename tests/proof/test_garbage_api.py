@@ -590,7 +590,7 @@ def test_client_names_the_operation_and_the_field_of_a_bad_shape(
 ) -> None:
     import asyncio
 
-    from reconciler.platform.errors import UnexpectedResponse
+    from reconciler.errors import UnexpectedResponse
 
     with pytest.raises(UnexpectedResponse) as caught:
         asyncio.run(_call(content, operation, {"project": "shop", "app": "web"}))

@@ -10,16 +10,16 @@ from __future__ import annotations
 import json
 from types import MappingProxyType
 
-from reconciler import secrets
-from reconciler.engine.changes import ABSENT, Change, FieldDiff, ItemEdit, Plan
-from reconciler.engine.render import render_json, render_markdown, render_text
 from reconciler.manifest.model import Build, Environment, LiteralValue, Policy, Runtime, Variable
-from reconciler.resources.common import SENSITIVE, EnvironmentRef, list_item_edits
-from reconciler.resources.policies import plan_policies
-from reconciler.resources.settings import plan_settings
-from reconciler.resources.variables import plan_variables
+from reconciler.plan import secrets
+from reconciler.plan.changes import ABSENT, SENSITIVE, Change, FieldDiff, ItemEdit, Plan
+from reconciler.plan.kinds.base import Location, list_item_edits
+from reconciler.plan.kinds.policies import plan_policies
+from reconciler.plan.kinds.settings import plan_settings
+from reconciler.plan.kinds.variables import plan_variables
+from reconciler.report.plan_json import render_json, render_markdown, render_text
 
-REF = EnvironmentRef("proj_12345678", "app_12345678", "production", "env_12345678")
+REF = Location("proj_12345678", "app_12345678", "production", "env_12345678")
 LONGEST_LINE = 200
 
 OFFICE = [f"10.0.{i // 200}.{i % 200}/32" for i in range(60)]

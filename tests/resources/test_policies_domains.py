@@ -7,12 +7,12 @@ from types import MappingProxyType
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconciler.engine.changes import Action
 from reconciler.manifest.model import Environment, Policy
-from reconciler.resources import domains, policies
-from reconciler.resources.common import EnvironmentRef
+from reconciler.plan.changes import Action
+from reconciler.plan.kinds import domains, policies
+from reconciler.plan.kinds.base import Location
 
-REF = EnvironmentRef("proj_12345678", "app_12345678", "production", "env_12345678")
+REF = Location("proj_12345678", "app_12345678", "production", "env_12345678")
 
 
 def desired(name, ip="10.0.0.0/8", **kw):
@@ -91,7 +91,7 @@ def environment(env, hosts, live_domains, prune=True):
     return domains.EnvironmentDomains(
         project="shop", app="web", environment=env, hosts=tuple(hosts),
         positions={}, live=None if live_domains is None else tuple(live_domains),
-        ref=EnvironmentRef("proj_1", "app_1", env, f"env_{env}"), prune=prune,
+        ref=Location("proj_1", "app_1", env, f"env_{env}"), prune=prune,
     )  # fmt: skip
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from reconciler.engine.changes import ABSENT, Action
 from reconciler.errors import ReconcilerError
 from reconciler.manifest.model import App, GitSource, OciSource, Project
-from reconciler.resources import app as apps
-from reconciler.resources import project as projects
+from reconciler.plan.changes import ABSENT, Action
+from reconciler.plan.kinds import app as apps
+from reconciler.plan.kinds import project as projects
 
 LIVE_PROJECT = {"id": "proj_12345678", "name": "Shop", "slug": "shop", "createdAt": 1,
                 "deleteProtection": False}  # fmt: skip

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from reconciler import secrets
-from reconciler.engine.changes import SecretRef
 from reconciler.errors import UsageError
 from reconciler.manifest.model import FromEnv
 from reconciler.manifest.secret_sources import from_file
+from reconciler.plan import secrets
+from reconciler.plan.changes import SecretRef
 
 
 def test_from_env_is_read_and_missing_or_empty_is_none(monkeypatch):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from reconciler.engine.changes import ABSENT, Action
 from reconciler.manifest.model import Build, Environment, Healthcheck, Region, Runtime
-from reconciler.resources.common import EnvironmentRef
-from reconciler.resources.settings import plan_settings
+from reconciler.plan.changes import ABSENT, Action
+from reconciler.plan.kinds.base import Location
+from reconciler.plan.kinds.settings import plan_settings
 
-REF = EnvironmentRef("proj_12345678", "app_12345678", "production", "env_12345678")
+REF = Location("proj_12345678", "app_12345678", "production", "env_12345678")
 
 LIVE = {
     "id": "env_12345678", "slug": "production", "kind": "production", "description": "",
@@ -99,9 +99,7 @@ def test_absent_runtime_and_build_mean_nothing_set_yet():
 
 def test_settings_of_a_new_app_are_a_create_without_clears():
     environment = Environment("preview", runtime=Runtime(vcpus=0.25, healthcheck=None))
-    change = plan_settings(
-        "shop", "web", environment, None, EnvironmentRef("shop", "web", "preview")
-    )
+    change = plan_settings("shop", "web", environment, None, Location("shop", "web", "preview"))
     assert change.action is Action.CREATE and change.before is None
     assert change.calls[0].body == {
         "project": "shop",

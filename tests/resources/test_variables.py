@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from reconciler import secrets
-from reconciler.engine.changes import ABSENT, UNKNOWN, Action, SecretRef
 from reconciler.manifest.model import Environment, FromEnv, LiteralValue, Variable
-from reconciler.resources.common import SENSITIVE, EnvironmentRef
-from reconciler.resources.variables import plan_variables
+from reconciler.plan import secrets
+from reconciler.plan.changes import ABSENT, SENSITIVE, UNKNOWN, Action, SecretRef
+from reconciler.plan.kinds.base import Location
+from reconciler.plan.kinds.variables import plan_variables
 
-REF = EnvironmentRef("proj_12345678", "app_12345678", "production", "env_12345678")
+REF = Location("proj_12345678", "app_12345678", "production", "env_12345678")
 
 
 def literal(key, value, kind="recoverable", **kw):
@@ -138,7 +138,7 @@ def test_with_key_a_value_set_without_a_fingerprint_is_sent_again(monkeypatch):
 
 def test_variables_of_a_new_app_are_creates_without_reads():
     environment = Environment("production", variables=(literal("A", "1"),))
-    result = plan_variables("shop", "web", environment, None, EnvironmentRef("shop", "web", "production"),
+    result = plan_variables("shop", "web", environment, None, Location("shop", "web", "production"),
                             prune=True, fingerprint_key=None)  # fmt: skip
     (change,) = result.changes
     assert change.action is Action.CREATE

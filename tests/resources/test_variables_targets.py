@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from reconciler.engine.changes import Action, Change
-from reconciler.engine.targets import Scope
 from reconciler.manifest.model import Environment, FromEnv, LiteralValue, Variable
-from reconciler.resources.common import EnvironmentRef
-from reconciler.resources.variables import VariablesPlan, plan_variables
+from reconciler.plan.changes import Action, Change
+from reconciler.plan.kinds.base import Location
+from reconciler.plan.kinds.variables import VariablesPlan, plan_variables
+from reconciler.plan.targets import Scope
 
-REF = EnvironmentRef("proj_12345678", "app_12345678", "production", "env_12345678")
+REF = Location("proj_12345678", "app_12345678", "production", "env_12345678")
 ADDRESS = "variable.shop/web/production"
 SET = "environments.setEnvironmentVariables"
 REMOVE = "environments.removeEnvironmentVariables"

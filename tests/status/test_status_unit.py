@@ -12,15 +12,8 @@ import pytest
 from rich.console import Console
 
 from reconciler.manifest.model import App, Domain, Environment, Manifest, Project, Prune
-from reconciler.status import (
-    ATTACHED_ELSEWHERE,
-    NOT_CREATED,
-    format_age,
-    gather_status,
-    render_json,
-    render_rich,
-    render_text,
-)
+from reconciler.report.status import format_age, render_json, render_rich, render_text
+from reconciler.status import ATTACHED_ELSEWHERE, NOT_CREATED, gather_status
 from tests.export.fakes import FakeClient, not_found
 
 NOW = 1_700_000_000_000

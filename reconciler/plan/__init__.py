@@ -1,0 +1,1 @@
+"""Planning: the plan value classes, the planner, live reads, targets and plan files."""

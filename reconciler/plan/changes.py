@@ -1,0 +1,242 @@
+"""Plan value classes: what will change, why, and the API calls that do it.
+
+A `Plan` is computed by `reconciler/plan/planner.py`, rendered by `reconciler/report`,
+saved to a file (`reconciler/plan/planfile.py`) and executed by the `reconciler/apply` package. It never holds a secret
+value: a write-only variable's value travels as a `SecretRef`, resolved only
+at the moment apply sends the call.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from reconciler.manifest.model import Position
+from reconciler.policy_tests.effect import OutcomeChange
+
+FORMAT_VERSION = "1.0"
+
+ResourceKind = str
+"""The name of a kind in the registry, `reconciler.plan.kinds` (`project`, `variable`...)."""
+SecretSourceKind = Literal["fromEnv", "fromFile"]
+
+
+class Action(enum.Enum):
+    CREATE = "create"
+    UPDATE = "update"
+    DELETE = "delete"
+    REPLACE = "replace"
+    BLOCKED = "blocked"
+    """A deletion that delete protection forbids; nothing is sent."""
+
+    @property
+    def symbol(self) -> str:
+        return _SYMBOLS[self]
+
+    @property
+    def json_actions(self) -> tuple[str, ...]:
+        """Terraform's JSON vocabulary; a blocked delete is a `no-op` with a reason."""
+        return _JSON_ACTIONS[self]
+
+
+_SYMBOLS = {
+    Action.CREATE: "+",
+    Action.UPDATE: "~",
+    Action.DELETE: "-",
+    Action.REPLACE: "-/+",
+    Action.BLOCKED: "!",
+}
+_JSON_ACTIONS = {
+    Action.CREATE: ("create",),
+    Action.UPDATE: ("update",),
+    Action.DELETE: ("delete",),
+    Action.REPLACE: ("delete", "create"),
+    Action.BLOCKED: ("no-op",),
+}
+
+
+class _Absent(enum.Enum):
+    ABSENT = "ABSENT"
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT = _Absent.ABSENT
+"""A field that does not exist on one side of a diff (not the same as null)."""
+
+UNKNOWN = "(known after apply)"
+"""What a plan shows for a value it cannot know yet (a secret whose source is missing)."""
+
+SENSITIVE = "(sensitive value)"
+"""What display forms hold instead of a write-only value."""
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    """Stands in a call body where a write-only value will be sent.
+
+    `source` is `fromEnv:NAME` or `fromFile:PATH`; `fingerprint` is the keyed
+    fingerprint of the value seen at plan time (None when the secret was
+    missing or no fingerprint key is set). Apply re-resolves the source and
+    refuses when the fingerprint no longer matches.
+    """
+
+    source: str
+    fingerprint: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"$secret": {"source": self.source, "fingerprint": self.fingerprint}}
+
+
+@dataclass(frozen=True)
+class SecretSource:
+    """Where the secret a change sends is read, as the manifest names it: `fromEnv` and the
+    variable's name, or `fromFile` and the file's path in the repository. Shown in every plan
+    format so a reviewer sees what a merge would read."""
+
+    kind: SecretSourceKind
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name}"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One API call that apply will make.
+
+    `body` is JSON-like and may hold `SecretRef`s; `permission` is the
+    permission string the call needs, ID-specific when the ID is known.
+    `creates` is true for calls that create an object (never retried blindly:
+    apply re-reads first).
+    """
+
+    operation: str
+    body: Mapping[str, Any]
+    permission: str
+    creates: bool = False
+
+
+@dataclass(frozen=True)
+class ItemEdit:
+    """One item that differs in a list of plain values (strings, numbers): a `FieldDiff`'s `items`.
+
+    The vocabulary of `PolicyEdit`: `insert`, `remove`, or `change` in place (ordered lists only:
+    in a list the platform treats as a set an item is only ever inserted or removed). Indexes are
+    0-based positions in the list on that side, None (and the value None) where the item is not.
+    """
+
+    op: Literal["insert", "remove", "change"]
+    before_index: int | None
+    after_index: int | None
+    before: Any = None
+    after: Any = None
+
+
+@dataclass(frozen=True)
+class FieldDiff:
+    """One field that differs. `path` uses the manifest's names (`runtime.vCpus`).
+
+    `items` is the item-level detail when both sides are lists of plain values (empty
+    otherwise): a reviewer of a 60-entry IP list is shown the one entry that changed.
+    """
+
+    path: str
+    before: Any
+    after: Any
+    sensitive: bool = False
+    known_after_apply: bool = False
+    items: tuple[ItemEdit, ...] = ()
+
+
+@dataclass(frozen=True)
+class PolicyEdit:
+    """One step of the sequence alignment of an ordered policy list."""
+
+    op: Literal["keep", "insert", "remove", "change"]
+    before_index: int | None
+    after_index: int | None
+    before: Mapping[str, Any] | None
+    after: Mapping[str, Any] | None
+    diffs: tuple[FieldDiff, ...] = ()
+
+
+@dataclass(frozen=True)
+class Change:
+    """One resource instance that will change.
+
+    `before`/`after` are the display form of the resource (secrets already
+    redacted, None when it does not exist on that side). `depends_on` lists
+    addresses whose calls must succeed first. `reason` is a short machine
+    word (`delete_protected`, `source_type_changed`, `renamed`,
+    `attached_elsewhere`, ...) and `notes` the sentences a reviewer reads.
+    `secret_source` names where the secret value a variable's change sends is read.
+    `test_outcomes` (policy lists) are the manifest's policy tests whose verdict it turns.
+    """
+
+    address: str
+    kind: ResourceKind
+    action: Action
+    before: Mapping[str, Any] | None
+    after: Mapping[str, Any] | None
+    diffs: tuple[FieldDiff, ...] = ()
+    calls: tuple[Call, ...] = ()
+    reason: str | None = None
+    notes: tuple[str, ...] = ()
+    depends_on: tuple[str, ...] = ()
+    position: Position | None = None
+    policy_edits: tuple[PolicyEdit, ...] = ()
+    secret_source: SecretSource | None = None
+    test_outcomes: tuple[OutcomeChange, ...] = ()
+
+
+@dataclass(frozen=True)
+class Note:
+    """A plan-wide remark: unmanaged apps, how secrets were compared, conflicts."""
+
+    severity: Literal["info", "warning", "error"]
+    message: str
+    address: str | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    changes: tuple[Change, ...]
+    notes: tuple[Note, ...] = ()
+    permissions: tuple[str, ...] = ()
+    manifest_digest: str = ""
+    live_digest: str = ""
+    targets: tuple[str, ...] = ()
+    max_deletes: int = 10
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    # The reference (`SecretRef.source`) of the secret the manifest declares for each variable
+    # the plan covers, by address. Not saved: apply checks a saved plan's references against
+    # the plan it rebuilds from the manifest.
+    declared_secrets: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def live_differs(self) -> bool:
+        """Whether live state differs from the manifest (within the plan's targets): any
+        change at all, including the ones apply will not make (a delete that delete protection
+        blocks, a replace refused without --allow-replace). `plan --detailed-exitcode` exits 2
+        on it, and only a plan where it is false says that live state matches."""
+        return bool(self.changes)
+
+    @property
+    def has_applicable_changes(self) -> bool:
+        """Whether apply has anything to send: every change but blocked deletions."""
+        return any(c.action is not Action.BLOCKED for c in self.changes)
+
+    def counts(self) -> tuple[int, int, int]:
+        """(to add, to change, to destroy), counted as Terraform does: a replace is one of each."""
+        add = sum(c.action in (Action.CREATE, Action.REPLACE) for c in self.changes)
+        change = sum(c.action is Action.UPDATE for c in self.changes)
+        destroy = sum(c.action in (Action.DELETE, Action.REPLACE) for c in self.changes)
+        return add, change, destroy
+
+    @property
+    def deletions(self) -> tuple[Change, ...]:
+        return tuple(c for c in self.changes if c.action in (Action.DELETE, Action.REPLACE))

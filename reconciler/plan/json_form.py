@@ -1,0 +1,520 @@
+"""The plan's JSON form: `plan_to_dict` and its exact inverse `plan_from_dict`.
+
+One module owns both directions so the documented machine format
+(`--format json`) and the saved plan file (`--out`) can never drift apart.
+
+Values inside `before`/`after`/`diffs`/call bodies are JSON-like; three
+markers keep what plain JSON cannot say:
+
+- a `SecretRef` is `{"$secret": {"source": ..., "fingerprint": ...}}`;
+- `ABSENT` (a field that does not exist on one side) is the omitted key at the
+  top of a diff (`before`/`after` left out) and `{"$absent": true}` anywhere
+  deeper;
+- `UNKNOWN` is its own string, `"(known after apply)"`.
+
+A sensitive diff's `before`/`after` is written as `"(sensitive value)"` unless
+it is null, a secret reference or unknown, whatever the plan holds: the JSON
+goes to CI logs and plan files, so it never carries a value marked sensitive
+(nor its `items`, which are left out).
+
+A diff of two lists of plain values also has `items`, the list edits (`op`
+`insert`, `remove` or `change`, `before_index`, `after_index`, `before`,
+`after`); the member is left out when there are none, so plans written before
+it existed read the same.
+
+Decoding validates every shape and raises `PlanShapeError` naming the JSON
+path of the first problem (never the offending value: it could be a secret
+someone pasted in).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar, get_args
+
+from reconciler import __version__
+from reconciler.errors import PlanShapeError
+from reconciler.manifest.model import Position
+from reconciler.plan import kinds
+from reconciler.policy_tests.effect import OutcomeChange, outcome_change_from_json
+from reconciler.plan.changes import (
+    ABSENT,
+    FORMAT_VERSION,
+    SENSITIVE,
+    UNKNOWN,
+    Action,
+    Call,
+    Change,
+    FieldDiff,
+    ItemEdit,
+    Note,
+    Plan,
+    PolicyEdit,
+    SecretRef,
+    SecretSource,
+    SecretSourceKind,
+)
+
+SECRET_MARKER = "$secret"
+ABSENT_MARKER = "$absent"
+SECRET_SOURCE_KINDS: tuple[str, ...] = get_args(SecretSourceKind)
+NOTE_SEVERITIES = ("info", "warning", "error")
+POLICY_OPS = ("keep", "insert", "remove", "change")
+ITEM_OPS = ("insert", "remove", "change")
+
+T = TypeVar("T")
+
+
+class JsonArray(tuple):  # type: ignore[type-arg]
+    """A decoded JSON array: immutable like the value classes, equal to a list or tuple.
+
+    The plan engine may build call bodies with lists or tuples; JSON keeps no
+    such distinction, so a loaded plan compares equal to the one saved either way.
+    """
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, list):
+            other = tuple(other)
+        return tuple.__eq__(self, other)  # type: ignore[no-any-return]
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
+
+# --------------------------------------------------------------------------- encode
+
+
+def plan_to_dict(plan: Plan) -> dict[str, Any]:
+    """The documented machine form of a plan (`--format json`; docs/reference/plan-json.md documents it)."""
+    add, change, destroy = plan.counts()
+    return {
+        "format_version": FORMAT_VERSION,
+        "reconciler_version": __version__,
+        "changes": [_change_to_dict(c) for c in plan.changes],
+        "notes": [_note_to_dict(n) for n in plan.notes],
+        "permissions": list(plan.permissions),
+        "summary": {
+            "add": add,
+            "change": change,
+            "destroy": destroy,
+            "blocked": sum(c.action is Action.BLOCKED for c in plan.changes),
+        },
+        "manifest_digest": plan.manifest_digest,
+        "live_digest": plan.live_digest,
+        "targets": list(plan.targets),
+        "max_deletes": plan.max_deletes,
+        "metadata": encode_value(plan.metadata, "metadata"),
+    }
+
+
+def _change_to_dict(change: Change) -> dict[str, Any]:
+    where = f"change {change.address}"
+    out: dict[str, Any] = {
+        "address": change.address,
+        "kind": change.kind,
+        "action": change.action.value,
+        "actions": list(change.action.json_actions),
+        "before": encode_value(change.before, f"{where} before"),
+        "after": encode_value(change.after, f"{where} after"),
+        "diffs": [_diff_to_dict(d, where) for d in change.diffs],
+        "policy_edits": [_edit_to_dict(e, where) for e in change.policy_edits],
+        "calls": [_call_to_dict(c, where) for c in change.calls],
+        "depends_on": list(change.depends_on),
+        "notes": list(change.notes),
+        "position": None if change.position is None else str(change.position),
+    }
+    if change.reason is not None:
+        out["action_reason"] = change.reason
+    if change.secret_source is not None:
+        out["secret_source"] = {change.secret_source.kind: change.secret_source.name}
+    if change.kind == "policies":
+        out["policy_test_changes"] = [o.to_json() for o in change.test_outcomes]
+    return out
+
+
+def _diff_to_dict(diff: FieldDiff, where: str) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "path": diff.path,
+        "sensitive": diff.sensitive,
+        "known_after_apply": diff.known_after_apply,
+    }
+    if diff.before is not ABSENT:
+        out["before"] = encode_value(_shown(diff, diff.before), f"{where} {diff.path}")
+    if diff.after is not ABSENT:
+        out["after"] = encode_value(_shown(diff, diff.after), f"{where} {diff.path}")
+    if diff.items and not diff.sensitive:
+        out["items"] = [_item_to_dict(item, f"{where} {diff.path}") for item in diff.items]
+    return out
+
+
+def _item_to_dict(item: ItemEdit, where: str) -> dict[str, Any]:
+    return {
+        "op": item.op,
+        "before_index": item.before_index,
+        "after_index": item.after_index,
+        "before": encode_value(item.before, where),
+        "after": encode_value(item.after, where),
+    }
+
+
+def _shown(diff: FieldDiff, value: Any) -> Any:
+    """A sensitive diff keeps only what is safe to print: references and markers, never a value."""
+    if not diff.sensitive or value is None or isinstance(value, SecretRef) or value == UNKNOWN:
+        return value
+    return SENSITIVE
+
+
+def _edit_to_dict(edit: PolicyEdit, where: str) -> dict[str, Any]:
+    return {
+        "op": edit.op,
+        "before_index": edit.before_index,
+        "after_index": edit.after_index,
+        "before": encode_value(edit.before, f"{where} policy"),
+        "after": encode_value(edit.after, f"{where} policy"),
+        "diffs": [_diff_to_dict(d, where) for d in edit.diffs],
+    }
+
+
+def _call_to_dict(call: Call, where: str) -> dict[str, Any]:
+    return {
+        "operation": call.operation,
+        "body": encode_value(call.body, f"{where} call {call.operation}"),
+        "permission": call.permission,
+        "creates": call.creates,
+    }
+
+
+def _note_to_dict(note: Note) -> dict[str, Any]:
+    return {"severity": note.severity, "message": note.message, "address": note.address}
+
+
+def encode_value(value: Any, where: str) -> Any:
+    """A JSON-like value with SecretRef and ABSENT turned into their markers."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"{where}: {value!r} cannot be written as JSON")
+        return value
+    if isinstance(value, SecretRef):
+        return value.to_json()
+    if value is ABSENT:
+        return {ABSENT_MARKER: True}
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ValueError(f"{where}: mapping key {type(key).__name__} is not a string")
+            out[key] = encode_value(item, where)
+        return out
+    if isinstance(value, list | tuple):
+        return [encode_value(item, where) for item in value]
+    raise ValueError(f"{where}: a {type(value).__name__} cannot be written as JSON")
+
+
+# --------------------------------------------------------------------------- decode
+
+
+def plan_from_dict(data: Any) -> Plan:
+    """Rebuild the exact `Plan` that `plan_to_dict` described; raise `PlanShapeError` if broken."""
+    root = _object(data, "$")
+    changes = tuple(
+        _change_from_dict(item, f"changes[{i}]")
+        for i, item in enumerate(_array(_get(root, "changes", "$"), "changes"))
+    )
+    plan = Plan(
+        changes=changes,
+        notes=_items(root, "notes", "$", _note_from_dict),
+        permissions=_strings(root, "permissions", "$"),
+        manifest_digest=_typed(root, "manifest_digest", "$", str),
+        live_digest=_typed(root, "live_digest", "$", str),
+        targets=_strings(root, "targets", "$"),
+        max_deletes=_integer(root, "max_deletes", "$"),
+        metadata=_object(decode_value(_get(root, "metadata", "$"), "metadata"), "metadata"),
+    )
+    _check_summary(root, plan)
+    return plan
+
+
+def _change_from_dict(data: Any, path: str) -> Change:
+    obj = _object(data, path)
+    action = _action(obj, path)
+    kind = _typed(obj, "kind", path, str)
+    if kind not in kinds.names():
+        raise PlanShapeError(f"{path}.kind", f"must be one of {', '.join(kinds.names())}")
+    reason = obj.get("action_reason")
+    if reason is not None and not isinstance(reason, str):
+        raise PlanShapeError(f"{path}.action_reason", f"expected a string, got {_kind(reason)}")
+    return Change(
+        address=_typed(obj, "address", path, str),
+        kind=kind,
+        action=action,
+        before=_optional_mapping(obj, "before", path),
+        after=_optional_mapping(obj, "after", path),
+        diffs=_items(obj, "diffs", path, _diff_from_dict),
+        calls=_items(obj, "calls", path, _call_from_dict),
+        reason=reason,
+        notes=_strings(obj, "notes", path),
+        depends_on=_strings(obj, "depends_on", path),
+        position=_position(obj, path),
+        policy_edits=_items(obj, "policy_edits", path, _edit_from_dict),
+        secret_source=_secret_source(obj, path),
+        test_outcomes=_test_outcomes(obj, path),
+    )
+
+
+def _test_outcomes(obj: Mapping[str, Any], path: str) -> tuple[OutcomeChange, ...]:
+    """`policy_test_changes`; absent in plans written before it existed."""
+    if "policy_test_changes" not in obj:
+        return ()
+    return _items(obj, "policy_test_changes", path, _test_outcome)
+
+
+def _test_outcome(data: Any, path: str) -> OutcomeChange:
+    try:
+        return outcome_change_from_json(_object(data, path))
+    except (KeyError, TypeError):
+        raise PlanShapeError(
+            path, "expected {name, request, before, after: string, policy: string or null}"
+        ) from None
+
+
+def _secret_source(obj: Mapping[str, Any], path: str) -> SecretSource | None:
+    """`{"fromEnv": NAME}` or `{"fromFile": PATH}`; absent in plans written before it existed."""
+    if "secret_source" not in obj:
+        return None
+    found = obj["secret_source"]
+    entries = list(found.items()) if isinstance(found, dict) else []
+    if len(entries) != 1 or entries[0][0] not in SECRET_SOURCE_KINDS:
+        raise PlanShapeError(
+            f"{path}.secret_source", 'expected {"fromEnv": str} or {"fromFile": str}'
+        )
+    kind, name = entries[0]
+    if not isinstance(name, str):
+        raise PlanShapeError(
+            f"{path}.secret_source.{kind}", f"expected a string, got {_kind(name)}"
+        )
+    return SecretSource(kind, name)  # type: ignore[arg-type]
+
+
+def _action(obj: Mapping[str, Any], path: str) -> Action:
+    name = _typed(obj, "action", path, str)
+    try:
+        action = Action(name)
+    except ValueError:
+        choices = ", ".join(a.value for a in Action)
+        raise PlanShapeError(f"{path}.action", f"must be one of {choices}") from None
+    actions = tuple(_array(_get(obj, "actions", path), f"{path}.actions"))
+    if actions != action.json_actions:
+        raise PlanShapeError(f"{path}.actions", f"does not match action {action.value!r}")
+    return action
+
+
+def _diff_from_dict(data: Any, path: str) -> FieldDiff:
+    obj = _object(data, path)
+    return FieldDiff(
+        path=_typed(obj, "path", path, str),
+        before=decode_value(obj["before"], f"{path}.before") if "before" in obj else ABSENT,
+        after=decode_value(obj["after"], f"{path}.after") if "after" in obj else ABSENT,
+        sensitive=_typed(obj, "sensitive", path, bool),
+        known_after_apply=_typed(obj, "known_after_apply", path, bool),
+        # optional: absent when the diff has none, and in plans written before it existed
+        items=_items(obj, "items", path, _item_from_dict) if "items" in obj else (),
+    )
+
+
+def _op(obj: dict[str, Any], path: str, allowed: tuple[str, ...]) -> str:
+    op = _typed(obj, "op", path, str)
+    if op not in allowed:
+        raise PlanShapeError(f"{path}.op", f"must be one of {', '.join(allowed)}")
+    return op
+
+
+def _item_from_dict(data: Any, path: str) -> ItemEdit:
+    obj = _object(data, path)
+    op = _op(obj, path, ITEM_OPS)
+    return ItemEdit(
+        op=op,  # type: ignore[arg-type]
+        before_index=_optional_index(obj, "before_index", path),
+        after_index=_optional_index(obj, "after_index", path),
+        before=decode_value(_get(obj, "before", path), f"{path}.before"),
+        after=decode_value(_get(obj, "after", path), f"{path}.after"),
+    )
+
+
+def _edit_from_dict(data: Any, path: str) -> PolicyEdit:
+    obj = _object(data, path)
+    op = _op(obj, path, POLICY_OPS)
+    return PolicyEdit(
+        op=op,  # type: ignore[arg-type]
+        before_index=_optional_index(obj, "before_index", path),
+        after_index=_optional_index(obj, "after_index", path),
+        before=_optional_mapping(obj, "before", path),
+        after=_optional_mapping(obj, "after", path),
+        diffs=_items(obj, "diffs", path, _diff_from_dict),
+    )
+
+
+def _call_from_dict(data: Any, path: str) -> Call:
+    obj = _object(data, path)
+    return Call(
+        operation=_typed(obj, "operation", path, str),
+        body=_object(decode_value(_get(obj, "body", path), f"{path}.body"), f"{path}.body"),
+        permission=_typed(obj, "permission", path, str),
+        creates=_typed(obj, "creates", path, bool),
+    )
+
+
+def _note_from_dict(data: Any, path: str) -> Note:
+    obj = _object(data, path)
+    severity = _typed(obj, "severity", path, str)
+    if severity not in NOTE_SEVERITIES:
+        raise PlanShapeError(f"{path}.severity", f"must be one of {', '.join(NOTE_SEVERITIES)}")
+    address = obj.get("address")
+    if address is not None and not isinstance(address, str):
+        raise PlanShapeError(f"{path}.address", f"expected a string or null, got {_kind(address)}")
+    return Note(
+        severity=severity,  # type: ignore[arg-type]
+        message=_typed(obj, "message", path, str),
+        address=address,
+    )
+
+
+def _position(obj: Mapping[str, Any], path: str) -> Position | None:
+    text = obj.get("position")
+    if text is None:
+        return None
+    parts = text.rsplit(":", 2) if isinstance(text, str) else []
+    if len(parts) != 3 or not parts[0] or not all(p.isdigit() for p in parts[1:]):
+        raise PlanShapeError(f"{path}.position", 'expected "file:line:column" or null')
+    return Position(parts[0], int(parts[1]), int(parts[2]))
+
+
+def _check_summary(root: Mapping[str, Any], plan: Plan) -> None:
+    """The summary is redundant; a mismatch means the file was edited or cut by hand."""
+    summary = _object(_get(root, "summary", "$"), "summary")
+    add, change, destroy = plan.counts()
+    blocked = sum(c.action is Action.BLOCKED for c in plan.changes)
+    expected = {"add": add, "change": change, "destroy": destroy, "blocked": blocked}
+    for key, count in expected.items():
+        if summary.get(key) != count:
+            raise PlanShapeError(f"summary.{key}", "does not match the changes listed")
+
+
+def decode_value(value: Any, path: str) -> Any:
+    """Inverse of `encode_value`: markers back to SecretRef/ABSENT, arrays to `JsonArray`."""
+    if isinstance(value, list):
+        return JsonArray(decode_value(item, f"{path}[{i}]") for i, item in enumerate(value))
+    if not isinstance(value, dict):
+        return value
+    if SECRET_MARKER in value:
+        return _secret_ref(value, path)
+    if ABSENT_MARKER in value:
+        if value != {ABSENT_MARKER: True}:
+            raise PlanShapeError(path, 'an "$absent" marker must be exactly {"$absent": true}')
+        return ABSENT
+    return {key: decode_value(item, f"{path}.{key}") for key, item in value.items()}
+
+
+def _secret_ref(value: dict[str, Any], path: str) -> SecretRef:
+    inner = value[SECRET_MARKER]
+    if (
+        len(value) != 1
+        or not isinstance(inner, dict)
+        or set(inner) != {"source", "fingerprint"}
+        or not isinstance(inner["source"], str)
+        or not (inner["fingerprint"] is None or isinstance(inner["fingerprint"], str))
+    ):
+        raise PlanShapeError(
+            path, 'a secret reference must be {"$secret": {"source": str, "fingerprint": str|null}}'
+        )
+    return SecretRef(source=inner["source"], fingerprint=inner["fingerprint"])
+
+
+# --------------------------------------------------------------------------- shape helpers
+
+
+def _kind(value: Any) -> str:
+    """The JSON type name of a value, for messages (the value itself is never shown)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "an array"
+    return "an object"
+
+
+def _get(obj: Mapping[str, Any], key: str, path: str) -> Any:
+    if key not in obj:
+        raise PlanShapeError(_join(path, key), "is missing")
+    return obj[key]
+
+
+def _join(path: str, key: str) -> str:
+    return key if path == "$" else f"{path}.{key}"
+
+
+def _object(value: Any, path: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise PlanShapeError(path, f"expected an object, got {_kind(value)}")
+    return value
+
+
+def _array(value: Any, path: str) -> Sequence[Any]:
+    if not isinstance(value, list | tuple):
+        raise PlanShapeError(path, f"expected an array, got {_kind(value)}")
+    return value
+
+
+def _typed(obj: Mapping[str, Any], key: str, path: str, kind: type[T]) -> T:
+    value = _get(obj, key, path)
+    # bool is an int in Python; a JSON boolean is never a count and a number never a flag
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        expected = {str: "a string", bool: "a boolean", int: "an integer"}[kind]
+        raise PlanShapeError(_join(path, key), f"expected {expected}, got {_kind(value)}")
+    return value
+
+
+def _integer(obj: Mapping[str, Any], key: str, path: str) -> int:
+    value = _typed(obj, key, path, int)
+    if value < 0:
+        raise PlanShapeError(_join(path, key), "must not be negative")
+    return value
+
+
+def _optional_index(obj: Mapping[str, Any], key: str, path: str) -> int | None:
+    return None if _get(obj, key, path) is None else _integer(obj, key, path)
+
+
+def _optional_mapping(obj: Mapping[str, Any], key: str, path: str) -> dict[str, Any] | None:
+    value = _get(obj, key, path)
+    if value is None:
+        return None
+    return _object(decode_value(value, _join(path, key)), _join(path, key))
+
+
+def _strings(obj: Mapping[str, Any], key: str, path: str) -> tuple[str, ...]:
+    where = _join(path, key)
+    items = _array(_get(obj, key, path), where)
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise PlanShapeError(f"{where}[{i}]", f"expected a string, got {_kind(item)}")
+    return tuple(items)
+
+
+def _items(
+    obj: Mapping[str, Any], key: str, path: str, build: Callable[[Any, str], T]
+) -> tuple[T, ...]:
+    where = _join(path, key)
+    return tuple(
+        build(item, f"{where}[{i}]") for i, item in enumerate(_array(_get(obj, key, path), where))
+    )

@@ -1,0 +1,418 @@
+"""Apps: `app.<project>/<app>`. Create, update, replace (git <-> image), delete (prune.apps).
+
+One `apps.listApps` per managed project reads every app at once, so the plan
+knows both the apps the manifest names and the ones it does not (unmanaged:
+noted, or deleted with `prune.apps`). The platform cannot change an app's
+source between a repository and an image, so that change is a replace: the
+app is deleted with its deployments, domains and variables and created again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from reconciler.errors import ReconcilerError
+from reconciler.manifest.model import UNSET, App, GitSource, OciSource
+from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff
+from reconciler.plan.kinds.base import (
+    Kind,
+    Location,
+    NewDomain,
+    Reread,
+    SlugScope,
+    address,
+    address_parts,
+    identity_diffs,
+    lookup,
+    make_call,
+    require_fields,
+)
+from reconciler.plan.kinds.registry import register
+from reconciler.plan.live import LiveRecord, stable
+from reconciler.platform.protocol import Platform
+
+READ_OPERATION = "apps.listApps"
+
+REASON_SOURCE_CHANGED = "source_type_changed"
+REASON_PROTECTED = "delete_protected"
+
+
+class LiveApps:
+    """The apps of a live project by id and by slug, so finding each app of the manifest
+    among them is one lookup, not a scan (a project may have thousands)."""
+
+    def __init__(self, live_apps: Sequence[Mapping[str, Any]]) -> None:
+        # reversed: where two apps share a key, the first listed wins, as a scan would find it
+        self.by_id = {a.get("id"): a for a in reversed(live_apps)}
+        self.by_slug = {a.get("slug"): a for a in reversed(live_apps)}
+
+
+def find_live_app(
+    project_slug: str,
+    desired: App,
+    live_apps: LiveApps,
+    pinned: Collection[str] = (),
+) -> Mapping[str, Any] | None:
+    """The live app `desired` stands for: by pinned id, else by slug. A missing pinned id is
+    an error (a new app would get another id and never converge).
+
+    An app the manifest pins (`pinned`: the ids pinned in its project) is never matched by
+    slug: when it is renamed away, an unpinned entry with its old slug is a new app.
+    """
+    found = match_live_app(desired, live_apps, pinned)
+    if found is None and desired.id is not None:
+        raise ReconcilerError(
+            f"app {project_slug}/{desired.slug} is pinned to id {desired.id}, which is not "
+            f"an app of project {project_slug!r}",
+            hint=f"remove `id: {desired.id}` from {desired.pos or 'the manifest'} to create a "
+            "new app, or pin the id of an existing one",
+        )
+    return found
+
+
+def match_live_app(
+    desired: App, live_apps: LiveApps, pinned: Collection[str] = ()
+) -> Mapping[str, Any] | None:
+    """The live app `desired` stands for, None when there is none (`find_live_app`'s rule,
+    which `reconciler status` shares)."""
+    if desired.id is not None:
+        return live_apps.by_id.get(desired.id)
+    found = live_apps.by_slug.get(desired.slug)
+    return None if found is None or found.get("id") in pinned else found
+
+
+def desired_source_type(desired: App) -> str | None:
+    if isinstance(desired.oci, OciSource):
+        return "oci"
+    if isinstance(desired.git, GitSource):
+        return "git"
+    return None
+
+
+def live_source_type(live: Mapping[str, Any]) -> str | None:
+    """`sourceType`, or for the few old apps without it, what their members show."""
+    declared = live.get("sourceType")
+    if declared in ("git", "oci"):
+        return declared
+    if "oci" in live:
+        return "oci"
+    if "git" in live:
+        return "git"
+    return None
+
+
+def needs_replace(desired: App, live: Mapping[str, Any]) -> bool:
+    wanted, current = desired_source_type(desired), live_source_type(live)
+    return wanted is not None and current is not None and wanted != current
+
+
+def display(live: Mapping[str, Any]) -> dict[str, Any]:
+    keys = ("id", "slug", "name", "sourceType", "git", "oci", "deleteProtection")
+    return {key: live[key] for key in keys if key in live}
+
+
+def desired_display(desired: App) -> dict[str, Any]:
+    shown: dict[str, Any] = {"slug": desired.slug, "name": _name(desired)}
+    source = desired_source_type(desired)
+    if source is not None:
+        shown["sourceType"] = source
+    if isinstance(desired.git, GitSource) and _git_members(desired.git):
+        shown["git"] = _git_members(desired.git)
+    if isinstance(desired.oci, OciSource):
+        shown["oci"] = {"image": desired.oci.image}
+    if desired.delete_protection is not UNSET:
+        shown["deleteProtection"] = desired.delete_protection
+    return shown
+
+
+def plan_app(
+    project_slug: str,
+    project_ref: str,
+    project_id: str | None,
+    desired: App,
+    live: Mapping[str, Any] | None,
+    *,
+    allow_replace: bool,
+) -> Change | None:
+    """The change for one app of the manifest, or None when it matches.
+
+    `project_ref` is how calls name the project (its id when known, else its slug).
+    """
+    if live is None:
+        return _create(project_slug, project_ref, project_id, desired)
+    if needs_replace(desired, live):
+        return _replace(project_slug, project_ref, project_id, desired, live, allow_replace)
+    return _update(project_slug, project_ref, desired, live)
+
+
+def plan_app_delete(
+    project_slug: str, project_ref: str, live: Mapping[str, Any], *, slug_wanted: bool = False
+) -> Change:
+    """Delete an app the manifest no longer lists (only with prune.apps).
+
+    `slug_wanted`: the manifest gives its slug to another app (renamed into it through a pinned
+    id), whose change has the address `app.<project>/<slug>`; this one is addressed by its id so
+    that every address of the plan stays one change.
+    """
+    slug = live.get("slug", live["id"])
+    where = address("app", project_slug, live["id"] if slug_wanted else slug)
+    took = (
+        (f"addressed by its id: its slug {slug!r} goes to the app the manifest calls {slug!r}",)
+        if slug_wanted
+        else ()
+    )
+    if live.get("deleteProtection"):
+        return Change(
+            address=where,
+            kind="app",
+            action=Action.BLOCKED,
+            before=display(live),
+            after=None,
+            reason=REASON_PROTECTED,
+            notes=(
+                "delete protection is on, so prune.apps cannot delete it: to delete it, list "
+                "it in the manifest with `deleteProtection: false`, apply, then remove it "
+                "(or leave prune.apps off to keep it unmanaged)",
+                *took,
+            ),
+        )
+    return Change(
+        address=where,
+        kind="app",
+        action=Action.DELETE,
+        before=display(live),
+        after=None,
+        calls=(
+            make_call(
+                "apps.deleteApp", {"project": project_ref, "app": live["id"]}, object_id=live["id"]
+            ),
+        ),
+        reason="pruned",
+        notes=("not in the manifest and prune.apps is on: deleted with its deployments, "
+               "domains and variables", *took),
+    )  # fmt: skip
+
+
+def _name(desired: App) -> str:
+    return desired.name if desired.name is not UNSET else desired.slug
+
+
+def _git_members(git: GitSource) -> dict[str, str]:
+    members: dict[str, str] = {}
+    if git.repository is not UNSET:
+        members["repository"] = git.repository
+    if git.default_branch is not UNSET:
+        members["defaultBranch"] = git.default_branch
+    return members
+
+
+def _create_calls(project_ref: str, project_id: str | None, desired: App) -> list[Any]:
+    body: dict[str, Any] = {"project": project_ref, "name": _name(desired), "slug": desired.slug}
+    if isinstance(desired.oci, OciSource):
+        body["oci"] = {"image": desired.oci.image}
+    else:
+        # No source, or `git: null`: an empty git object connects a repository later.
+        body["git"] = _git_members(desired.git) if isinstance(desired.git, GitSource) else {}
+    calls = [make_call("apps.createApp", body, object_id=project_id)]
+    if desired.delete_protection is True:
+        # createApp cannot set protection: a second call right after it does.
+        calls.append(
+            make_call(
+                "apps.updateApp",
+                {"project": project_ref, "app": desired.slug, "deleteProtection": True},
+            )
+        )
+    return calls
+
+
+def _create(project_slug: str, project_ref: str, project_id: str | None, desired: App) -> Change:
+    return Change(
+        address=address("app", project_slug, desired.slug),
+        kind="app",
+        action=Action.CREATE,
+        before=None,
+        after=desired_display(desired),
+        calls=tuple(_create_calls(project_ref, project_id, desired)),
+        position=desired.pos,
+    )
+
+
+def _replace(
+    project_slug: str,
+    project_ref: str,
+    project_id: str | None,
+    desired: App,
+    live: Mapping[str, Any],
+    allow_replace: bool,
+) -> Change:
+    where = address("app", project_slug, desired.slug)
+    before, after = display(live), desired_display(desired)
+    source_diff = FieldDiff("sourceType", live_source_type(live), desired_source_type(desired))
+    why = (
+        f"the source changes from {source_diff.before} to {source_diff.after}, which the "
+        "platform cannot change in place: the app is deleted with its deployments, domains "
+        "and variables, and created again with everything the manifest sets"
+    )
+    protected = bool(live.get("deleteProtection"))
+    if protected and desired.delete_protection is not False:
+        return Change(
+            address=where,
+            kind="app",
+            action=Action.BLOCKED,
+            before=before,
+            after=after,
+            diffs=(source_diff,),
+            reason=REASON_PROTECTED,
+            notes=(
+                f"must be replaced ({why}), but delete protection is on: set "
+                f"`deleteProtection: false` on this app, apply, then change its source",
+            ),
+            position=desired.pos,
+        )
+    app_id = live["id"]
+    calls = []
+    if protected:
+        # The manifest turns protection off: that has to happen before the delete.
+        calls.append(
+            make_call(
+                "apps.updateApp",
+                {"project": project_ref, "app": app_id, "deleteProtection": False},
+                object_id=app_id,
+            )
+        )
+    calls.append(
+        make_call("apps.deleteApp", {"project": project_ref, "app": app_id}, object_id=app_id)
+    )
+    calls.extend(_create_calls(project_ref, project_id, desired))
+    notes = [why]
+    if not allow_replace:
+        notes.append("apply refuses a replace unless run with --allow-replace")
+    return Change(
+        address=where,
+        kind="app",
+        action=Action.REPLACE,
+        before=before,
+        after=after,
+        diffs=(source_diff,),
+        calls=tuple(calls),
+        reason=REASON_SOURCE_CHANGED,
+        notes=tuple(notes),
+        position=desired.pos,
+    )
+
+
+def _update(
+    project_slug: str, project_ref: str, desired: App, live: Mapping[str, Any]
+) -> Change | None:
+    app_id = live["id"]
+    body: dict[str, Any] = {"project": project_ref, "app": app_id}
+    diffs = identity_diffs(desired, live, body)
+    git_diffs, git_body = _git_update(desired, live)
+    diffs.extend(git_diffs)
+    if git_body is not UNSET:
+        body["git"] = git_body
+    if isinstance(desired.oci, OciSource):
+        live_image = (live.get("oci") or {}).get("image", ABSENT)
+        if live_image != desired.oci.image:
+            diffs.append(FieldDiff("oci.image", live_image, desired.oci.image))
+            body["oci"] = {"image": desired.oci.image}
+    if not diffs:
+        return None
+    renamed = "slug" in body
+    return Change(
+        address=address("app", project_slug, desired.slug),
+        kind="app",
+        action=Action.UPDATE,
+        before=display(live),
+        after={**display(live), **desired_display(desired)},
+        diffs=tuple(diffs),
+        calls=(make_call("apps.updateApp", body, object_id=app_id),),
+        reason="renamed" if renamed else None,
+        notes=(f"renamed from {live.get('slug')!r} through its pinned id",) if renamed else (),
+        position=desired.pos,
+    )
+
+
+def _git_update(desired: App, live: Mapping[str, Any]) -> tuple[list[FieldDiff], Any]:
+    """Field diffs and the `git` member of updateApp (UNSET: nothing to send)."""
+    live_git = live.get("git")
+    if desired.git is None:
+        if live_git:
+            return [FieldDiff("git", dict(live_git), None)], None
+        return [], UNSET
+    if not isinstance(desired.git, GitSource):
+        return [], UNSET
+    wanted = _git_members(desired.git)
+    if not live_git:
+        if not wanted:
+            return [], UNSET
+        return [FieldDiff("git", ABSENT, wanted)], wanted
+    diffs, send = [], {}
+    for member, value in wanted.items():
+        current = live_git.get(member, ABSENT)
+        if current != value:
+            diffs.append(FieldDiff(f"git.{member}", current, value))
+            send[member] = value
+    return diffs, (send if send else UNSET)
+
+
+def _image_changed(change: Change) -> bool:
+    if change.action in (Action.CREATE, Action.REPLACE):
+        return bool(change.after and change.after.get("oci"))
+    return any(d.path == "oci" or d.path.startswith("oci.") for d in change.diffs)
+
+
+class AppKind(Kind):
+    """`app.<project>/<app>`: read with every other app of its project, in one listing."""
+
+    name = "app"
+    depth = 2
+    container = True
+    read_at = 1
+    read_operation = READ_OPERATION
+
+    async def read(self, platform: Platform, at: Location) -> list[dict[str, Any]]:
+        """Every app of the project at `at` (paged to the end)."""
+        found = await platform.list_all(READ_OPERATION, at.body())
+        checked: list[dict[str, Any]] = require_fields(READ_OPERATION, found, "id", "slug")
+        return checked
+
+    def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
+        record.read(READ_OPERATION)
+        record.state[f"apps {label}"] = sorted(
+            (stable(a) or {} for a in found), key=lambda a: str(a.get("id"))
+        )
+        for app in found:
+            record.labels[app["id"]] = f"{label}/{app.get('slug')}"
+
+    def slug_scope(self, change: Change) -> SlugScope | None:
+        return ("app", address_parts(change.address)[0])
+
+    def apply_phase(self, change: Change, call: Call) -> int | None:
+        return None
+
+    def covers(self, change: Change, call: Call) -> bool:
+        return False
+
+    def unique_key(self, change: Change) -> str | None:
+        return None
+
+    def reread(self, platform: Platform, call: Call) -> Reread | None:
+        if call.operation != "apps.createApp":
+            return None
+        request = {"project": call.body["project"], "app": call.body["slug"]}
+        return lookup(platform, "apps.getApp", request, ("appId",))
+
+    def rollout_reason(self, change: Change) -> str | None:
+        # an image app runs the new image only from its next deployment
+        return "image" if _image_changed(change) else None
+
+    def configures_deployment(self) -> bool:
+        return True
+
+    def created(self, change: Change, operation: str, data: Any) -> NewDomain | None:
+        return None
+
+
+KIND = register(AppKind())

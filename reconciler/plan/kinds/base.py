@@ -1,0 +1,479 @@
+"""The Kind interface, and what every resource kind shares: addresses, where calls go, and
+normalised comparison.
+
+A kind is one module of `reconciler.plan.kinds` that says everything about one kind of
+resource: a `Kind` subclass registered in `reconciler.plan.kinds`, whose hooks the planner,
+`--target`, apply's call graph, create-once, `apply --deploy` and the apply report call, plus
+the functions that read, normalise and diff it. Each kind compares *normalised* values (`1` and
+`1.0` equal, absent lists empty, server defaults filled in) so that what the platform stores
+never shows up as a diff. A differing list of plain values carries the items that changed
+(computed with deepdiff), so a reviewer of a 60-entry IP list sees the one entry that changed.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from reconciler.errors import NotFound, UnexpectedResponse
+from reconciler.manifest.model import UNSET, App, Environment, Project, Prune
+from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, ItemEdit, Note
+from reconciler.plan.options import PlanOptions
+from reconciler.platform.operations import get_operation, permission
+
+if TYPE_CHECKING:
+    from reconciler.plan.live import LiveRecord
+    from reconciler.platform.protocol import Platform
+
+Reread = Callable[[], Awaitable[Any]]
+"""Looks up what a create would have made: its response-like data, or None when absent."""
+
+SlugScope = tuple[str, ...]
+"""Where a slug is unique: ("project",) for projects, ("app", <project>) for one project's apps."""
+
+
+def address(kind: str, *parts: str) -> str:
+    """`app.shop/web`, `variable.shop/web/production/KEY`."""
+    return f"{kind}." + "/".join(parts)
+
+
+def address_parts(change_address: str) -> tuple[str, ...]:
+    """`variable.shop/web/production/KEY` -> ("shop", "web", "production", "KEY")."""
+    return tuple(change_address.partition(".")[2].split("/"))
+
+
+def make_call(operation: str, body: Mapping[str, Any], *, object_id: str | None = None) -> Call:
+    """A call with the permission it needs (ID-specific when the scope object's ID is known)."""
+    return Call(
+        operation=operation,
+        body=dict(body),
+        permission=permission(operation, object_id),
+        creates=get_operation(operation).creates,
+    )
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a kind is read and where its calls go: a project, an app or an environment.
+
+    References are IDs when live state gave them (they survive a rename in the same apply),
+    otherwise the manifest's slugs (for objects the same apply creates first). `object_id` is
+    the ID of the object at this location when known: a 403 then names the ID-specific
+    permission.
+    """
+
+    project: str
+    app: str | None = None
+    environment: str | None = None
+    object_id: str | None = None
+
+    def body(self, **fields: Any) -> dict[str, Any]:
+        """The request members naming this location, then `fields`."""
+        named = {"project": self.project, "app": self.app, "environment": self.environment}
+        return {**{k: v for k, v in named.items() if v is not None}, **fields}
+
+
+@dataclass(frozen=True)
+class NewDomain:
+    """A domain an apply created, with the DNS records its owner must create."""
+
+    address: str
+    host: str
+    dns_records: tuple[Mapping[str, Any], ...]
+
+
+class Kind(ABC):
+    """One kind of resource: every hook is abstract, so a kind states each answer, and a kind
+    missing one cannot be registered (`reconciler.plan.kinds.register`).
+
+    Class attributes: `name` (the address prefix and `Change.kind`), `depth` (parts of a full
+    address), `container` (a `--target` of it covers every kind below it; its deletion waits
+    for everything under it), `read_at` (the depth of the `Location` `read` is given: a
+    project reads itself at 1, apps are read at their project, settings at their app) and
+    `read_operation`.
+    """
+
+    name: ClassVar[str]
+    depth: ClassVar[int]
+    container: ClassVar[bool]
+    read_at: ClassVar[int]
+    read_operation: ClassVar[str]
+
+    @abstractmethod
+    async def read(self, platform: Platform, at: Location) -> Any:
+        """What live state holds of this kind at `at`, checked to have the members the plan
+        keys on (an `UnexpectedResponse` otherwise)."""
+
+    @abstractmethod
+    def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
+        """Note what `read` found at `label` (`shop/web/production`) in the live-state record:
+        the permission the read needed, the part of it the plan depends on (its digest) and
+        the IDs it names. `at` is where it was read, with the environment's ID once known."""
+
+    @abstractmethod
+    def slug_scope(self, change: Change) -> SlugScope | None:
+        """Where the slugs this change moves are unique; None for kinds without slugs."""
+
+    @abstractmethod
+    def apply_phase(self, change: Change, call: Call) -> int | None:
+        """The call's place among the calls of one environment (lower first: domain deletions,
+        domain creations, settings, variable sets, variable removals, policies); None for
+        calls outside an environment."""
+
+    @abstractmethod
+    def covers(self, change: Change, call: Call) -> bool:
+        """Whether `call` (of another change of this kind) decides `change`, which carries no
+        call of its own (a batch of variables)."""
+
+    @abstractmethod
+    def unique_key(self, change: Change) -> str | None:
+        """A key unique in the whole workspace (a domain's host): a delete of it runs before
+        a create of it elsewhere. None for kinds unique only under their parent."""
+
+    @abstractmethod
+    def reread(self, platform: Platform, call: Call) -> Reread | None:
+        """How to find what `call` creates after an ambiguous failure; None when the call
+        creates nothing this kind can look up."""
+
+    @abstractmethod
+    def rollout_reason(self, change: Change) -> str | None:
+        """Why a change of this kind that applied needs a new deployment of every environment
+        under its address (`settings`, `image`...); None when it does not."""
+
+    @abstractmethod
+    def configures_deployment(self) -> bool:
+        """Whether a change of this kind that did not apply leaves the configuration of the
+        environments under it half changed (`apply --deploy` then leaves them out)."""
+
+    @abstractmethod
+    def created(self, change: Change, operation: str, data: Any) -> NewDomain | None:
+        """What apply reports about an object a call of this change created (a new domain's
+        DNS records); None for nothing."""
+
+
+class EnvironmentKind(Kind):
+    """A kind managed per environment: the planner reads and plans it for each environment of
+    the manifest that `manages` it."""
+
+    @abstractmethod
+    def manages(self, environment: Environment) -> bool:
+        """Whether the manifest manages this kind in `environment`."""
+
+    @abstractmethod
+    def pick(self, found: Any, environment: str) -> Any:
+        """The part of what `read` found that concerns `environment` (a kind read per app
+        finds every environment of it at once)."""
+
+    @abstractmethod
+    def environment_id(self, live: Any) -> str | None:
+        """The environment's ID, when what was read for it names it."""
+
+    @abstractmethod
+    def plan(self, job: EnvironmentJob, live: Any) -> None:
+        """Plan `job`'s environment against `live` (None: its app is created or replaced by
+        this plan, nothing was read), adding changes and notes through `job.planning`."""
+
+    @abstractmethod
+    async def finish(self, planning: Planning) -> None:
+        """Called once every environment is read and planned, for what crosses environments
+        (a host moving between two of them)."""
+
+
+@dataclass(frozen=True)
+class EnvironmentJob:
+    """One environment of the manifest, as the planner hands it to each `EnvironmentKind`."""
+
+    planning: Planning
+    project: str
+    app: str
+    environment: Environment
+    at: Location
+    label: str
+    """`shop/web/production`"""
+    depends_on: tuple[str, ...]
+    """What every change of this environment waits for (its app's or project's create)."""
+
+
+class Planning(ABC):
+    """What the planner offers the kinds while it plans."""
+
+    platform: Platform
+    record: LiveRecord
+    options: PlanOptions
+    prune: Prune
+    missing_sources: set[str]
+    """Secrets not available to this plan, `fromEnv NAME (address)`."""
+    compared_by_presence: list[str]
+    """Write-only variables compared by presence and kind only (no fingerprint key)."""
+    declared_secrets: dict[str, str]
+    """The secret source the manifest declares, by variable address (a saved plan is held to it)."""
+    going_away: dict[str, str]
+    """The ids of apps this plan deletes or replaces, with their change addresses."""
+    collected: dict[str, list[Any]]
+    """What a kind keeps, by its name, from planning each environment for its `finish`."""
+
+    @abstractmethod
+    def add(self, change: Change | None, depends_on: Collection[str] = ()) -> None:
+        """Add `change` (if any) to the plan, waiting for `depends_on` too."""
+
+    @abstractmethod
+    def note(self, note: Note) -> None:
+        """Add a plan-wide note."""
+
+    @abstractmethod
+    def selected(self, change_address: str) -> bool:
+        """Whether the `--target`s cover `change_address`."""
+
+    @abstractmethod
+    def manages(self, kind: EnvironmentKind, project: str, app: str, environment: str) -> bool:
+        """Whether the manifest manages `kind` in that environment."""
+
+
+def identity_diffs(
+    desired: Project | App, live: Mapping[str, Any], body: dict[str, Any]
+) -> list[FieldDiff]:
+    """Slug (a rename through a pinned id), name and delete protection: what projects and apps
+    share. Each differing field is also added to the update `body`."""
+    diffs = []
+    if live.get("slug") != desired.slug:
+        diffs.append(FieldDiff("slug", live.get("slug"), desired.slug))
+        body["slug"] = desired.slug
+    if desired.name is not UNSET and live.get("name") != desired.name:
+        diffs.append(FieldDiff("name", live.get("name"), desired.name))
+        body["name"] = desired.name
+    live_protection = bool(live.get("deleteProtection", False))
+    if desired.delete_protection is not UNSET and live_protection != desired.delete_protection:
+        diffs.append(FieldDiff("deleteProtection", live_protection, desired.delete_protection))
+        body["deleteProtection"] = desired.delete_protection
+    return diffs
+
+
+def require_fields(operation: str, items: Any, *fields: str) -> Any:
+    """`items` (an object or a list of objects) after checking each has non-empty string `fields`.
+
+    The plan keys everything on these (ids, slugs, variable keys, host names); an answer
+    without them is reported as an unexpected response instead of crashing later.
+    """
+    for item in items if isinstance(items, list) else [items]:
+        for name in fields:
+            value = item.get(name) if isinstance(item, Mapping) else None
+            if not isinstance(value, str) or not value:
+                raise UnexpectedResponse(
+                    f"{operation}: the platform returned an object without a `{name}` string",
+                    operation=operation,
+                )
+    return items
+
+
+def number(value: Any) -> Any:
+    """Numbers compare by value: `1`, `1.0` and `True`-free ints all become floats."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return float(value)
+    return value
+
+
+def plain(value: Any) -> Any:
+    """JSON-like data as plain dicts and lists (tuples and read-only mappings thawed)."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+def display_number(value: Any) -> Any:
+    """`1.0` shown as `1`, `0.25` as `0.25`: how a person wrote it."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def nested_diffs(
+    path: str,
+    before: Any,
+    after: Any,
+    *,
+    walk_lists: bool = False,
+    unordered_lists: Collection[str] = (),
+) -> list[FieldDiff]:
+    """Field-level differences between two JSON-like values, paths in manifest names.
+
+    Mappings are walked key by key (`runtime.healthcheck.path`); a key missing on one side
+    is `ABSENT` there. Lists are one field (for settings the whole new list is what is sent,
+    so that is what a reviewer should see) unless `walk_lists` is set, when lists of the same
+    length holding mappings are walked item by item (`match[1].remoteIp.notIn`). A differing
+    list of plain values carries its item edits (`value_diff`); `unordered_lists` names the
+    ones the platform treats as sets, by path with the indexes left out (`match[].method.methods`).
+    """
+    if isinstance(before, Mapping) and isinstance(after, Mapping):
+        diffs: list[FieldDiff] = []
+        for key in _ordered_keys(before, after):
+            sub = f"{path}.{key}" if path else str(key)
+            diffs.extend(
+                nested_diffs(
+                    sub,
+                    before.get(key, ABSENT),
+                    after.get(key, ABSENT),
+                    walk_lists=walk_lists,
+                    unordered_lists=unordered_lists,
+                )
+            )
+        return diffs
+    if (
+        walk_lists
+        and isinstance(before, (list, tuple))
+        and isinstance(after, (list, tuple))
+        and len(before) == len(after)
+        and all(isinstance(item, Mapping) for item in (*before, *after))
+    ):
+        diffs = []
+        for index, (old, new) in enumerate(zip(before, after, strict=True)):
+            diffs.extend(
+                nested_diffs(
+                    f"{path}[{index}]", old, new, walk_lists=True, unordered_lists=unordered_lists
+                )
+            )
+        return diffs
+    if _comparable(before) == _comparable(after):
+        return []
+    return [value_diff(path, before, after, unordered=_without_indexes(path) in unordered_lists)]
+
+
+def value_diff(path: str, before: Any, after: Any, *, unordered: bool = False) -> FieldDiff:
+    """The diff of one field, with its item edits when both sides are lists of plain values."""
+    items: tuple[ItemEdit, ...] = ()
+    if is_plain_list(before) and is_plain_list(after):
+        items = list_item_edits(before, after, unordered=unordered)
+    return FieldDiff(path=path, before=plain(before), after=plain(after), items=items)
+
+
+def is_plain_list(value: Any) -> bool:
+    """A list (or tuple) of strings, numbers, booleans and nulls: one whose items deepdiff pairs."""
+    return isinstance(value, (list, tuple)) and all(
+        item is None or isinstance(item, (str, int, float, bool)) for item in value
+    )
+
+
+def list_item_edits(
+    before: Sequence[Any], after: Sequence[Any], *, unordered: bool = False
+) -> tuple[ItemEdit, ...]:
+    """The items that differ between two lists of plain values, in list order (via deepdiff).
+
+    An ordered list (`command`) is aligned as a sequence: an insertion in the middle is that one
+    insertion, a replaced argument one `change`. An `unordered` one (the platform treats it as
+    a set: IP ranges, methods, watch paths) only gains and loses items; when it differs only
+    in order or repetition, the ordered edits say what is sent. Numbers compare by value.
+    Empty when deepdiff reports something these cannot say (then the whole lists are shown).
+    """
+    if unordered:
+        edits = _deepdiff_edits(before, after, unordered=True)
+        if edits:
+            return edits
+    return _deepdiff_edits(before, after, unordered=False)
+
+
+_ITEM_REPORTS = {"iterable_item_added", "iterable_item_removed", "values_changed", "type_changes"}
+
+
+def _deepdiff_edits(
+    before: Sequence[Any], after: Sequence[Any], *, unordered: bool
+) -> tuple[ItemEdit, ...]:
+    # imported here: deepdiff costs about 80 ms at start-up, and most runs never diff a list
+    from deepdiff import DeepDiff
+
+    old = [_comparable(item) for item in before]
+    new = [_comparable(item) for item in after]
+    tree = DeepDiff(old, new, ignore_order=unordered, view="tree")
+    if set(tree) - _ITEM_REPORTS:
+        return ()
+    levels = [(report, level) for report, found in tree.items() for level in found]
+    # with ignore_order deepdiff names a replaced item's position on the `before` side only:
+    # its `after` position is that of an inserted value no other edit claims
+    claimed = {_param(level.up.t2_child_rel) for _, level in levels}
+    edits: list[ItemEdit] = []
+    for report, level in levels:
+        i = _param(level.up.t1_child_rel)
+        j = _param(level.up.t2_child_rel)
+        if report != "iterable_item_removed" and j is None:
+            j = next((k for k, v in enumerate(new) if v == level.t2 and k not in claimed), None)
+            if j is None:
+                return ()
+            claimed.add(j)
+        if report == "iterable_item_added":
+            edits.append(ItemEdit("insert", None, j, None, after[j]))
+        elif report == "iterable_item_removed":
+            edits.append(ItemEdit("remove", i, None, before[i], None))
+        elif unordered:  # a set has no item "changed in place": one left, another came
+            edits.append(ItemEdit("remove", i, None, before[i], None))
+            edits.append(ItemEdit("insert", None, j, None, after[j]))
+        else:
+            edits.append(ItemEdit("change", i, j, before[i], after[j]))
+    return tuple(sorted(edits, key=_list_order))
+
+
+def _param(relationship: Any) -> int | None:
+    return None if relationship is None else int(relationship.param)
+
+
+def _list_order(edit: ItemEdit) -> tuple[int, int]:
+    """Edits by position, a removal before what takes its place."""
+    if edit.op == "remove":
+        return (edit.before_index or 0, 0)
+    return (edit.after_index or 0, 1)
+
+
+def _without_indexes(path: str) -> str:
+    """`match[1].remoteIp.notIn` as `match[].remoteIp.notIn`: the same field in every item."""
+    return re.sub(r"\[\d+\]", "[]", path)
+
+
+def _ordered_keys(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    keys = list(after)
+    keys.extend(k for k in before if k not in after)
+    return keys
+
+
+def _comparable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _comparable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_comparable(v) for v in value]
+    return number(value)
+
+
+def batched(items: Sequence[Any], size: int) -> list[list[Any]]:
+    """`items` in consecutive chunks of at most `size`."""
+    return [list(items[i : i + size]) for i in range(0, len(items), size)]
+
+
+def slug_changed(change: Change) -> bool:
+    """Whether an update renames its object (a new slug through a pinned id)."""
+    return change.action is Action.UPDATE and (
+        change.reason == "renamed" or any(d.path == "slug" for d in change.diffs)
+    )
+
+
+def lookup(
+    platform: Platform, operation: str, request: Mapping[str, Any], id_names: tuple[str, ...]
+) -> Reread:
+    """A `Reread` that gets the object `request` names, answering in the create's response
+    shape (its id under each of `id_names`), None when it does not exist."""
+
+    async def reread() -> Any:
+        try:
+            found = await platform.call(operation, request)
+        except NotFound:
+            return None
+        if not isinstance(found, Mapping):
+            return None
+        data = dict(found)
+        for name in id_names:
+            data.setdefault(name, found.get("id"))
+        return data
+
+    return reread

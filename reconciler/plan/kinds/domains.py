@@ -1,0 +1,443 @@
+"""Custom domains: `domain.<project>/<app>/<env>/<host>`, created and deleted per host.
+
+Read with one `domains.listDomains` filtered by project, app and environment
+for each environment whose `domains` the manifest manages. A host the
+manifest adds that no read environment holds is looked up once with
+`domains.getDomain`, because a host can be attached to only one environment of
+the whole workspace: when it is attached somewhere the manifest does not
+manage, the plan says where (apply would get a 409). A host moving between two
+environments of the manifest is a delete there and a create here, the create
+depending on the delete.
+
+Hosts compare lower-cased without a trailing dot (the manifest loader does the
+same for desired hosts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from reconciler.errors import ApiError, NotFound
+from reconciler.manifest.model import UNSET, Environment, Position
+from reconciler.plan.changes import Action, Call, Change, Note
+from reconciler.plan.kinds.base import (
+    EnvironmentJob,
+    EnvironmentKind,
+    Location,
+    NewDomain,
+    Planning,
+    Reread,
+    SlugScope,
+    address,
+    address_parts,
+    lookup,
+    make_call,
+    require_fields,
+)
+from reconciler.plan.kinds.registry import register
+from reconciler.plan.live import LiveRecord
+from reconciler.platform.protocol import Platform
+
+READ_OPERATION = "domains.listDomains"
+LOOKUP_OPERATION = "domains.getDomain"
+
+
+def host_of(domain: Mapping[str, Any]) -> str:
+    return str(domain.get("domain", "")).lower().rstrip(".")
+
+
+async def lookup_domain(platform: Platform, host: str) -> dict[str, Any] | None:
+    """Where `host` is attached in the workspace, or None when it is free."""
+    try:
+        found = await platform.call(LOOKUP_OPERATION, {"domain": host})
+    except NotFound:
+        return None
+    return require_fields(LOOKUP_OPERATION, found, "projectId", "appId", "environmentId")
+
+
+ONE_ENVIRONMENT_ONLY = (
+    "a domain can be in only one environment of the workspace, so apply would fail (409): "
+    "remove it there first, or manage that environment's domains in this manifest so the plan "
+    "moves it"
+)
+"""What to do about a host the manifest adds that is attached elsewhere (plan and status)."""
+
+
+async def where_attached(platform: Platform, host: str) -> str | None:
+    """Where `host` is attached in the workspace (`project/app/environment`, or its IDs when
+    the key may not read those objects), None when it is free."""
+    attached = await lookup_domain(platform, host)
+    if attached is None:
+        return None
+    try:
+        return await locate(platform, attached)
+    except ApiError:
+        return attachment_by_ids(attached, {})
+
+
+def attachment_by_ids(domain: Mapping[str, Any], labels: Mapping[str, str]) -> str:
+    """Where a looked-up domain is attached, in slugs where `labels` (IDs of environments,
+    apps and projects -> their slugs) knows them, else by ID."""
+    environment_id = str(domain.get("environmentId"))
+    if environment_id in labels:
+        return labels[environment_id]
+    app_id, project_id = str(domain.get("appId")), str(domain.get("projectId"))
+    if app_id in labels:
+        return f"{labels[app_id]}, environment {environment_id}"
+    project = labels.get(project_id, f"project {project_id}")
+    return f"{project}, app {app_id}, environment {environment_id} (outside this manifest)"
+
+
+async def locate(platform: Platform, domain: Mapping[str, Any]) -> str:
+    """`project/app/environment` in slugs for a domain attached outside the manifest."""
+    project_id, app_id = str(domain.get("projectId")), str(domain.get("appId"))
+    project, app, environment = await asyncio.gather(
+        platform.call("projects.getProject", {"project": project_id}),
+        platform.call("apps.getApp", {"project": project_id, "app": app_id}),
+        platform.call(
+            "environments.getEnvironment",
+            {"project": project_id, "app": app_id, "environment": domain.get("environmentId")},
+        ),
+    )
+    return f"{project.get('slug')}/{app.get('slug')}/{environment.get('slug')}"
+
+
+@dataclass(frozen=True)
+class EnvironmentDomains:
+    """One environment whose domains the manifest manages, with what live state holds."""
+
+    project: str
+    app: str
+    environment: str
+    hosts: tuple[str, ...]
+    positions: Mapping[str, Position | None]
+    live: tuple[Mapping[str, Any], ...] | None  # None: the app is being created, nothing read
+    ref: Location
+    prune: bool
+
+    def address_of(self, host: str) -> str:
+        return address("domain", self.project, self.app, self.environment, host)
+
+
+@dataclass
+class DomainsPlan:
+    changes: list[Change] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+
+
+def hosts_to_look_up(environments: Sequence[EnvironmentDomains]) -> list[str]:
+    """Hosts the manifest adds that no read environment holds: only these need a getDomain."""
+    held = {host_of(d) for env in environments for d in env.live or ()}
+    new = []
+    for env in environments:
+        current = {host_of(d) for d in env.live or ()}
+        new.extend(h for h in env.hosts if h not in current and h not in held)
+    return sorted(set(new))
+
+
+def plan_domains(
+    environments: Sequence[EnvironmentDomains],
+    lookups: Mapping[str, Mapping[str, Any] | None],
+    *,
+    describe: Callable[[Mapping[str, Any]], str],
+    going_away: Mapping[str, str],
+) -> DomainsPlan:
+    """Create/delete changes for every managed environment's domains.
+
+    `lookups` holds the getDomain result of each host from `hosts_to_look_up`; `describe`
+    names where a looked-up domain is attached; `going_away` maps the ids of apps this plan
+    deletes or replaces to their change address (their domains go with them).
+    """
+    result = DomainsPlan()
+    wanted_in = {host: env for env in environments for host in env.hosts}
+    held_in = {host_of(d): (env, d) for env in environments for d in env.live or ()}
+    for env in environments:
+        current = {host_of(d): d for d in env.live or ()}
+        for host, domain in current.items():
+            if host in env.hosts:
+                continue
+            moving_to = wanted_in.get(host)
+            if moving_to is not None or env.prune:
+                result.changes.append(_delete(env, host, domain, moving_to))
+        for host in env.hosts:
+            if host in current:
+                continue
+            if host in held_in:
+                source_env, _ = held_in[host]
+                result.changes.append(_create(env, host, depends_on=source_env.address_of(host),
+                                              moved_from=source_env))  # fmt: skip
+                continue
+            attached = lookups.get(host)
+            result.changes.append(
+                _create_checked(env, host, attached, describe, going_away, result.notes)
+            )
+    return result
+
+
+def _delete(
+    env: EnvironmentDomains,
+    host: str,
+    domain: Mapping[str, Any],
+    moving_to: EnvironmentDomains | None,
+) -> Change:
+    if moving_to is not None:
+        reason = "moved"
+        note = (f"moves to {moving_to.project}/{moving_to.app}/{moving_to.environment}: deleted "
+                "here first, then created there")  # fmt: skip
+    else:
+        reason, note = "pruned", "not listed in the manifest and prune.domains is on"
+    environment_id = domain.get("environmentId") or env.ref.object_id
+    return Change(
+        address=env.address_of(host),
+        kind="domain",
+        action=Action.DELETE,
+        before={"domain": host, "status": domain.get("status")},
+        after=None,
+        calls=(make_call("domains.deleteDomain", {"domain": host}, object_id=environment_id),),
+        reason=reason,
+        notes=(note,),
+    )
+
+
+def _create(
+    env: EnvironmentDomains,
+    host: str,
+    *,
+    depends_on: str | None = None,
+    moved_from: EnvironmentDomains | None = None,
+    reason: str | None = None,
+    notes: tuple[str, ...] = (),
+) -> Change:
+    if moved_from is not None:
+        reason = "moved"
+        notes = (
+            *notes,
+            f"moves from {moved_from.project}/{moved_from.app}/{moved_from.environment}; "
+            "its DNS records are issued again and must be verified",
+        )
+    return Change(
+        address=env.address_of(host),
+        kind="domain",
+        action=Action.CREATE,
+        before=None,
+        after={"domain": host},
+        calls=(
+            make_call(
+                "domains.createDomain",
+                env.ref.body(domain=host),
+                object_id=env.ref.object_id,
+            ),
+        ),
+        reason=reason,
+        notes=notes,
+        depends_on=(depends_on,) if depends_on else (),
+        position=env.positions.get(host),
+    )
+
+
+def _create_checked(
+    env: EnvironmentDomains,
+    host: str,
+    attached: Mapping[str, Any] | None,
+    describe: Callable[[Mapping[str, Any]], str],
+    going_away: Mapping[str, str],
+    notes: list[Note],
+) -> Change:
+    """A create for a host no read environment holds, flagged when it is attached elsewhere."""
+    if attached is None:
+        return _create(env, host)
+    where = describe(attached)
+    app_change = going_away.get(str(attached.get("appId")))
+    if app_change is not None:
+        return _create(
+            env,
+            host,
+            depends_on=app_change,
+            notes=(f"now attached to {where}, which this plan deletes first",),
+        )
+    message = f"{host} is already attached to {where}; {ONE_ENVIRONMENT_ONLY}"
+    notes.append(Note("warning", message, env.address_of(host)))
+    return _create(env, host, reason="attached_elsewhere", notes=(message,))
+
+
+class DomainsKind(EnvironmentKind):
+    """`domain.<project>/<app>/<env>/<host>`: planned once every environment is read, since a
+    host can move between two of them, or be attached anywhere in the workspace."""
+
+    name = "domain"
+    depth = 4
+    container = False
+    read_at = 3
+    read_operation = READ_OPERATION
+
+    async def read(self, platform: Platform, at: Location) -> list[dict[str, Any]]:
+        found = await platform.list_all(READ_OPERATION, at.body())
+        checked: list[dict[str, Any]] = require_fields(READ_OPERATION, found, "domain")
+        return checked
+
+    def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
+        record.read(READ_OPERATION)
+        record.state[f"domains {label}"] = sorted(host_of(d) for d in found)
+        for domain in found:
+            if domain.get("environmentId"):
+                record.labels.setdefault(domain["environmentId"], label)
+
+    def pick(self, found: Any, environment: str) -> Any:
+        return found
+
+    def environment_id(self, live: Any) -> str | None:
+        for domain in live or ():
+            if domain.get("environmentId"):
+                return str(domain["environmentId"])
+        return None
+
+    def manages(self, environment: Environment) -> bool:
+        return environment.domains is not UNSET
+
+    def plan(self, job: EnvironmentJob, live: Any) -> None:
+        environment = job.environment
+        managed = EnvironmentDomains(
+            project=job.project,
+            app=job.app,
+            environment=environment.name,
+            hosts=tuple(d.host for d in environment.domains),
+            positions={d.host: d.pos for d in environment.domains},
+            live=None if live is None else tuple(live),
+            ref=job.at,
+            prune=job.planning.prune.domains,
+        )
+        job.planning.collected.setdefault(self.name, []).append((managed, job.depends_on))
+
+    async def finish(self, planning: Planning) -> None:
+        await _DomainPlanning(planning).run()
+
+    def slug_scope(self, change: Change) -> SlugScope | None:
+        return None
+
+    def apply_phase(self, change: Change, call: Call) -> int | None:
+        # a host moving out of this environment first, then the hosts it gains
+        return 0 if change.action is Action.DELETE else 1
+
+    def covers(self, change: Change, call: Call) -> bool:
+        return False
+
+    def unique_key(self, change: Change) -> str | None:
+        return address_parts(change.address)[-1]
+
+    def reread(self, platform: Platform, call: Call) -> Reread | None:
+        if call.operation != "domains.createDomain":
+            return None
+        return lookup(platform, LOOKUP_OPERATION, {"domain": call.body["domain"]}, ("domainId",))
+
+    def rollout_reason(self, change: Change) -> str | None:
+        return None  # a domain serves the deployment running, whichever it is
+
+    def configures_deployment(self) -> bool:
+        return False
+
+    def created(self, change: Change, operation: str, data: Any) -> NewDomain | None:
+        if operation != "domains.createDomain" or not isinstance(data, Mapping):
+            return None
+        records = data.get("dnsRecords")
+        if not isinstance(records, list):
+            return None
+        host = data.get("domain") or address_parts(change.address)[-1]
+        return NewDomain(change.address, str(host), tuple(records))
+
+
+class _DomainPlanning:
+    """The domains of every managed environment, planned together once all are read."""
+
+    def __init__(self, planning: Planning) -> None:
+        self.planning = planning
+        self.record = planning.record
+        self.environments: list[tuple[EnvironmentDomains, tuple[str, ...]]] = list(
+            planning.collected.get(DomainsKind.name, [])
+        )
+
+    async def run(self) -> None:
+        planning = self.planning
+        managed = [env for env, _ in self.environments]
+        hosts = hosts_to_look_up(managed)
+        found = await asyncio.gather(*(lookup_domain(planning.platform, h) for h in hosts))
+        lookups = dict(zip(hosts, found, strict=True))
+        for host, attached in lookups.items():
+            self.record.read(LOOKUP_OPERATION, (attached or {}).get("environmentId"))
+            where = None
+            if attached is not None:
+                where = {k: attached.get(k) for k in ("projectId", "appId", "environmentId")}
+            self.record.state[f"domain {host}"] = where
+        await self._name_attachments([a for a in lookups.values() if a is not None])
+        managed.extend(self._unread_sources(managed, lookups))
+        planned = plan_domains(
+            managed,
+            lookups,
+            describe=lambda domain: attachment_by_ids(domain, self.record.labels),
+            going_away=planning.going_away,
+        )
+        depends_by_prefix = {
+            f"domain.{env.project}/{env.app}/{env.environment}/": deps
+            for env, deps in self.environments
+        }
+        for change in planned.changes:
+            prefix = change.address.rsplit("/", 1)[0] + "/"
+            planning.add(change, depends_by_prefix.get(prefix, ()))
+        for note in planned.notes:
+            planning.note(note)
+
+    def _unread_sources(
+        self,
+        managed: Sequence[EnvironmentDomains],
+        lookups: Mapping[str, Mapping[str, Any] | None],
+    ) -> list[EnvironmentDomains]:
+        """Environments of the manifest that hold a moving host but were not read (`--target`).
+
+        Their domains are managed, so the host moves (deleted there first) instead of being a
+        conflict. They stand in the domain plan with only the moving hosts as live state and no
+        hosts of their own, so nothing else about them is planned.
+        """
+        read = {(env.project, env.app, env.environment) for env in managed}
+        found: dict[tuple[str, ...], EnvironmentDomains] = {}
+        for attached in lookups.values():
+            if attached is None or str(attached.get("appId")) in self.planning.going_away:
+                continue
+            where = tuple(self.record.labels.get(str(attached.get("environmentId")), "").split("/"))
+            if len(where) != 3 or where in read or not self.planning.manages(KIND, *where):
+                continue
+            p, a, name = where
+            ref = Location(
+                str(attached["projectId"]), str(attached["appId"]), name, attached["environmentId"]
+            )
+            previous = found.get(where)
+            live = (*(previous.live or ()), attached) if previous else (attached,)
+            found[where] = EnvironmentDomains(
+                p, a, name, hosts=(), positions={}, live=live, ref=ref, prune=False
+            )
+        return list(found.values())
+
+    async def _name_attachments(self, attached: Sequence[Mapping[str, Any]]) -> None:
+        """Learn the slugs of environments outside the manifest that hold a host it adds.
+
+        Only reached when a host is attached elsewhere (a conflict the plan reports), so the
+        plan can say `blog/site/production` instead of three IDs. Best effort: a key that may
+        not read those objects just leaves the IDs in the message.
+        """
+        labels = self.record.labels
+        unknown = {
+            str(a.get("environmentId")): a
+            for a in attached
+            if str(a.get("environmentId")) not in labels
+        }
+        found = await asyncio.gather(
+            *(locate(self.planning.platform, a) for a in unknown.values()),
+            return_exceptions=True,
+        )
+        for environment_id, label in zip(unknown, found, strict=True):
+            if isinstance(label, str):
+                labels[environment_id] = label
+
+
+KIND = register(DomainsKind())

@@ -1,0 +1,261 @@
+"""Gateway policies: `policies.<project>/<app>/<env>`, the ordered list as one resource.
+
+Read with one `gateway.listPolicies` when the manifest manages the list. The
+list is replaced whole by one `gateway.setPolicies` (every policy gets a new
+ID there, so IDs are never compared). It is diffed by position and content:
+each policy is put in a canonical form (no id, absent `match` = `[]`,
+`ignoreCase: false` = absent, logging booleans that are false = absent), and a
+sequence alignment of the two lists (difflib) says which policies were
+inserted, removed or changed, so an edit in the middle of the list reads as
+that one edit instead of every later policy shifting.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from reconciler.manifest.model import UNSET, Environment
+from reconciler.policy_tests import PolicyError
+from reconciler.policy_tests.effect import OutcomeChange, changed_outcomes
+from reconciler.plan.changes import Action, Call, Change, PolicyEdit
+from reconciler.plan.kinds.base import (
+    EnvironmentJob,
+    EnvironmentKind,
+    Location,
+    NewDomain,
+    Planning,
+    Reread,
+    SlugScope,
+    address,
+    make_call,
+    nested_diffs,
+    plain,
+    require_fields,
+)
+from reconciler.plan.kinds.registry import register
+from reconciler.plan.live import LiveRecord
+from reconciler.platform.protocol import Platform
+
+READ_OPERATION = "gateway.listPolicies"
+UNORDERED_LISTS = frozenset(
+    {"match[].remoteIp.in", "match[].remoteIp.notIn", "match[].method.methods"}
+)
+"""Lists the gateway treats as sets (an IP in any range, outside all ranges; a method among
+these): their diffs name the items inserted and removed, not positions that shifted."""
+
+
+def normalise_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
+    """The canonical form of one policy, from either side (live response or manifest)."""
+    shown: dict[str, Any] = {"name": policy.get("name"), "enabled": bool(policy.get("enabled"))}
+    match = [_without_false_ignore_case(plain(item)) for item in policy.get("match") or ()]
+    if match:
+        shown["match"] = match
+    if isinstance(policy.get("firewall"), Mapping):
+        shown["firewall"] = plain(policy["firewall"])
+    if isinstance(policy.get("logging"), Mapping):
+        shown["logging"] = {k: True for k, v in policy["logging"].items() if v is True}
+    return shown
+
+
+def _without_false_ignore_case(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: _without_false_ignore_case(v)
+            for k, v in value.items()
+            if not (k == "ignoreCase" and v is False)
+        }
+    if isinstance(value, list):
+        return [_without_false_ignore_case(v) for v in value]
+    return value
+
+
+def _canonical(policy: Mapping[str, Any]) -> str:
+    return json.dumps(policy, sort_keys=True, separators=(",", ":"))
+
+
+def align(
+    before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]
+) -> list[PolicyEdit]:
+    """The edit script turning `before` into `after` (both canonical), with kept policies too.
+
+    Within a replaced block, removed and inserted policies are paired in order into `change`
+    edits with their field diffs; what is left over is a plain removal or insertion.
+    """
+    matcher = difflib.SequenceMatcher(
+        None, [_canonical(p) for p in before], [_canonical(p) for p in after], autojunk=False
+    )
+    edits: list[PolicyEdit] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            edits.extend(
+                PolicyEdit("keep", i, j, before[i], after[j])
+                for i, j in zip(range(i1, i2), range(j1, j2), strict=True)
+            )
+            continue
+        edits.extend(_align_block(before, after, range(i1, i2), range(j1, j2), tag == "replace"))
+    return edits
+
+
+def _align_block(
+    before: Sequence[Mapping[str, Any]],
+    after: Sequence[Mapping[str, Any]],
+    removed: range,
+    inserted: range,
+    pair: bool,
+) -> list[PolicyEdit]:
+    """Edits for one differing block: policies with the same name are paired first (an edited
+    policy keeps its name), then what is left is paired in order; the rest is removed/inserted.
+    """
+    pairs: dict[int, int] = {}
+    if pair:
+        next_j = inserted.start
+        for i in removed:
+            same = [
+                j for j in inserted if j >= next_j and after[j].get("name") == before[i].get("name")
+            ]
+            if same:
+                pairs[i], next_j = same[0], same[0] + 1
+        left_i = [i for i in removed if i not in pairs]
+        left_j = [j for j in inserted if j not in pairs.values()]
+        for i, j in zip(left_i, left_j, strict=False):
+            if all((i < a) == (j < b) for a, b in pairs.items()):  # keep the pairing in order
+                pairs[i] = j
+    keyed: list[tuple[float, PolicyEdit]] = []
+    for i in removed:
+        if i in pairs:
+            j = pairs[i]
+            diffs = tuple(
+                nested_diffs(
+                    "", before[i], after[j], walk_lists=True, unordered_lists=UNORDERED_LISTS
+                )
+            )
+            keyed.append((j, PolicyEdit("change", i, j, before[i], after[j], diffs)))
+        else:
+            following = [j for a, j in pairs.items() if a > i]
+            keyed.append(
+                (
+                    min(following, default=inserted.stop) - 0.5,
+                    PolicyEdit("remove", i, None, before[i], None),
+                )
+            )
+    paired_j = set(pairs.values())
+    keyed.extend(
+        (j, PolicyEdit("insert", None, j, None, after[j])) for j in inserted if j not in paired_j
+    )
+    keyed.sort(key=lambda item: item[0])
+    return [edit for _, edit in keyed]
+
+
+def plan_policies(
+    project_slug: str,
+    app_slug: str,
+    environment: Environment,
+    live: Sequence[Mapping[str, Any]] | None,
+    ref: Location,
+) -> Change | None:
+    """The change of one environment's policy list; `live` is None when the app is being created."""
+    assert environment.policies is not UNSET
+    wanted = [p.to_api() for p in environment.policies]
+    after = [normalise_policy(p) for p in wanted]
+    before = [normalise_policy(p) for p in live or ()]
+    if before == after and (live is not None or not after):
+        return None
+    fresh = live is None
+    edits = align(before, after)
+    outcomes, problems = _test_outcomes(live or (), wanted, environment)
+    return Change(
+        address=address("policies", project_slug, app_slug, environment.name),
+        kind="policies",
+        action=Action.CREATE if fresh else Action.UPDATE,
+        before=None if fresh else {"policies": before},
+        after={"policies": after},
+        calls=(
+            make_call("gateway.setPolicies", ref.body(policies=wanted), object_id=ref.object_id),
+        ),
+        policy_edits=tuple(edits),
+        notes=(_summary(edits), *problems),
+        position=environment.positions.get("policies", environment.pos),
+        test_outcomes=outcomes,
+    )
+
+
+def _test_outcomes(
+    live: Sequence[Mapping[str, Any]], wanted: Sequence[Mapping[str, Any]], environment: Environment
+) -> tuple[tuple[OutcomeChange, ...], tuple[str, ...]]:
+    """The policy tests whose verdict the change turns, or why they could not be evaluated."""
+    try:
+        return changed_outcomes(live, wanted, environment.policy_tests), ()
+    except PolicyError as error:  # the live list: the manifest's was validated
+        return (), (f"policy tests not evaluated: the live list cannot be evaluated ({error})",)
+
+
+def _summary(edits: Sequence[PolicyEdit]) -> str:
+    counts = {op: sum(e.op == op for e in edits) for op in ("insert", "remove", "change", "keep")}
+    words = {"insert": "inserted", "remove": "removed", "change": "changed", "keep": "unchanged"}
+    parts = [f"{counts[op]} {words[op]}" for op in words if counts[op]]
+    return "the whole list is sent in one gateway.setPolicies: " + ", ".join(parts)
+
+
+class PoliciesKind(EnvironmentKind):
+    """`policies.<project>/<app>/<env>`: the ordered list as one resource, sent whole."""
+
+    name = "policies"
+    depth = 3
+    container = False
+    read_at = 3
+    read_operation = READ_OPERATION
+
+    async def read(self, platform: Platform, at: Location) -> list[dict[str, Any]]:
+        found = await platform.list_all(READ_OPERATION, at.body(), object_id=at.object_id)
+        checked: list[dict[str, Any]] = require_fields(READ_OPERATION, found, "name")
+        return checked
+
+    def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
+        record.read(READ_OPERATION, at.object_id)
+        record.state[f"policies {label}"] = [normalise_policy(p) for p in found]
+
+    def pick(self, found: Any, environment: str) -> Any:
+        return found
+
+    def environment_id(self, live: Any) -> str | None:
+        return None
+
+    def manages(self, environment: Environment) -> bool:
+        return environment.policies is not UNSET
+
+    def plan(self, job: EnvironmentJob, live: Any) -> None:
+        change = plan_policies(job.project, job.app, job.environment, live, job.at)
+        job.planning.add(change, job.depends_on)
+
+    async def finish(self, planning: Planning) -> None:
+        return None
+
+    def slug_scope(self, change: Change) -> SlugScope | None:
+        return None
+
+    def apply_phase(self, change: Change, call: Call) -> int | None:
+        return 5
+
+    def covers(self, change: Change, call: Call) -> bool:
+        return False
+
+    def unique_key(self, change: Change) -> str | None:
+        return None
+
+    def reread(self, platform: Platform, call: Call) -> Reread | None:
+        return None
+
+    def rollout_reason(self, change: Change) -> str | None:
+        return "policies"
+
+    def configures_deployment(self) -> bool:
+        return True
+
+    def created(self, change: Change, operation: str, data: Any) -> NewDomain | None:
+        return None
+
+
+KIND = register(PoliciesKind())

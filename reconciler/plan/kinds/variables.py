@@ -1,0 +1,439 @@
+"""Environment variables: `variable.<project>/<app>/<env>/<KEY>`, one change per variable.
+
+Read with `environments.listEnvironmentVariables` (paged) when the manifest
+manages the environment's `variables`. Changes are per variable; the calls are
+batched per environment: `setEnvironmentVariables` with at most 50 variables a
+call for creates and updates (never `prune: true`: removals are explicit), then
+`removeEnvironmentVariables` with at most 50 names a call for deletions.
+
+Each call appears once in the plan: the first change of a batch carries the
+call (with a note naming how many others it also sends) and the batch's other
+changes carry no call and depend on that first one, so apply reports them
+done, failed or skipped together with the call that really does the work.
+
+With `--target`, only the variables the targets cover are planned, and the
+batches are formed from those alone: a call must never write or remove a
+variable that the plan does not show as a change of its own (the summary and
+`--max-deletes` count changes, not call bodies). A variable targeted alone is
+sent alone; a targeted environment, app or project batches all its variables.
+
+Secrets: a value from `fromEnv`/`fromFile`, and any `writeonly` value, is
+never shown (`(sensitive value)`) and travels in call bodies as a `SecretRef`.
+Write-only values cannot be read back, so they are compared through the keyed
+fingerprint in the description when a fingerprint key is set, and by presence
+and kind otherwise. A secret whose source is missing is `(known after apply)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from reconciler.manifest.model import UNSET, Environment, FromEnv, FromFile, LiteralValue, Variable
+from reconciler.plan import secrets
+from reconciler.plan.changes import (
+    ABSENT,
+    SENSITIVE,
+    UNKNOWN,
+    Action,
+    Call,
+    Change,
+    FieldDiff,
+    SecretRef,
+    SecretSource,
+)
+from reconciler.plan.kinds.base import (
+    EnvironmentJob,
+    EnvironmentKind,
+    Location,
+    NewDomain,
+    Planning,
+    Reread,
+    SlugScope,
+    address,
+    batched,
+    make_call,
+    require_fields,
+)
+from reconciler.plan.kinds.registry import register
+from reconciler.plan.live import LiveRecord, stable
+from reconciler.platform.protocol import Platform
+
+READ_OPERATION = "environments.listEnvironmentVariables"
+BATCH_SIZE = 50
+
+
+@dataclass
+class VariablesPlan:
+    """The changes of one environment's variables, and what the plan must say about them."""
+
+    changes: list[Change] = field(default_factory=list)
+    missing_sources: list[str] = field(default_factory=list)
+    compared_by_presence: list[str] = field(default_factory=list)
+    declared_secrets: dict[str, str] = field(default_factory=dict)
+    """The reference of each planned variable's secret (`fromEnv:NAME`...), by address."""
+
+
+@dataclass(frozen=True)
+class _Desired:
+    """A manifest variable with its value resolved (None: source missing) and how to send it."""
+
+    variable: Variable
+    value: str | None
+    sensitive: bool
+    sent: str | SecretRef
+    fingerprint: str | None
+    source: SecretSource | None = None
+    """Where a `fromEnv`/`fromFile` value is read (None for a literal)."""
+
+
+def _every_variable(_address: str) -> bool:
+    return True
+
+
+def plan_variables(
+    project_slug: str,
+    app_slug: str,
+    environment: Environment,
+    live: Sequence[Mapping[str, Any]] | None,
+    ref: Location,
+    *,
+    prune: bool,
+    fingerprint_key: bytes | None,
+    selected: Callable[[str], bool] = _every_variable,
+    unavailable: Collection[str] = (),
+) -> VariablesPlan:
+    """Changes for the environment's variables; `live` is None when the app is being created.
+
+    Only variables whose address `selected` accepts (the `--target`s cover) are planned and
+    batched, so every call carries exactly the variables of its changes. Secrets whose
+    reference is in `unavailable` are planned as missing, without being read.
+    """
+    assert environment.variables is not UNSET
+    result = VariablesPlan()
+    live_by_key = {v["key"]: v for v in (live or ()) if isinstance(v.get("key"), str)}
+    sets: list[tuple[Change, dict[str, Any]]] = []
+    for variable in environment.variables:
+        where = address("variable", project_slug, app_slug, environment.name, variable.key)
+        if not selected(where):
+            continue  # not planned, so neither sent nor reported (missing secret, presence)
+        desired = _resolve(where, variable, fingerprint_key, unavailable)
+        if isinstance(desired.sent, SecretRef):
+            result.declared_secrets[where] = desired.sent.source
+        if desired.value is None and desired.source is not None:
+            result.missing_sources.append(f"{desired.source} ({where})")
+        current = live_by_key.get(variable.key)
+        if (
+            current is not None
+            and variable.kind == "writeonly"
+            and current.get("kind") == "writeonly"
+            and fingerprint_key is None
+        ):
+            result.compared_by_presence.append(where)
+        planned = _plan_one(where, desired, current, fingerprint_key)
+        if planned is not None:
+            sets.append(planned)
+    deletes = []
+    if prune:
+        wanted = {v.key for v in environment.variables}
+        for key, current in live_by_key.items():
+            where = address("variable", project_slug, app_slug, environment.name, key)
+            if key not in wanted and selected(where):
+                deletes.append(_delete(where, current))
+    result.changes.extend(_attach_set_calls(sets, ref))
+    result.changes.extend(_attach_remove_calls(deletes, ref))
+    return result
+
+
+def _resolve(
+    where: str, variable: Variable, key: bytes | None, unavailable: Collection[str]
+) -> _Desired:
+    source = variable.source
+    sensitive = variable.kind == "writeonly" or variable.is_secret_reference
+    shown = None
+    if isinstance(source, LiteralValue):
+        value: str | None = source.value
+        reference = secrets.register_manifest_value(where, value) if sensitive else None
+    else:
+        reference = secrets.reference_for(source)
+        value = None if reference in unavailable else _read_secret(where, variable, source)
+        shown = secrets.describe_source(source)
+    fp = None
+    if sensitive and key is not None and value is not None:
+        fp = secrets.fingerprint(key, variable.key, value)
+    if not sensitive:
+        assert value is not None
+        return _Desired(variable, value, False, value, None)
+    assert reference is not None
+    return _Desired(
+        variable, value, True, SecretRef(source=reference, fingerprint=fp), fp, source=shown
+    )
+
+
+def _read_secret(where: str, variable: Variable, source: FromEnv | FromFile) -> str | None:
+    try:
+        return secrets.resolve_secret(source)
+    except secrets.SecretUnavailable as error:
+        # The source alone ("fromEnv:NAME") may be shared: say which variable needs it.
+        place = f"{variable.pos}: " if variable.pos else ""
+        raise type(error)(f"{place}{where}: {error.message}", hint=error.hint) from None
+
+
+def _shown_value(desired: _Desired) -> str:
+    if desired.value is None:
+        return UNKNOWN
+    return SENSITIVE if desired.sensitive else desired.value
+
+
+def _live_shown_value(current: Mapping[str, Any], sensitive: bool) -> Any:
+    if current.get("kind") != "recoverable" or sensitive:
+        return SENSITIVE
+    return current.get("value", ABSENT)
+
+
+def _display(kind: Any, value: Any, description: str | None) -> dict[str, Any]:
+    shown = {"kind": kind, "value": value}
+    if description is not None:
+        shown["description"] = description
+    return shown
+
+
+def _plan_one(
+    where: str,
+    desired: _Desired,
+    current: Mapping[str, Any] | None,
+    key: bytes | None,
+) -> tuple[Change, dict[str, Any]] | None:
+    """The change for one listed variable with the item its set call sends, or None."""
+    variable = desired.variable
+    live_description, live_fp = secrets.split_fingerprint(
+        current.get("description") if current else None
+    )
+    # an empty description is no description (the platform shows none either way)
+    managed_description = variable.description is not UNSET
+    wanted_description = (variable.description or None) if managed_description else UNSET
+    description = wanted_description if managed_description else live_description
+    item: dict[str, Any] = {"key": variable.key, "value": desired.sent, "kind": variable.kind}
+    sent_description = description
+    if variable.kind == "writeonly" and desired.fingerprint is not None:
+        sent_description = secrets.with_fingerprint(description, desired.fingerprint)
+    if sent_description is not None:
+        # set replaces the whole variable: an unmanaged description is sent back unchanged
+        item["description"] = sent_description
+    after = _display(variable.kind, _shown_value(desired), description)
+    value_diff = FieldDiff(
+        "value",
+        ABSENT if current is None else _live_shown_value(current, desired.sensitive),
+        after["value"],
+        sensitive=desired.sensitive,
+        known_after_apply=desired.value is None,
+    )
+    if current is None:
+        diffs = [value_diff, FieldDiff("kind", ABSENT, variable.kind)]
+        if description is not None:
+            diffs.append(FieldDiff("description", ABSENT, description))
+        change = Change(
+            address=where,
+            kind="variable",
+            action=Action.CREATE,
+            before=None,
+            after=after,
+            diffs=tuple(diffs),
+            position=variable.pos,
+            secret_source=desired.source,
+        )
+        return change, item
+    diffs, reason = [], None
+    value_changed, reason = _value_changed(desired, current, live_fp, key)
+    if value_changed:
+        diffs.append(value_diff)
+    if current.get("kind") != variable.kind:
+        diffs.append(FieldDiff("kind", current.get("kind", ABSENT), variable.kind))
+    if managed_description and wanted_description != live_description:
+        diffs.append(FieldDiff("description", live_description, wanted_description))
+    if not diffs:
+        return None
+    before = _display(
+        current.get("kind"), _live_shown_value(current, desired.sensitive), live_description
+    )
+    change = Change(
+        address=where,
+        kind="variable",
+        action=Action.UPDATE,
+        before=before,
+        after=after,
+        diffs=tuple(diffs),
+        reason=reason,
+        notes=(_REASON_NOTES[reason],) if reason in _REASON_NOTES else (),
+        position=variable.pos,
+        secret_source=desired.source,
+    )
+    return change, item
+
+
+_REASON_NOTES = {
+    "fingerprint_missing": "no fingerprint is recorded for this write-only value, so it cannot be "
+    "compared: it is sent again, with a fingerprint, so that later plans can compare it",
+    "secret_unavailable": "the secret's source is not available to this plan, so it cannot be "
+    "compared; apply needs it",
+}
+
+
+def _value_changed(
+    desired: _Desired, current: Mapping[str, Any], live_fp: str | None, key: bytes | None
+) -> tuple[bool, str | None]:
+    """Whether the value differs, and a reason word when that is a guess rather than a fact."""
+    live_kind = current.get("kind")
+    if live_kind != desired.variable.kind:
+        return True, None  # the call re-sends it anyway; the kind diff says why
+    if live_kind == "recoverable":
+        if desired.value is None:
+            return True, "secret_unavailable"
+        return current.get("value") != desired.value, None
+    if key is None:
+        return False, None  # compared by presence and kind only
+    if desired.value is None:
+        return True, "secret_unavailable"
+    if live_fp is None:
+        return True, "fingerprint_missing"
+    return live_fp != desired.fingerprint, None
+
+
+def _delete(where: str, current: Mapping[str, Any]) -> Change:
+    description, _ = secrets.split_fingerprint(current.get("description"))
+    return Change(
+        address=where,
+        kind="variable",
+        action=Action.DELETE,
+        before=_display(current.get("kind"), _live_shown_value(current, False), description),
+        after=None,
+        reason="pruned",
+    )
+
+
+def _attach_set_calls(sets: Sequence[tuple[Change, dict[str, Any]]], ref: Location) -> list[Change]:
+    changes: list[Change] = []
+    for batch in batched(list(sets), BATCH_SIZE):
+        body = ref.body(variables=[item for _, item in batch])
+        call = make_call("environments.setEnvironmentVariables", body, object_id=ref.object_id)
+        changes.extend(_carry(call, [change for change, _ in batch]))
+    return changes
+
+
+def _attach_remove_calls(deletes: Sequence[Change], ref: Location) -> list[Change]:
+    changes: list[Change] = []
+    for batch in batched(list(deletes), BATCH_SIZE):
+        names = [change.address.rsplit("/", 1)[1] for change in batch]
+        call = make_call(
+            "environments.removeEnvironmentVariables",
+            ref.body(variables=names),
+            object_id=ref.object_id,
+        )
+        changes.extend(_carry(call, batch))
+    return changes
+
+
+def _carry(call: Call, batch: Sequence[Change]) -> list[Change]:
+    """The first change of a batch carries its call; the others depend on it."""
+    first, rest = batch[0], batch[1:]
+    notes = first.notes
+    if rest:
+        notes = (*notes, f"its {call.operation} call also sends {len(rest)} other variable(s) "
+                 "of this environment")  # fmt: skip
+    carried = [replace(first, calls=(call,), notes=notes)]
+    carried.extend(replace(change, depends_on=(first.address,)) for change in rest)
+    return carried
+
+
+def variable_keys(call: Call) -> set[str]:
+    """Variable names a set/remove call carries (a batch call stands for many changes)."""
+    items = call.body.get("variables")
+    if not isinstance(items, (list, tuple)):
+        return set()
+    keys: set[str] = set()
+    for item in items:
+        if isinstance(item, str):
+            keys.add(item)
+        elif isinstance(item, Mapping) and isinstance(item.get("key"), str):
+            keys.add(item["key"])
+    return keys
+
+
+class VariablesKind(EnvironmentKind):
+    """`variable.<project>/<app>/<env>/<KEY>`: one change per variable, sent in batches."""
+
+    name = "variable"
+    depth = 4
+    container = False
+    read_at = 3
+    read_operation = READ_OPERATION
+
+    async def read(self, platform: Platform, at: Location) -> list[dict[str, Any]]:
+        found = await platform.list_all(READ_OPERATION, at.body(), object_id=at.object_id)
+        checked: list[dict[str, Any]] = require_fields(READ_OPERATION, found, "key", "kind")
+        return checked
+
+    def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
+        record.read(READ_OPERATION, at.object_id)
+        record.state[f"variables {label}"] = sorted(
+            (stable(item) or {} for item in found), key=lambda v: str(v.get("key"))
+        )
+
+    def pick(self, found: Any, environment: str) -> Any:
+        return found
+
+    def environment_id(self, live: Any) -> str | None:
+        return None
+
+    def manages(self, environment: Environment) -> bool:
+        return environment.variables is not UNSET
+
+    def plan(self, job: EnvironmentJob, live: Any) -> None:
+        planning = job.planning
+        planned = plan_variables(
+            job.project,
+            job.app,
+            job.environment,
+            live,
+            job.at,
+            prune=planning.prune.variables,
+            fingerprint_key=planning.options.fingerprint_key,
+            selected=planning.selected,
+            unavailable=planning.options.unavailable_secrets,
+        )
+        planning.missing_sources.update(planned.missing_sources)
+        planning.declared_secrets.update(planned.declared_secrets)
+        planning.compared_by_presence.extend(planned.compared_by_presence)
+        for change in planned.changes:
+            planning.add(change, job.depends_on)
+
+    async def finish(self, planning: Planning) -> None:
+        return None
+
+    def slug_scope(self, change: Change) -> SlugScope | None:
+        return None
+
+    def apply_phase(self, change: Change, call: Call) -> int | None:
+        return 4 if call.operation == "environments.removeEnvironmentVariables" else 3
+
+    def covers(self, change: Change, call: Call) -> bool:
+        return change.address.rsplit("/", 1)[1] in variable_keys(call)
+
+    def unique_key(self, change: Change) -> str | None:
+        return None
+
+    def reread(self, platform: Platform, call: Call) -> Reread | None:
+        return None
+
+    def rollout_reason(self, change: Change) -> str | None:
+        return "variables"
+
+    def configures_deployment(self) -> bool:
+        return True
+
+    def created(self, change: Change, operation: str, data: Any) -> NewDomain | None:
+        return None
+
+
+KIND = register(VariablesKind())

@@ -1,0 +1,54 @@
+"""What the plan read from the platform: read permissions, id labels and the live-state digest.
+
+The planner reads through the kinds' `read` hooks; each kind notes what it read here (its
+`record` hook), so that the planner stays about deciding changes:
+
+- the permission each read needs (ID-specific once the object's ID is known),
+- a label for every ID seen (`shop/web/production`), to say where a domain is
+  attached,
+- the normalised live state the plan depends on, whose digest lets apply refuse
+  a saved plan computed from state that has changed since. Volatile fields
+  (timestamps, deployment pointers, domain verification status) are left out:
+  they change on their own and no change in the plan depends on them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from reconciler.platform.operations import permission
+
+VOLATILE = frozenset({"createdAt", "updatedAt", "currentDeploymentId", "isRolledBack"})
+
+
+@dataclass
+class LiveRecord:
+    permissions: set[str] = field(default_factory=set)
+    labels: dict[str, str] = field(default_factory=dict)
+    state: dict[str, Any] = field(default_factory=dict)
+
+    def read(self, operation: str, object_id: str | None = None) -> None:
+        self.permissions.add(permission(operation, object_id))
+
+    def slug_holder(self, kind: str, slug: str, holder: Mapping[str, Any] | None) -> None:
+        """Who held a slug the plan looked up (a rename target, a temporary slug)."""
+        self.state[f"{kind} slug {slug}"] = None if holder is None else holder.get("id")
+
+    def digest(self) -> str:
+        text = json.dumps(self.state, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def stable(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """`value` without its volatile fields (None stays None)."""
+    if value is None:
+        return None
+    return {k: v for k, v in value.items() if k not in VOLATILE}
+
+
+def fingerprint_mode(key: bytes | None) -> str:
+    return "keyed" if key else "presence"

@@ -1,0 +1,209 @@
+"""Secret values: where they come from, how they are compared, how they stay out of output.
+
+A write-only variable's value is read from its source (`fromEnv`, `fromFile`,
+or a literal written in the manifest) only when it is needed: by the plan to
+fingerprint it, and by apply at the moment it sends the call. Plans carry a
+`SecretRef` (the source's name and the fingerprint) in its place.
+
+Fingerprints: the platform never returns a write-only value, so when
+`RECONCILER_FINGERPRINT_KEY` is set, the description sent with the value ends
+in a marker ` [fp:<16 hex>]`, an HMAC-SHA256 of the variable's key and value
+under that key, truncated to 64 bits. The next plan recomputes it from the
+source and compares, so a changed secret shows as an update and an unchanged
+one as nothing, without the value ever being stored or shown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+
+from reconciler import sensitive
+from reconciler.credentials import FINGERPRINT_KEY_ENV
+from reconciler.errors import UsageError
+from reconciler.manifest.model import MAX_VALUE_CHARS, FromEnv, FromFile
+from reconciler.manifest.secret_sources import (
+    SecretTooLong,
+    SecretUnavailable,
+    read_env,
+    read_file,
+)
+from reconciler.plan.changes import SecretRef, SecretSource
+
+FINGERPRINT_LENGTH = 16
+MIN_FINGERPRINT_KEY_CHARS = 16
+MAX_DESCRIPTION = 255
+_MARKER_FORMAT = "[fp:{}]"
+FINGERPRINT_SUFFIX_LENGTH = len(" " + _MARKER_FORMAT.format("0" * FINGERPRINT_LENGTH))
+"""Characters the marker adds to a description (22): the manifest allows 233 for write-only ones."""
+_MARKER = re.compile(r"(?:^|\s)\[fp:([0-9a-f]{" + str(FINGERPRINT_LENGTH) + r"})\]$")
+
+SOURCE_ENV = "fromEnv"
+SOURCE_FILE = "fromFile"
+SOURCE_MANIFEST = "manifest"
+
+# Literal write-only values written in the manifest itself. They travel in plans as a
+# `manifest:<address>` reference like any other secret; the plan that read the manifest
+# registers them here, so apply (in the same process, after `apply -f` or after rebuilding a
+# saved plan from its manifest files) can resolve them.
+_manifest_values: dict[str, str] = {}
+
+# The `fromFile` sources of the manifests planned in this process, by path: what a
+# `fromFile:PATH` reference may read (see `reference_for`).
+_file_sources: dict[str, FromFile] = {}
+
+
+def resolve_secret(source: FromEnv | FromFile) -> str | None:
+    """The secret's value, or None when its source is missing (unset variable, absent file).
+
+    An empty environment variable counts as missing: the platform needs at least one character.
+    A file that exists but cannot be read as UTF-8 text is an error naming the path, and so is
+    a value longer than the platform stores (`SecretTooLong`).
+    """
+    value = _read_source(source)
+    if value is not None:
+        sensitive.register(value)
+        _check_length(value, source_name(source))
+    return value
+
+
+def _check_length(value: str, source: str) -> None:
+    """Refuse a value the platform would answer with a 400, which fails the whole batch of
+    variables sent with it: better no write at all than a half-applied environment."""
+    if len(value) > MAX_VALUE_CHARS:
+        raise SecretTooLong(
+            f"secret {source} has {len(value)} characters; a variable value may have at most "
+            f"{MAX_VALUE_CHARS}",
+            hint="the platform stores no longer value: shorten it, or keep a large secret "
+            "elsewhere and pass where to find it",
+        )
+
+
+def _read_source(source: FromEnv | FromFile) -> str | None:
+    """The one place a secret source is read; `secret_sources` refuses what a manifest may not
+    read (the tool's own credentials, files outside the repository, non-regular files)."""
+    if isinstance(source, FromEnv):
+        return read_env(source)
+    return read_file(source) or None
+
+
+def source_name(source: FromEnv | FromFile) -> str:
+    """The reference a plan stores instead of the value: `fromEnv:NAME` or `fromFile:PATH`."""
+    if isinstance(source, FromEnv):
+        return f"{SOURCE_ENV}:{source.name}"
+    return f"{SOURCE_FILE}:{source.path}"
+
+
+def reference_for(source: FromEnv | FromFile) -> str:
+    """`source_name`, remembering a file source so that `resolve_ref` reads it under the rules
+    of the manifest that declares it (the repository it must stay in)."""
+    if isinstance(source, FromFile):
+        _file_sources[source.path] = source
+    return source_name(source)
+
+
+def describe_source(source: FromEnv | FromFile) -> SecretSource:
+    """The source as the manifest names it, for people: a file by its path in the repository."""
+    if isinstance(source, FromEnv):
+        return SecretSource(SOURCE_ENV, source.name)
+    return SecretSource(SOURCE_FILE, source.shown)
+
+
+def register_manifest_value(address: str, value: str) -> str:
+    """Remember a write-only literal from the manifest; returns its reference `manifest:ADDRESS`."""
+    sensitive.register(value)
+    _manifest_values[address] = value
+    return f"{SOURCE_MANIFEST}:{address}"
+
+
+def fingerprint(key: bytes, variable_key: str, value: str) -> str:
+    """HMAC-SHA256 of the variable's key and value under `key`, hex, truncated to 16 characters.
+
+    The variable key is part of the message so that two variables sharing a value do not share
+    a fingerprint (which would tell a reader of the descriptions that they are equal).
+    """
+    message = variable_key.encode("utf-8") + b"\x00" + value.encode("utf-8")
+    return hmac.new(key, message, hashlib.sha256).hexdigest()[:FINGERPRINT_LENGTH]
+
+
+def with_fingerprint(description: str | None, fp: str) -> str:
+    """`description` with the fingerprint marker appended, cut so the total fits 255 characters."""
+    marker = _MARKER_FORMAT.format(fp)
+    if not description:
+        return marker
+    room = MAX_DESCRIPTION - len(marker) - 1
+    return f"{description[:room]} {marker}"
+
+
+def split_fingerprint(description: str | None) -> tuple[str | None, str | None]:
+    """(the user's description or None, the fingerprint or None) of a live description."""
+    if not description:
+        return None, None
+    found = _MARKER.search(description)
+    if found is None:
+        return description, None
+    # exactly what `with_fingerprint` was given: the match starts at the one separating space,
+    # and stripping more would turn a description ending in a space into a perpetual diff
+    user = description[: found.start()]
+    return (user or None), found.group(1)
+
+
+def resolve_ref(ref: SecretRef) -> str:
+    """The value behind a `SecretRef`, read now; raises `SecretUnavailable` saying which source
+    is missing (the caller names the variable).
+
+    A `fromFile` reference is read only when a manifest loaded in this process declares that
+    file (`reference_for`), under that declaration's rules: a saved plan edited to name another
+    file reads nothing."""
+    kind, _, name = ref.source.partition(":")
+    value: str | None
+    if kind == SOURCE_ENV:
+        value = resolve_secret(FromEnv(name))
+        missing, hint = f"the environment variable {name} is not set", f"set {name}"
+    elif kind == SOURCE_FILE:
+        source = _file_sources.get(name)
+        if source is None:
+            raise SecretUnavailable(
+                f"the plan reads the file {name}, which no manifest declares now",
+                hint="plan again from the manifest files and apply the new plan",
+            )
+        value = resolve_secret(source)
+        missing = f"the file {source.shown} (fromFile {source.declared!r}) does not exist"
+        hint = f"create {source.shown}"
+    elif kind == SOURCE_MANIFEST:
+        value = _manifest_values.get(name)
+        missing = f"the manifest's write-only value of {name} is not known to this process"
+        hint = "plan again from the manifest files in this process (reconciler apply -f ...)"
+    else:
+        raise SecretUnavailable(f"unknown secret reference {ref.source!r} in the plan")
+    if value is None:
+        raise SecretUnavailable(missing, hint=hint)
+    return value
+
+
+def ref_matches(ref: SecretRef, value: str, *, key: bytes | None, variable_key: str) -> bool:
+    """Whether `value` is still the value fingerprinted at plan time (True when none was taken)."""
+    if ref.fingerprint is None or key is None:
+        return True
+    return hmac.compare_digest(fingerprint(key, variable_key, value), ref.fingerprint)
+
+
+def fingerprint_key_from(raw: str | None) -> bytes | None:
+    """The fingerprint key from `RECONCILER_FINGERPRINT_KEY` (its UTF-8 bytes), None when unset.
+
+    It is an HMAC key: a short one can be found by trying keys against a fingerprint that
+    anyone who reads variable descriptions sees, so it is refused (its length named, never it).
+    """
+    if not raw:
+        return None
+    sensitive.register(raw)
+    if len(raw) < MIN_FINGERPRINT_KEY_CHARS:
+        raise UsageError(
+            f"{FINGERPRINT_KEY_ENV} has {len(raw)} characters; a fingerprint key needs at least "
+            f"{MIN_FINGERPRINT_KEY_CHARS} (it is an HMAC key: a short one can be guessed from the "
+            "fingerprints in variable descriptions)",
+            hint="generate one with `openssl rand -hex 32`, keep it in your CI's secrets and "
+            "use the same key for plan and apply",
+        )
+    return raw.encode("utf-8")

@@ -1,0 +1,1 @@
+"""Every renderer, and the one boundary through which output leaves the process."""

@@ -1,0 +1,300 @@
+"""`reconciler status`: what is running and what is still to do, per environment (read and
+modelled here, rendered by `reconciler.report.status`).
+
+For every environment of the manifest: the deployment serving it (production:
+the app's current deployment; preview: the newest one), a newer deployment
+when one exists that is not serving (in progress, failed, or held back by a
+rollback), and every domain with its verification status and the DNS records
+the platform has not seen yet.
+
+Reads are few and concurrent: one `apps.listApps` per project, then per
+environment one `deployments.listDeployments` (limit 1) and one
+`domains.listDomains` filtered to that environment; a production deployment
+that is current but not the newest costs one `deployments.getDeployment`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from reconciler.errors import NotFound
+from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest, listed
+from reconciler.plan.kinds.app import LiveApps, match_live_app
+from reconciler.plan.kinds.domains import where_attached
+from reconciler.platform.protocol import Platform
+
+FORMAT_VERSION = "1"
+FINAL_DEPLOYMENT_STATUSES = frozenset(
+    {"ready", "failed", "cancelled", "superseded", "skipped", "stopped"}
+)
+DOMAIN_STATUSES = ("pending", "verifying", "verified", "failed")
+NOT_CREATED = "not created"
+ATTACHED_ELSEWHERE = "attached elsewhere"
+
+
+# --- the report -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeploymentInfo:
+    id: str
+    status: str
+    is_current: bool
+    created_at: int | None
+    image: str | None = None
+    commit_sha: str | None = None
+    branch: str | None = None
+    error_code: str | None = None
+    error_step: str | None = None
+    error_message: str | None = None
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in FINAL_DEPLOYMENT_STATUSES
+
+    @property
+    def source(self) -> str:
+        """What it runs, for people: the image reference or the short commit (and branch)."""
+        if self.image:
+            return self.image
+        if self.commit_sha:
+            commit = self.commit_sha[:7]
+            return f"{commit} ({self.branch})" if self.branch else commit
+        return self.branch or "-"
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> DeploymentInfo:
+        git = data.get("git") if isinstance(data.get("git"), Mapping) else {}
+        docker = data.get("docker") if isinstance(data.get("docker"), Mapping) else {}
+        error = data.get("error") if isinstance(data.get("error"), Mapping) else {}
+        created = data.get("createdAt")
+        return cls(
+            id=str(data.get("id", "?")),
+            status=str(data.get("status", "unknown")),
+            is_current=data.get("isCurrent") is True,
+            created_at=created if isinstance(created, int) else None,
+            image=docker.get("image"),
+            commit_sha=git.get("commitSha"),
+            branch=git.get("branch"),
+            error_code=error.get("code"),
+            error_step=error.get("step"),
+            error_message=error.get("message"),
+        )
+
+
+@dataclass(frozen=True)
+class DnsRecordInfo:
+    type: str
+    name: str
+    value: str
+    ttl: int | None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class DomainInfo:
+    host: str
+    status: str
+    """One of DOMAIN_STATUSES, NOT_CREATED for a manifest host not on the platform yet, or
+    ATTACHED_ELSEWHERE for one attached to another environment of the workspace."""
+    in_manifest: bool | None
+    """None when the manifest leaves this environment's domains unmanaged."""
+    verification_error: str | None = None
+    records_not_seen: tuple[DnsRecordInfo, ...] = ()
+    removed_by_next_apply: bool = False
+    """Live, not in a manifest that manages the environment's domains, and prune.domains on."""
+    attached_to: str | None = None
+    """ATTACHED_ELSEWHERE: the environment holding the host, `project/app/environment`."""
+    moved_by_next_apply: bool = False
+    """ATTACHED_ELSEWHERE to an environment whose domains the manifest manages: apply moves it."""
+
+
+@dataclass(frozen=True)
+class EnvironmentStatus:
+    project: str
+    app: str
+    environment: str
+    app_exists: bool
+    rolled_back: bool = False
+    serving: DeploymentInfo | None = None
+    """Production: the current deployment; preview: the newest one."""
+    newer: DeploymentInfo | None = None
+    """Production only: the newest deployment when it is not the one serving."""
+    domains: tuple[DomainInfo, ...] = ()
+
+    @property
+    def address(self) -> str:
+        return f"{self.project}/{self.app}/{self.environment}"
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    environments: tuple[EnvironmentStatus, ...]
+
+
+# --- gathering ----------------------------------------------------------------
+
+
+async def gather_status(manifest: Manifest, platform: Platform) -> StatusReport:
+    """The status of every environment the manifest names (both, for an app naming none).
+
+    Projects and apps pinned by `id:` are found by it, so a pending rename still shows the
+    live object; the report names them as the manifest does."""
+    refs = [p.id or p.slug for p in manifest.projects]
+    projects = await asyncio.gather(*(_project_apps(platform, ref) for ref in refs))
+    managed = frozenset(
+        f"{project.slug}/{app.slug}/{environment.name}"
+        for project in manifest.projects
+        for app in listed(project.apps)
+        for environment in app.environments
+        if isinstance(environment.domains, tuple)
+    )
+    jobs = []
+    for project, ref, live_apps in zip(manifest.projects, refs, projects, strict=True):
+        indexed = LiveApps(live_apps)
+        pinned = {a.id for a in listed(project.apps) if a.id}
+        for app in listed(project.apps):
+            live_app = match_live_app(app, indexed, pinned)
+            names = [e.name for e in app.environments] or list(ENVIRONMENT_NAMES)
+            hosts_by_env = {
+                e.name: DomainsWanted([d.host for d in e.domains], manifest.prune.domains)
+                for e in app.environments
+                if isinstance(e.domains, tuple)
+            }
+            for name in names:
+                where = Where(project.slug, app.slug, name, ref)
+                wanted = hosts_by_env.get(name, UNMANAGED_DOMAINS)
+                jobs.append(_environment_status(platform, where, live_app, wanted, managed))
+    return StatusReport(tuple(await asyncio.gather(*jobs)))
+
+
+@dataclass(frozen=True)
+class DomainsWanted:
+    """The hosts the manifest lists for an environment (`managed` False: it lists none)."""
+
+    hosts: Sequence[str]
+    prune: bool
+    managed: bool = True
+
+
+UNMANAGED_DOMAINS = DomainsWanted((), prune=False, managed=False)
+
+
+@dataclass(frozen=True)
+class Where:
+    """An environment as the manifest names it, and the project reference to read it with."""
+
+    project: str
+    app: str
+    environment: str
+    project_ref: str
+
+
+async def _project_apps(platform: Platform, project_ref: str) -> list[Mapping[str, Any]]:
+    try:
+        apps = await platform.list_all("apps.listApps", {"project": project_ref})
+    except NotFound:  # the project is not created yet: every app shows as missing
+        return []
+    return [a for a in apps if isinstance(a, Mapping)]
+
+
+async def _environment_status(
+    platform: Platform,
+    where: Where,
+    live_app: Mapping[str, Any] | None,
+    wanted: DomainsWanted,
+    managed: frozenset[str],
+) -> EnvironmentStatus:
+    project, app, environment = where.project, where.app, where.environment
+    if live_app is None:
+        missing = tuple(DomainInfo(h, NOT_CREATED, True) for h in sorted(wanted.hosts))
+        found = await _where_missing_hosts_are(platform, missing, managed)
+        return EnvironmentStatus(project, app, environment, app_exists=False, domains=found)
+    body = {
+        "project": where.project_ref,
+        "app": str(live_app.get("slug", app)),
+        "environment": environment,
+    }
+    (serving, newer), live_domains = await asyncio.gather(
+        _deployments(platform, body, live_app), platform.list_all("domains.listDomains", body)
+    )
+    return EnvironmentStatus(
+        project,
+        app,
+        environment,
+        app_exists=True,
+        rolled_back=environment == "production" and live_app.get("isRolledBack") is True,
+        serving=serving,
+        newer=newer,
+        domains=await _where_missing_hosts_are(platform, _domains(live_domains, wanted), managed),
+    )
+
+
+async def _where_missing_hosts_are(
+    platform: Platform, found: tuple[DomainInfo, ...], managed: frozenset[str]
+) -> tuple[DomainInfo, ...]:
+    """Manifest hosts not in their environment, looked up in the whole workspace (as the plan
+    does): one attached to another environment says where, instead of "not created"."""
+    missing = [d for d in found if d.status == NOT_CREATED]
+    places = await asyncio.gather(*(where_attached(platform, d.host) for d in missing))
+    located = {
+        d.host: dataclasses.replace(
+            d, status=ATTACHED_ELSEWHERE, attached_to=where, moved_by_next_apply=where in managed
+        )
+        for d, where in zip(missing, places, strict=True)
+        if where is not None
+    }
+    return tuple(located.get(d.host, d) for d in found)
+
+
+async def _deployments(
+    platform: Platform, body: Mapping[str, str], live_app: Mapping[str, Any]
+) -> tuple[DeploymentInfo | None, DeploymentInfo | None]:
+    page = await platform.call("deployments.listDeployments", {**body, "limit": 1})
+    items = page if isinstance(page, list) else []
+    newest = DeploymentInfo.from_api(items[0]) if items and isinstance(items[0], Mapping) else None
+    if body["environment"] != "production":
+        return newest, None
+    current_id = live_app.get("currentDeploymentId")
+    if not current_id:
+        return None, newest
+    if newest is not None and newest.id == current_id:
+        return newest, None
+    current = DeploymentInfo.from_api(
+        await platform.call("deployments.getDeployment", {"deploymentId": current_id})
+    )
+    return current, newest
+
+
+def _domains(live: Sequence[Mapping[str, Any]], wanted: DomainsWanted) -> tuple[DomainInfo, ...]:
+    hosts = {h.lower() for h in wanted.hosts}
+    seen: dict[str, DomainInfo] = {}
+    for domain in live:
+        host = str(domain.get("domain", "")).lower()
+        records = tuple(
+            DnsRecordInfo(
+                type=str(r.get("type")),
+                name=str(r.get("name")),
+                value=str(r.get("value")),
+                ttl=r.get("ttl") if isinstance(r.get("ttl"), int) else None,
+                note=r.get("note"),
+            )
+            for r in domain.get("dnsRecords") or []
+            if isinstance(r, Mapping) and r.get("verified") is not True
+        )
+        listed = host in hosts if wanted.managed else None
+        seen[host] = DomainInfo(
+            host=host,
+            status=str(domain.get("status", "unknown")),
+            in_manifest=listed,
+            verification_error=domain.get("verificationError") or None,
+            records_not_seen=records,
+            removed_by_next_apply=listed is False and wanted.prune,
+        )
+    for host in hosts - seen.keys():
+        seen[host] = DomainInfo(host, NOT_CREATED, True)
+    return tuple(seen[h] for h in sorted(seen))
