@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import click
 
+from reconciler.cli.interrupts import run_async
 from reconciler.cli.options import connection_options, manifest_option, report_errors
+from reconciler.report.output import echo
 
 if TYPE_CHECKING:
-    from reconciler.policy_tests.run import Environment, TestResult
+    from reconciler.manifest.model import Manifest
+    from reconciler.policy_tests.run import EnvironmentTests, TestResult
 
 
 @click.command("test")
@@ -68,12 +71,12 @@ def test(
       reconciler test -f platform/ --format junit > policy-tests.xml
       reconciler test -f platform/ --live --base-url https://api.example.com
     """
+    from reconciler.cli.options import load_manifest
     from reconciler.cli.validate import echo_warnings
-    from reconciler.engine.targets import Scope
-    from reconciler.manifest.validate import load_manifest
+    from reconciler.plan.targets import Scope
     from reconciler.platform.connect import LOCAL
-    from reconciler.policy_tests import report
-    from reconciler.policy_tests.run import environments_with_tests, run_tests
+    from reconciler.policy_tests.run import run_tests
+    from reconciler.report import policy_tests as report
 
     scope = Scope.parse(targets)
     if via and not live:
@@ -87,21 +90,41 @@ def test(
     echo_warnings(manifest.warnings)
     environments = list(environments_with_tests(manifest, scope.covers))
     if live:
-        results = asyncio.run(_live(environments, base_url, parallelism, verbose, via))
+        results = run_async(_live(environments, base_url, parallelism, verbose, via))
     else:
         results = run_tests(environments)
     if output_format == "json":
-        click.echo(report.render_json(results, live=live), nl=False)
+        echo(report.render_json(results, live=live), nl=False)
     elif output_format == "junit":
-        click.echo(report.render_junit(results), nl=False)
+        echo(report.render_junit(results), nl=False)
     else:
-        click.echo(report.render_text(results), nl=False)
+        echo(report.render_text(results), nl=False)
     if any(result.status == "failed" for result in results):
         sys.exit(1)
 
 
+def environments_with_tests(
+    manifest: Manifest, covers: Callable[[str], bool]
+) -> Iterator[EnvironmentTests]:
+    """Every environment that holds tests and whose `policies.<address>` `covers` accepts,
+    with its policy list compiled."""
+    from reconciler.manifest.model import listed
+    from reconciler.policy_tests import compile_policies
+    from reconciler.policy_tests.run import EnvironmentTests
+
+    for project in manifest.projects:
+        for app in listed(project.apps):
+            for environment in app.environments:
+                address = f"{project.slug}/{app.slug}/{environment.name}"
+                if environment.policy_tests and covers(f"policies.{address}"):
+                    policies = [p.to_api() for p in listed(environment.policies)]
+                    yield EnvironmentTests(
+                        address, compile_policies(policies), environment.policy_tests
+                    )
+
+
 async def _live(
-    environments: list[Environment],
+    environments: list[EnvironmentTests],
     base_url: str | None,
     parallelism: int,
     verbose: bool,

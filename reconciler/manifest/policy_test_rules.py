@@ -8,25 +8,25 @@ Schema's rule, where editors see it too.
 
 Warnings: an enabled firewall policy without conditions (it blocks every request), policies no
 request reaches (after such a policy, or after an enabled firewall policy with the same
-conditions), and match members whose outcome depends on a choice the platform API spec leaves
-open (`reconciler.policy_tests.choices`), so another reading of the spec would change it.
+conditions), and whatever the `member_checks` the caller passes say about a match member (the
+CLI passes reconciler/policy_tests/lint.py's: outcomes that hang on a choice the platform API
+spec leaves open; this package sits beside policy_tests and does not import it).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from reconciler.manifest.document import Layered
-from reconciler.manifest.policy_rules import Report
+from reconciler.manifest.policy_rules import MATCH_MEMBERS, Report
 from reconciler.manifest.problems import Path
-from reconciler.policy_tests import MEMBER_KINDS, choices_affecting
-from reconciler.policy_tests.choices import METHOD_CASE, RANGE_HOST_BITS
 
-# Already warned about by policy_rules.py, in words of its own.
-_WARNED_ELSEWHERE = frozenset({METHOD_CASE.key, RANGE_HOST_BITS.key})
+MemberCheck = Callable[[str, Mapping[str, Any]], Sequence[str]]
+"""`check(kind, member)`: warnings about one match member (`kind` is `path`, `method`,
+`header`, `queryParam` or `remoteIp`, `member` its value as written)."""
 
 
 def check_tests(report: Report, environment: str, layered: Layered) -> None:
@@ -120,7 +120,9 @@ def _named(
 # ---- warnings about a policy list ---------------------------------------------------------------
 
 
-def check_list(warn: Report, path: Path, policies: Sequence[Any]) -> None:
+def check_list(
+    warn: Report, path: Path, policies: Sequence[Any], member_checks: Sequence[MemberCheck] = ()
+) -> None:
     """Warnings about the policies at `path` (a `policies` list, in run order)."""
     blocking: dict[str, int] = {}  # conditions of an enabled firewall policy -> its index
     catch_all: int | None = None
@@ -143,7 +145,7 @@ def check_list(warn: Report, path: Path, policies: Sequence[Any]) -> None:
                 catch_all = index if catch_all is None else catch_all
             else:
                 blocking.setdefault(conditions, index)
-        _open_choices(warn, here, policy.get("match"))
+        _members(warn, here, policy.get("match"), member_checks)
 
 
 def _blocks(policy: dict[str, Any]) -> bool:
@@ -170,19 +172,14 @@ def _unreachable(policies: Sequence[Any], earlier: int, *, same: bool) -> str:
     )
 
 
-def _open_choices(warn: Report, path: Path, match: Any) -> None:
+def _members(warn: Report, path: Path, match: Any, member_checks: Sequence[MemberCheck]) -> None:
     if not isinstance(match, list):
         return
     for index, item in enumerate(match):
         if not isinstance(item, dict):
             continue
-        for kind in MEMBER_KINDS:
-            if not isinstance(item.get(kind), dict):
-                continue
-            for dependence in choices_affecting(kind, item[kind]):
-                if dependence.choice.key not in _WARNED_ELSEWHERE:
-                    warn(
-                        (*path, "match", index, kind),
-                        f"the outcome depends on how the gateway reads what the platform API "
-                        f"leaves open: {dependence}; reconciler test assumes that answer",
-                    )
+        for kind in MATCH_MEMBERS:
+            if isinstance(item.get(kind), dict):
+                for check in member_checks:
+                    for message in check(kind, item[kind]):
+                        warn((*path, "match", index, kind), message)

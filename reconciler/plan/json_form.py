@@ -36,7 +36,6 @@ from reconciler import __version__
 from reconciler.errors import PlanShapeError
 from reconciler.manifest.model import Position
 from reconciler.plan import kinds
-from reconciler.policy_tests.effect import OutcomeChange, outcome_change_from_json
 from reconciler.plan.changes import (
     ABSENT,
     FORMAT_VERSION,
@@ -54,6 +53,7 @@ from reconciler.plan.changes import (
     SecretSource,
     SecretSourceKind,
 )
+from reconciler.policy_tests.effect import OutcomeChange, outcome_change_from_json
 
 SECRET_MARKER = "$secret"
 ABSENT_MARKER = "$absent"

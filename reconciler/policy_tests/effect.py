@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.manifest.model import PolicyTest
+from reconciler.policy_tests.cases import PolicyTestCase
 from reconciler.policy_tests.engine import Decision, compile_policies
 from reconciler.policy_tests.run import describe, request_of
 
@@ -48,7 +48,7 @@ class OutcomeChange:
 def changed_outcomes(
     live: Sequence[Mapping[str, Any]],
     desired: Sequence[Mapping[str, Any]],
-    tests: Sequence[PolicyTest],
+    tests: Sequence[PolicyTestCase],
 ) -> tuple[OutcomeChange, ...]:
     """The tests whose verdict differs between the `live` and `desired` lists (API shape), in
     the tests' order. Raises `PolicyError` when a list cannot be evaluated."""
@@ -80,8 +80,14 @@ def _decider(decision: Decision) -> str | None:
 def outcome_change_from_json(data: Mapping[str, Any]) -> OutcomeChange:
     """The inverse of `OutcomeChange.to_json` (a saved plan's); KeyError/TypeError when the
     object does not have that shape."""
-    texts = [data["name"], data["request"], data["before"], data["after"]]
+    name, request, before, after = (
+        _text(data[key]) for key in ("name", "request", "before", "after")
+    )
     policy = data.get("policy")
-    if not all(isinstance(t, str) for t in texts) or not isinstance(policy, str | None):
+    return OutcomeChange(name, request, before, after, None if policy is None else _text(policy))
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
         raise TypeError("a policy test outcome holds strings")
-    return OutcomeChange(*texts, policy)
+    return value

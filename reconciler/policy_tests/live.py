@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import httpx
 
 from reconciler.errors import ReconcilerError
-from reconciler.manifest.model import PolicyTest
+from reconciler.policy_tests.cases import PolicyTestCase
 from reconciler.policy_tests.engine import BLOCKED_STATUS
-from reconciler.policy_tests.run import Environment, TestResult, expectation_failures
+from reconciler.policy_tests.run import EnvironmentTests, TestResult, expectation_failures
 
 TIMEOUT_SECONDS = 10.0
 
@@ -37,7 +37,7 @@ class LiveAnswerError(ReconcilerError):
 
 
 async def run_live(
-    environments: Sequence[Environment], client: Client, *, via: str | None = None
+    environments: Sequence[EnvironmentTests], client: Client, *, via: str | None = None
 ) -> list[TestResult]:
     results: list[TestResult] = []
     for environment in environments:
@@ -106,7 +106,7 @@ def sendable_from(client_ip: str) -> str | None:
 CONNECTION_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
 
 
-def not_sendable(test: PolicyTest) -> str | None:
+def not_sendable(test: PolicyTestCase) -> str | None:
     """None when the test can be sent as written, else why not."""
     fixed = sorted(name for name in test.headers if name.lower() in CONNECTION_HEADERS)
     if fixed:
@@ -117,7 +117,7 @@ def not_sendable(test: PolicyTest) -> str | None:
     return sendable_from(test.client_ip)
 
 
-async def _send(address: str, test: PolicyTest, host: str, via: str | None) -> TestResult:
+async def _send(address: str, test: PolicyTestCase, host: str, via: str | None) -> TestResult:
     reason = not_sendable(test)
     if reason is not None:
         return _skipped(address, test, reason)
@@ -128,7 +128,7 @@ async def _send(address: str, test: PolicyTest, host: str, via: str | None) -> T
         except httpx.HTTPError as error:
             failure = f"could not send the request to {host}: {type(error).__name__}: {error}"
             return TestResult(address, test, "failed", failures=(failure,), host=host)
-    actual = "deny" if response.status_code == BLOCKED_STATUS else "allow"
+    actual: Literal["allow", "deny"] = "deny" if response.status_code == BLOCKED_STATUS else "allow"
     failures = expectation_failures(test, actual, None, None)
     return TestResult(
         environment=address,
@@ -141,7 +141,7 @@ async def _send(address: str, test: PolicyTest, host: str, via: str | None) -> T
     )
 
 
-def _request(test: PolicyTest, host: str, via: str | None) -> httpx.Request:
+def _request(test: PolicyTestCase, host: str, via: str | None) -> httpx.Request:
     """The test's request with its path and query exactly as written (nothing encoded)."""
     query = "&".join(f"{name}={value}" for name, values in test.query.items() for value in values)
     target = (test.path + (f"?{query}" if query else "")).encode("latin-1", "replace")
@@ -152,5 +152,5 @@ def _request(test: PolicyTest, host: str, via: str | None) -> httpx.Request:
     return httpx.Request(test.method, url, headers=headers)
 
 
-def _skipped(address: str, test: PolicyTest, reason: str) -> TestResult:
+def _skipped(address: str, test: PolicyTestCase, reason: str) -> TestResult:
     return TestResult(address, test, "skipped", skip_reason=reason)

@@ -1,31 +1,31 @@
-"""Running a manifest's `policyTests` offline: each test's request through its environment's
-ordered policy list, compared with what the test expects.
+"""Running policy tests offline: each test's request through its environment's ordered policy
+list, compared with what the test expects.
 
-`run_tests(manifest, scope)` gives one `TestResult` per test of every environment the scope
-covers (its address is the environment's `policies.<project>/<app>/<env>`); `report.py`
-renders them as text, JSON or JUnit XML.
+`run_tests(environments)` gives one `TestResult` per test, in order; the report package
+(reconciler/report/policy_tests.py) renders them as text, JSON or JUnit XML.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from reconciler.manifest.model import Manifest, PolicyTest, Position, listed
-from reconciler.policy_tests.engine import PolicyList, compile_policies
+from reconciler.policy_tests.cases import Place, PolicyTestCase
+from reconciler.policy_tests.engine import PolicyList
 from reconciler.policy_tests.request import Request
 
 Status = Literal["passed", "failed", "skipped"]
 
 
 @dataclass(frozen=True)
-class Environment:
-    """One environment with tests: `address` is `<project>/<app>/<env>`."""
+class EnvironmentTests:
+    """The tests of one environment and its compiled policy list; `address` is
+    `<project>/<app>/<env>`."""
 
     address: str
     policies: PolicyList
-    tests: tuple[PolicyTest, ...]
+    tests: tuple[PolicyTestCase, ...]
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class TestResult:
     why a live test was not sent."""
 
     environment: str
-    test: PolicyTest
+    test: PolicyTestCase
     status: Status
     actual: Literal["allow", "deny"] | None = None
     decided_by: str | None = None
@@ -55,24 +55,11 @@ class TestResult:
         return self.status == "passed"
 
     @property
-    def position(self) -> Position | None:
+    def position(self) -> Place | None:
         return self.test.pos
 
 
-def environments_with_tests(
-    manifest: Manifest, covers: Callable[[str], bool] = lambda address: True
-) -> Iterator[Environment]:
-    """Every environment that holds tests and whose `policies.<address>` `covers` accepts."""
-    for project in manifest.projects:
-        for app in listed(project.apps):
-            for environment in app.environments:
-                address = f"{project.slug}/{app.slug}/{environment.name}"
-                if environment.policy_tests and covers(f"policies.{address}"):
-                    policies = [p.to_api() for p in listed(environment.policies)]
-                    yield Environment(address, compile_policies(policies), environment.policy_tests)
-
-
-def request_of(test: PolicyTest) -> Request:
+def request_of(test: PolicyTestCase) -> Request:
     return Request(
         test.method,
         test.path,
@@ -82,7 +69,7 @@ def request_of(test: PolicyTest) -> Request:
     )
 
 
-def run_tests(environments: Sequence[Environment]) -> list[TestResult]:
+def run_tests(environments: Sequence[EnvironmentTests]) -> list[TestResult]:
     return [
         evaluate(environment.address, environment.policies, test)
         for environment in environments
@@ -90,7 +77,7 @@ def run_tests(environments: Sequence[Environment]) -> list[TestResult]:
     ]
 
 
-def evaluate(address: str, policies: PolicyList, test: PolicyTest) -> TestResult:
+def evaluate(address: str, policies: PolicyList, test: PolicyTestCase) -> TestResult:
     decision = policies.evaluate(request_of(test))
     decided_by = decision.decided_by.name if decision.decided_by else None
     logged_by = tuple(ref.name for ref in decision.logged_by)
@@ -108,7 +95,7 @@ def evaluate(address: str, policies: PolicyList, test: PolicyTest) -> TestResult
 
 
 def expectation_failures(
-    test: PolicyTest,
+    test: PolicyTestCase,
     actual: str,
     decided_by: str | None,
     logged_by: tuple[str, ...] | None,
@@ -143,7 +130,7 @@ def summary(results: Sequence[TestResult]) -> dict[str, int]:
     return counts
 
 
-def describe(test: PolicyTest) -> str:
+def describe(test: PolicyTestCase) -> str:
     """`GET /admin/users?debug=1 from 198.51.100.7`: a test's request in one line."""
     query = "&".join(f"{name}={value}" for name, values in test.query.items() for value in values)
     return f"{test.method} {test.path}{'?' + query if query else ''} from {test.client_ip}"

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from reconciler.engine.plan_json import PlanShapeError, plan_from_dict, plan_to_dict
+from reconciler.errors import PlanShapeError
+from reconciler.plan.json_form import plan_from_dict, plan_to_dict
 from reconciler.policy_tests.effect import OutcomeChange, changed_outcomes
 from tests.fixtures.cli import CliResult
 from tests.policy_tests.cli_helpers import Sample, firewall, logging, manifest_text, write
@@ -113,7 +114,7 @@ def test_changed_outcomes_compares_verdicts_only() -> None:
 
 
 def test_a_saved_plan_with_a_malformed_outcome_is_refused() -> None:
-    from reconciler.engine.changes import Action, Change, Plan
+    from reconciler.plan.changes import Action, Change, Plan
 
     change = Change("policies.shop/web/production", "policies", Action.UPDATE, None, None)
     data: dict[str, Any] = plan_to_dict(Plan((change,)))

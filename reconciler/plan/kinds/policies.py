@@ -18,8 +18,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reconciler.manifest.model import UNSET, Environment
-from reconciler.policy_tests import PolicyError
-from reconciler.policy_tests.effect import OutcomeChange, changed_outcomes
 from reconciler.plan.changes import Action, Call, Change, PolicyEdit
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
@@ -38,6 +36,8 @@ from reconciler.plan.kinds.base import (
 from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord
 from reconciler.platform.protocol import Platform
+from reconciler.policy_tests import PolicyError
+from reconciler.policy_tests.effect import OutcomeChange, changed_outcomes
 
 READ_OPERATION = "gateway.listPolicies"
 UNORDERED_LISTS = frozenset(

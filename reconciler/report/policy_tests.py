@@ -1,4 +1,5 @@
-"""`reconciler test` results as text (people), JSON (`format_version` 1.0) or JUnit XML (CI).
+"""`reconciler test` results (reconciler/policy_tests/run.py) as text (people), JSON
+(`format_version` 1.0) or JUnit XML (CI).
 
 The JSON shape is a contract: `{"format_version": "1.0", "results": [{"environment", "name",
 "expected", "actual", "decidedBy", "loggedBy", "passed"}], "summary": {"passed", "failed"}}`.
