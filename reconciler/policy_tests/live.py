@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol
 
 import httpx
 
-from reconciler.errors import ReconcilerError
+from reconciler.errors import UnexpectedResponse
 from reconciler.policy_tests.cases import PolicyTestCase
 from reconciler.policy_tests.engine import BLOCKED_STATUS
 from reconciler.policy_tests.run import EnvironmentTests, TestResult, expectation_failures
@@ -30,10 +30,6 @@ TIMEOUT_SECONDS = 10.0
 
 class Client(Protocol):
     async def call(self, operation: str, body: Mapping[str, Any]) -> Any: ...
-
-
-class LiveAnswerError(ReconcilerError):
-    """The platform's answer about an environment's deployments is not what the spec says."""
 
 
 async def run_live(
@@ -67,7 +63,7 @@ async def serving_host(client: Client, address: str) -> str | None:
             {**scope, "environment": environment, "status": ["ready"], "limit": 1},
         )
         if not isinstance(page, list):
-            raise LiveAnswerError(f"deployments.listDeployments for {address}: not a list")
+            raise _unexpected("deployments.listDeployments", f"{address}: not a list")
         if not page:
             return None
         deployment = page[0]
@@ -79,12 +75,17 @@ def _first_host(deployment: Any, address: str) -> str | None:
         return None
     domains = deployment.get("domains")
     if not isinstance(domains, list) or not all(isinstance(d, str) and d for d in domains):
-        raise LiveAnswerError(
-            f"the deployment serving {address} lists its domains as {type(domains).__name__}, "
-            "not host names",
-            hint="the platform's answer does not follow its spec; rerun, or report it",
-        )
+        what = f"the deployment serving {address} lists its domains as {type(domains).__name__}"
+        raise _unexpected("deployments", f"{what}, not host names")
     return domains[0] if domains else None
+
+
+def _unexpected(operation: str, what: str) -> UnexpectedResponse:
+    return UnexpectedResponse(
+        f"{operation}: unexpected response: {what}",
+        operation=operation,
+        hint="the platform's answer does not follow its spec; rerun, or report it",
+    )
 
 
 def sendable_from(client_ip: str) -> str | None:

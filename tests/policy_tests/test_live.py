@@ -7,12 +7,14 @@ be bound, so its test is skipped with the reason."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from reconciler.policy_tests.live import sendable_from
+from reconciler.errors import UnexpectedResponse
+from reconciler.policy_tests.live import sendable_from, serving_host
 from tests.fixtures.cli import platform_env, run_cli
 from tests.policy_tests.cli_helpers import Sample, firewall, logging, manifest_text, run_json, write
 
@@ -128,3 +130,17 @@ def test_live_against_the_in_process_platform_is_a_usage_error(tmp_path: Path) -
     result = run_cli(["test", "-f", str(manifest), "--live", "--base-url", "local"])
     assert result.exit_code == 1
     assert "--base-url local has no server to receive them" in result.stderr
+
+
+class GarbageDomains:
+    """A platform whose serving deployment lists its domains as something else than names."""
+
+    async def call(self, operation: str, body: Any) -> Any:
+        if operation == "apps.getApp":
+            return {"currentDeploymentId": "d_1"}
+        return {"id": "d_1", "status": "ready", "domains": "web.example.com"}
+
+
+def test_an_answer_without_host_names_is_reported_not_used() -> None:
+    with pytest.raises(UnexpectedResponse, match="lists its domains as str, not host names"):
+        asyncio.run(serving_host(GarbageDomains(), "shop/web/production"))
