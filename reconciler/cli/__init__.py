@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "status": "reconciler.cli.status:status",
     "projects": "reconciler.cli.projects:projects",
     "emulator": "reconciler.cli.emulator:emulator",
+    "test": "reconciler.cli.test:test",
 }
 
 

@@ -409,8 +409,8 @@ async def _check_rollouts(
 
 def _load_inputs(request: ApplyRequest) -> tuple[Manifest, SavedPlan | None]:
     """The manifest (its warnings printed, before any plan) and the saved plan, if any."""
+    from reconciler.cli.options import load_manifest
     from reconciler.cli.validate import echo_warnings
-    from reconciler.manifest.validate import load_manifest
 
     if request.planfile is None:
         manifest, saved = load_manifest(list(request.files)), None

@@ -89,7 +89,7 @@ def plan(
     Write-only values never appear; a secret that is not available shows as
     (known after apply), and the plan still works.
     """
-    from reconciler.manifest.validate import load_manifest
+    from reconciler.cli.options import load_manifest
     from reconciler.plan.planner import PlanOptions
     from reconciler.plan.secrets import fingerprint_key_from
     from reconciler.plan.targets import Scope

@@ -49,7 +49,8 @@ def validate(
     Makes no network call and needs no API key.
     """
     from reconciler.checks.static import static_findings
-    from reconciler.manifest.validate import ManifestInvalid, load_manifest
+    from reconciler.cli.options import load_manifest
+    from reconciler.manifest.validate import ManifestInvalid
 
     if not paths and not files:
         raise click.UsageError("give the manifests to check: -f PATH (repeatable) or PATH...")

@@ -29,6 +29,7 @@ from reconciler.manifest.model import (
     Manifest,
     OciSource,
     Policy,
+    PolicyTest,
     Position,
     Project,
     Prune,
@@ -173,6 +174,8 @@ def _environment(document: Document, name: EnvironmentName, layered: Layered) ->
         variables=_variables(document, layered),
         domains=_listed(layered, "domains", lambda v, p: Domain(normalise_host(v), document.at(p))),
         policies=_listed(layered, "policies", lambda v, p: _policy(document, v, p)),
+        policy_tests=_listed(layered, "policyTests", lambda v, p: _policy_test(document, v, p))
+        or (),
         pos=document.key_at(layered.path),
         positions=_field_positions(document, layered),
     )
@@ -315,3 +318,25 @@ def _string_match(condition: dict[str, Any]) -> dict[str, Any]:
     if condition.get("ignoreCase") is True:
         result["ignoreCase"] = True
     return result
+
+
+def _policy_test(document: Document, test: dict[str, Any], path: Path) -> PolicyTest:
+    request = test["request"]
+    logged_by = test.get("loggedBy")
+    return PolicyTest(
+        name=test["name"],
+        method=request["method"],
+        path=request["path"],
+        client_ip=request["clientIp"],
+        expect=test["expect"],
+        query=freeze(_values(request.get("query") or {})),
+        headers=freeze(_values(request.get("headers") or {})),
+        decided_by=test.get("decidedBy"),
+        logged_by=None if logged_by is None else tuple(logged_by),
+        pos=document.at(path),
+    )
+
+
+def _values(table: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """name -> its values: one value written alone is a list of one."""
+    return {name: (v,) if isinstance(v, str) else tuple(v) for name, v in table.items()}

@@ -285,6 +285,30 @@ class Policy:
         return body
 
 
+def _no_values() -> Mapping[str, tuple[str, ...]]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class PolicyTest:
+    """One `policyTests` item: a sample request and what the gateway must do with it.
+
+    `query` and `headers` map names to their values in order (one value: a 1-tuple); header
+    names are kept as written (the evaluator folds them). `decided_by` and `logged_by` are
+    None when the manifest does not say (not checked); `logged_by` `()` means none."""
+
+    name: str
+    method: str
+    path: str
+    client_ip: str
+    expect: Literal["allow", "deny"]
+    query: Mapping[str, tuple[str, ...]] = field(default_factory=_no_values)
+    headers: Mapping[str, tuple[str, ...]] = field(default_factory=_no_values)
+    decided_by: str | None = None
+    logged_by: tuple[str, ...] | None = None
+    pos: Position | None = field(default=None, compare=False)
+
+
 # --- the tree ---------------------------------------------------------------
 
 
@@ -299,6 +323,7 @@ class Environment:
     variables: Managed[tuple[Variable, ...]] = UNSET
     domains: Managed[tuple[Domain, ...]] = UNSET
     policies: Managed[tuple[Policy, ...]] = UNSET
+    policy_tests: tuple[PolicyTest, ...] = ()
     pos: Position | None = field(default=None, compare=False)
     positions: Mapping[str, Position] = field(default_factory=_no_positions, compare=False)
 

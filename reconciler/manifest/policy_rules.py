@@ -21,6 +21,7 @@ from reconciler.manifest.problems import Path
 
 HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH")
 STRING_MATCH_KINDS = ("exact", "prefix", "regex")
+MATCH_MEMBERS = ("path", "method", "header", "queryParam", "remoteIp")
 
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False

@@ -21,6 +21,9 @@ SECTION_TITLES = {
     "policy": "Gateway policy (`policies[]`)",
     "matchItem": "Match condition (`match[]`)",
     "stringMatch": "String match (`path.path`, `header.value`, `queryParam.value`)",
+    "policyTest": "Policy test (`policyTests[]`)",
+    "policyTestRequest": "Test request (`policyTests[].request`)",
+    "policyTestValues": "Test values (`request.query.<name>`, `request.headers.<name>`)",
 }
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from reconciler.manifest.model import Position
+from reconciler.policy_tests.effect import OutcomeChange
 
 if TYPE_CHECKING:
     from reconciler.checks.capacity import CapacityReport
@@ -180,6 +181,7 @@ class Change:
     word (`delete_protected`, `source_type_changed`, `renamed`,
     `attached_elsewhere`, ...) and `notes` the sentences a reviewer reads.
     `secret_source` names where the secret value a variable's change sends is read.
+    `test_outcomes` (policy lists) are the manifest's policy tests whose verdict it turns.
     """
 
     address: str
@@ -195,6 +197,7 @@ class Change:
     position: Position | None = None
     policy_edits: tuple[PolicyEdit, ...] = ()
     secret_source: SecretSource | None = None
+    test_outcomes: tuple[OutcomeChange, ...] = ()
 
 
 @dataclass(frozen=True)

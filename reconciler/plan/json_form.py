@@ -57,6 +57,7 @@ from reconciler.plan.changes import (
     SecretSourceKind,
 )
 from reconciler.plan.golive import goes_live
+from reconciler.policy_tests.effect import OutcomeChange, outcome_change_from_json
 
 SECRET_MARKER = "$secret"
 ABSENT_MARKER = "$absent"
@@ -138,6 +139,8 @@ def _change_to_dict(change: Change) -> dict[str, Any]:
         out["action_reason"] = change.reason
     if change.secret_source is not None:
         out["secret_source"] = {change.secret_source.kind: change.secret_source.name}
+    if change.kind == "policies":
+        out["policy_test_changes"] = [o.to_json() for o in change.test_outcomes]
     return out
 
 
@@ -268,7 +271,24 @@ def _change_from_dict(data: Any, path: str) -> Change:
         position=_position(obj, path),
         policy_edits=_items(obj, "policy_edits", path, _edit_from_dict),
         secret_source=_secret_source(obj, path),
+        test_outcomes=_test_outcomes(obj, path),
     )
+
+
+def _test_outcomes(obj: Mapping[str, Any], path: str) -> tuple[OutcomeChange, ...]:
+    """`policy_test_changes`; absent in plans written before it existed."""
+    if "policy_test_changes" not in obj:
+        return ()
+    return _items(obj, "policy_test_changes", path, _test_outcome)
+
+
+def _test_outcome(data: Any, path: str) -> OutcomeChange:
+    try:
+        return outcome_change_from_json(_object(data, path))
+    except (KeyError, TypeError):
+        raise PlanShapeError(
+            path, "expected {name, request, before, after: string, policy: string or null}"
+        ) from None
 
 
 def _secret_source(obj: Mapping[str, Any], path: str) -> SecretSource | None:
