@@ -466,7 +466,7 @@ def _refuse_failing_checks(manifest: Manifest, plan: Plan) -> None:
             f"the built-in checks found {len(failing)} error(s); nothing was applied:\n"
             + "\n".join(f"  {finding.labelled}" for finding in failing),
             hint="fix them, or waive the rule on that object with a reason "
-            "(checks: {<rule>: {\"off\": true, reason: ...}})",
+            '(checks: {<rule>: {"off": true, reason: ...}})',
         )
 
 
