@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from reconciler.apply.call_graph import CallGraph
 from reconciler.apply.create_once import (
-    Reread,
     Sleep,
     create_once,
     reread_for,
@@ -28,7 +27,6 @@ from reconciler.apply.outcome import (
     ApplyResult,
     CallResult,
     ChangeResult,
-    NewDomain,
     Outcome,
     SilentObserver,
 )
@@ -42,6 +40,7 @@ from reconciler.apply.safety import (
     unknown_secrets,
 )
 from reconciler.apply.send import ApplyOptions, materialize
+from reconciler.plan.kinds.base import NewDomain, Reread
 
 __all__ = [
     "ApplyObserver",

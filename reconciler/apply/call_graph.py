@@ -9,7 +9,7 @@ Two kinds of edge connect nodes:
   the summary names the failed change. A follow-up after a create (turning delete
   protection on) is not required, only waited for.
   A call that takes a slug (a create or a rename) requires the call that frees it (a rename
-  away or a delete), read from the calls themselves (`engine/slug_moves.py`): this edge runs
+  away or a delete), read from the calls themselves (`plan/slug_moves.py`): this edge runs
   from call to call, not from change to change, so a rename cycle broken through a temporary
   slug is no cycle here.
 - *after*: an order without a real dependency: within one environment, the kinds' apply

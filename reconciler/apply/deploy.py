@@ -32,11 +32,12 @@ from reconciler.apply import (
     create_once,
 )
 from reconciler.errors import ApiError
-from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest, listed
+from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest, OciSource, listed
 from reconciler.plan import kinds
 from reconciler.plan.kinds.base import address_parts
 from reconciler.plan.targets import Scope
 from reconciler.platform.protocol import Platform
+from reconciler.platform.shapes import object_member
 
 FINAL_STATUSES = frozenset({"ready", "failed", "cancelled", "superseded", "skipped", "stopped"})
 FAILED_STATUSES = frozenset({"failed", "cancelled"})
@@ -154,7 +155,7 @@ def managed_environments(manifest: Manifest, scope: Scope) -> list[tuple[Environ
     """Every environment of the manifest that `scope` reaches, and whether the manifest names
     it: an app naming no environment has both, preview counting only once it was deployed
     (as for an image change)."""
-    found = []
+    found: list[tuple[EnvironmentKey, bool]] = []
     for project in manifest.projects:
         for app in listed(project.apps):
             named = [e.name for e in app.environments]
@@ -221,7 +222,8 @@ class _WantedRollouts:
                 self.reasons.setdefault(key, []).append(reason)
 
     def targets(self) -> tuple[tuple[DeployTarget, ...], tuple[str, ...]]:
-        targets, left_out = [], []
+        targets: list[DeployTarget] = []
+        left_out: list[str] = []
         # An environment whose every change failed has no reason to deploy, yet it must be
         # named: otherwise the summary says "nothing to deploy" while its changes are pending.
         failed_only = [k for k in sorted(self.incomplete) if len(k) == 3 and k not in self.reasons]
@@ -382,7 +384,7 @@ class _DeploymentRequests:
         """The image to run for an image app (the manifest's, else the live one); None for git."""
         project = self.manifest.project(target.project) if self.manifest else None
         wanted = project.app(target.app) if project else None
-        if wanted is not None and wanted.oci:
+        if wanted is not None and isinstance(wanted.oci, OciSource):
             return wanted.oci.image
         oci = app.get("oci")
         if app.get("sourceType") == "oci" or isinstance(oci, Mapping):
@@ -478,7 +480,7 @@ class _Deployer:
 def _outcome(
     target: DeployTarget, deployment_id: str, deployment: Mapping[str, Any]
 ) -> DeploymentOutcome:
-    error = deployment.get("error") if isinstance(deployment.get("error"), Mapping) else {}
+    error = object_member(deployment, "error")
     domains = deployment.get("domains")
     return DeploymentOutcome(
         target,

@@ -8,8 +8,9 @@ from typing import Any
 
 from reconciler.credentials import FINGERPRINT_KEY_ENV
 from reconciler.errors import ApplyRefused, ReconcilerError
+from reconciler.manifest.secret_sources import SecretTooLong
 from reconciler.plan.changes import Action, Call, Change, Plan, SecretRef
-from reconciler.plan.secrets import SecretTooLong, ref_matches, split_fingerprint
+from reconciler.plan.secrets import ref_matches, split_fingerprint
 
 SecretResolver = Callable[[SecretRef], str]
 

@@ -28,7 +28,9 @@ COMMANDS: dict[str, str] = {
     "apply": "reconciler.cli.apply:apply",
     "export": "reconciler.cli.export:export",
     "status": "reconciler.cli.status:status",
+    "projects": "reconciler.cli.projects:projects",
     "emulator": "reconciler.cli.emulator:emulator",
+    "test": "reconciler.cli.test:test",
 }
 
 
@@ -78,7 +80,8 @@ class LazyGroup(click.Group):
         if target is None or not _module_exists(target):
             return None
         module_name, attribute = target.split(":")
-        return getattr(importlib.import_module(module_name), attribute)
+        command: click.Command = getattr(importlib.import_module(module_name), attribute)
+        return command
 
 
 def _settle_output(output: GuardedOutput, code: Any) -> Any:

@@ -409,8 +409,8 @@ async def _check_rollouts(
 
 def _load_inputs(request: ApplyRequest) -> tuple[Manifest, SavedPlan | None]:
     """The manifest (its warnings printed, before any plan) and the saved plan, if any."""
+    from reconciler.cli.options import load_manifest
     from reconciler.cli.validate import echo_warnings
-    from reconciler.manifest.validate import load_manifest
 
     if request.planfile is None:
         manifest, saved = load_manifest(list(request.files)), None
@@ -435,7 +435,9 @@ async def _plan(
         plan = await _checked_saved_plan(request, manifest, saved, client)
         _warn_unfingerprinted(saved.plan)
     if not executable_changes(plan):
-        return _nothing_to_apply(plan, rendered=saved is None)
+        _nothing_to_apply(plan, rendered=saved is None)
+        return None
+    _refuse_failing_checks(manifest, plan)
     max_deletes = request.max_deletes
     if max_deletes is None:
         max_deletes = saved.plan.max_deletes if saved else DEFAULT_MAX_DELETES
@@ -448,6 +450,24 @@ async def _plan(
         if answer.strip() != "yes":
             raise ApplyRefused("apply cancelled: the answer was not 'yes'; nothing was applied")
     return plan
+
+
+def _refuse_failing_checks(manifest: Manifest, plan: Plan) -> None:
+    """The built-in checks hold on apply as on plan and validate: CI applies on merge without
+    running either, so an `error` finding (static, or about this plan's changes) stops apply
+    before its first write."""
+    from reconciler.checks.static import static_findings
+    from reconciler.plan.plan_rules import plan_findings
+
+    findings = [*static_findings(manifest), *plan_findings(manifest, plan.changes, plan.capacity)]
+    failing = [finding for finding in findings if finding.fails]
+    if failing:
+        raise ApplyRefused(
+            f"the built-in checks found {len(failing)} error(s); nothing was applied:\n"
+            + "\n".join(f"  {finding.labelled}" for finding in failing),
+            hint="fix them, or waive the rule on that object with a reason "
+            '(checks: {<rule>: {"off": true, reason: ...}})',
+        )
 
 
 def _warn_unfingerprinted(saved: Plan) -> None:
@@ -516,7 +536,7 @@ def _nothing_to_apply(plan: Plan, *, rendered: bool) -> None:
             echo("No changes in the saved plan.")
         # The same result line as any apply, so CI logs and scripts read one form.
         echo("Apply complete! Resources: 0 added, 0 changed, 0 destroyed.")
-        return None
+        return
     raise ApplyRefused(
         "nothing can be applied: delete protection blocks " + ", ".join(blocked),
         hint="set deleteProtection: false for them in the manifest and apply, then remove them",

@@ -14,12 +14,14 @@ from reconciler.errors import ReconcilerError, UsageError
 from reconciler.report.output import accept_output_failure, discard_stdout, echo
 
 
-class _Rate(click.ParamType):
+class _Rate(click.ParamType[float]):
     """A positive number of requests per second, written `20` or `20/s`."""
 
     name = "rate"
 
-    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None):
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
         if isinstance(value, float):
             return value
         text = str(value).strip().removesuffix("/s")

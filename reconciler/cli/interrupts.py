@@ -40,21 +40,29 @@ def interrupt_on_sigterm() -> Callable[[], None]:
     if not _in_main_thread():
         return lambda: None
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
-    return lambda: signal.signal(signal.SIGTERM, previous)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return restore
 
 
 def run_async(work: Coroutine[Any, Any, T]) -> T:
     """`asyncio.run(work)`, where SIGTERM cancels `work` as asyncio's Ctrl-C does, and
     either then raises KeyboardInterrupt once the loop has closed."""
-    terminated, result = asyncio.run(_cancelled_on_sigterm(work))
-    if terminated:
+    outcome = asyncio.run(_cancelled_on_sigterm(work))
+    if isinstance(outcome, _Terminated):
         raise KeyboardInterrupt
-    return result  # type: ignore[return-value]  # set whenever not terminated
+    return outcome
 
 
-async def _cancelled_on_sigterm(work: Coroutine[Any, Any, T]) -> tuple[bool, T | None]:
+class _Terminated:
+    """What `_cancelled_on_sigterm` returns when SIGTERM cancelled the work."""
+
+
+async def _cancelled_on_sigterm(work: Coroutine[Any, Any, T]) -> T | _Terminated:
     if not _in_main_thread():
-        return False, await work
+        return await work
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None  # asyncio.run runs this coroutine as a task
@@ -68,11 +76,11 @@ async def _cancelled_on_sigterm(work: Coroutine[Any, Any, T]) -> tuple[bool, T |
     outside = signal.getsignal(signal.SIGTERM)
     loop.add_signal_handler(signal.SIGTERM, terminate)
     try:
-        return False, await work
+        return await work
     except asyncio.CancelledError:
         if not terminated:
             raise
-        return True, None
+        return _Terminated()
     finally:
         loop.remove_signal_handler(signal.SIGTERM)  # which leaves SIG_DFL, not `outside`
         signal.signal(signal.SIGTERM, outside)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 import click
 
@@ -20,7 +20,12 @@ from reconciler.credentials import API_KEY_ENV, FINGERPRINT_KEY_ENV
 from reconciler.errors import ReconcilerError
 from reconciler.report.output import echo
 
+if TYPE_CHECKING:
+    from reconciler.manifest.model import Manifest
+
 F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 ENV_BASE_URL = "RECONCILER_BASE_URL"
 ENV_API_KEY = API_KEY_ENV
@@ -28,11 +33,11 @@ ENV_FINGERPRINT_KEY = FINGERPRINT_KEY_ENV
 ENV_DEBUG = "RECONCILER_DEBUG"
 
 
-def report_errors(func: F) -> F:
+def report_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Turn every failure of a command into a message and an exit code."""
 
     @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
         except ReconcilerError as error:
@@ -53,10 +58,18 @@ def report_errors(func: F) -> F:
             )
             sys.exit(1)
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
-def manifest_option(func: F | None = None, *, required: bool = True) -> Any:
+@overload
+def manifest_option(func: F, *, required: bool = True) -> F: ...
+
+
+@overload
+def manifest_option(func: None = None, *, required: bool = True) -> Callable[[F], F]: ...
+
+
+def manifest_option(func: F | None = None, *, required: bool = True) -> F | Callable[[F], F]:
     """`-f PATH`, repeatable: manifest files or directories.
 
     `required=False` is for commands that also take paths as arguments.
@@ -99,3 +112,13 @@ def connection_options(func: F) -> F:
         help="Log each API call (operation, status, time) to stderr; the key is redacted.",
     )(func)
     return func
+
+
+def load_manifest(paths: Sequence[str]) -> Manifest:
+    """The manifest as every command reads it: the manifest package's rules, and the warnings
+    of the policy tests package about match members (which the manifest package, its sibling,
+    does not import)."""
+    from reconciler.manifest.validate import load_manifest as load
+    from reconciler.policy_tests.lint import open_choice_warnings
+
+    return load(paths, (open_choice_warnings,))

@@ -36,10 +36,11 @@ EXIT_CHANGES = 2
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json", "markdown"]),
+    type=click.Choice(["text", "json", "markdown", "sarif"]),
     default="text",
     show_default=True,
-    help="text for terminals, json (documented, stable) for tools, markdown for PR comments.",
+    help="text for terminals, json (documented, stable) for tools, markdown for PR comments, "
+    "sarif (SARIF 2.1.0) for the findings of the built-in checks as code-scanning annotations.",
 )
 @click.option(
     "--out",
@@ -88,7 +89,7 @@ def plan(
     Write-only values never appear; a secret that is not available shows as
     (known after apply), and the plan still works.
     """
-    from reconciler.manifest.validate import load_manifest
+    from reconciler.cli.options import load_manifest
     from reconciler.plan.planner import PlanOptions
     from reconciler.plan.secrets import fingerprint_key_from
     from reconciler.plan.targets import Scope
@@ -105,7 +106,8 @@ def plan(
         max_deletes=max_deletes,
         fingerprint_key=fingerprint_key_from(os.environ.get(ENV_FINGERPRINT_KEY)),
     )
-    result = run_async(_build(manifest, options, base_url, parallelism, verbose))
+    built = run_async(_build(manifest, options, base_url, parallelism, verbose))
+    result = with_findings(built, manifest)
     # JSON and markdown carry them as notes: a pull-request comment is all a reviewer sees,
     # not the job's stderr. The text form does not repeat what stderr already said.
     noted = with_warning_notes(result, manifest)
@@ -120,6 +122,8 @@ def plan(
             f"Saved the plan to {out}. To apply exactly this plan: reconciler apply {out}",
             err=True,
         )
+    if any(finding.fails for finding in result.findings):
+        sys.exit(1)  # an error finding of the built-in checks fails the plan, whatever the flags
     if detailed_exitcode:
         sys.exit(detailed_exit_code(result))
 
@@ -154,8 +158,21 @@ def with_warning_notes(result: Plan, manifest: Manifest) -> Plan:
     return dataclasses.replace(result, notes=result.notes + notes) if notes else result
 
 
+def with_findings(result: Plan, manifest: Manifest) -> Plan:
+    """The plan with the findings of the plan-time checks (reconciler/plan/plan_rules.py)."""
+    from reconciler.plan.plan_rules import plan_findings
+
+    findings = plan_findings(manifest, result.changes, result.capacity)
+    return dataclasses.replace(result, findings=tuple(findings))
+
+
 def _render(result: Plan, output_format: str, no_color: bool) -> str:
     from reconciler.report import plan_json as render
+
+    if output_format == "sarif":
+        from reconciler.checks.sarif import render_sarif
+
+        return render_sarif(result.findings)
 
     if output_format == "json":
         return render.render_json(result)

@@ -12,6 +12,7 @@ from reconciler.cli.options import manifest_option, report_errors
 from reconciler.report.output import echo
 
 if TYPE_CHECKING:
+    from reconciler.checks.findings import Finding
     from reconciler.manifest.model import Manifest
     from reconciler.manifest.problems import Problem
 
@@ -22,11 +23,12 @@ if TYPE_CHECKING:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "sarif"]),
     default="text",
     show_default=True,
     help="text: one problem a line (file:line:column: path: message), warnings on stderr; "
-    "json: a list of objects, each with a severity (error or warning).",
+    "json: a list of objects, each with a severity (error or warning) and, for a finding of a "
+    "built-in check, its rule; sarif: SARIF 2.1.0 for code-scanning annotations.",
 )
 @click.option(
     "--strict",
@@ -46,38 +48,74 @@ def validate(
     and do not fail the check unless --strict is given.
     Makes no network call and needs no API key.
     """
-    from reconciler.manifest.validate import ManifestInvalid, load_manifest
+    from reconciler.checks.static import static_findings
+    from reconciler.cli.options import load_manifest
+    from reconciler.manifest.validate import ManifestInvalid
 
     if not paths and not files:
         raise click.UsageError("give the manifests to check: -f PATH (repeatable) or PATH...")
     try:
         manifest = load_manifest(files + paths)
     except ManifestInvalid as invalid:
-        _report(invalid.problems, invalid.warnings, output_format, strict=strict)
+        _report(invalid.problems, invalid.warnings, (), output_format, strict=strict)
         raise SystemExit(1) from None
-    _report((), manifest.warnings, output_format, strict=strict)
-    if strict and manifest.warnings:
+    findings = static_findings(manifest)
+    _report((), manifest.warnings, findings, output_format, strict=strict)
+    warned = manifest.warnings or any(f.severity == "warning" and not f.waived for f in findings)
+    if any(f.fails for f in findings) or (strict and warned):
         raise SystemExit(1)
     if output_format == "text":
         echo(_summary(manifest))
 
 
 def _report(
-    errors: Sequence[Problem], warnings: Sequence[Problem], output_format: str, *, strict: bool
+    errors: Sequence[Problem],
+    warnings: Sequence[Problem],
+    findings: Sequence[Finding],
+    output_format: str,
+    *,
+    strict: bool,
 ) -> None:
-    """Errors on stdout, then warnings on stderr (text); or one JSON list of both."""
+    """Errors on stdout, then warnings and waived findings on stderr (text); or one JSON list
+    of all; or a SARIF log. A finding of a built-in check reads as the error or warning it is,
+    with its rule id."""
+    if output_format == "sarif":
+        from reconciler.checks.sarif import render_sarif
+
+        echo(render_sarif(findings, (*errors, *warnings)), nl=False)
+        return
     if output_format == "json":
         # One list, as before, so existing readers keep working: errors first, each item
         # with a `severity`; a manifest with neither is still `[]`.
-        items = [p.to_json() for p in (*errors, *warnings)]
+        failing = [f for f in findings if f.fails]
+        rest = [f for f in findings if not f.fails]
+        items = [
+            *(p.to_json() for p in errors),
+            *(f.to_json() for f in failing),
+            *(p.to_json() for p in warnings),
+            *(f.to_json() for f in rest),
+        ]
         echo(json.dumps(items, indent=2))
         return
+    errors = sorted([*errors, *(f.to_problem() for f in findings if f.fails)])
+    warnings = sorted(
+        [*warnings, *(f.to_problem() for f in findings if not f.fails and f.waived is None)]
+    )
     for problem in errors:
         echo(str(problem))
     echo_warnings(warnings)
+    echo_waived(findings)
     count = _count_line(errors, warnings, strict=strict)
     if count:
         echo(count, err=True)
+
+
+def echo_waived(findings: Sequence[Finding]) -> None:
+    """Each waived finding on stderr as a note with the waiver's reason: a waiver is a decision
+    a reviewer should keep seeing."""
+    for finding in findings:
+        if finding.waived is not None:
+            echo(str(finding), err=True)
 
 
 def echo_warnings(warnings: Sequence[Problem]) -> None:

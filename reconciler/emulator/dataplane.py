@@ -14,7 +14,8 @@ Routing by `Host` (port and a trailing dot ignored, case-insensitive), before an
 
 The policies are evaluated here, independently of `reconciler.policy_tests` (the emulator is a
 second implementation, and a property test shows the two agree); where the platform API spec
-leaves matching open, this follows the same answers, listed in the README ("The gateway").
+leaves matching open, this follows the same answers, listed in docs/guides/emulator.md
+("The gateway (data plane)").
 Gateway requests are not API calls: no key, no fault rules, latency or rate limit, and they are
 not in the request log.
 """
@@ -27,7 +28,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
+import re2
 
 from reconciler.emulator.deployments import HOST_SUFFIX, served_domains
 from reconciler.emulator.errors import PROBLEM_CONTENT_TYPE, problem_body

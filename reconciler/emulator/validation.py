@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
+import re2
 
 from reconciler.emulator.errors import ApiError
 

@@ -65,12 +65,13 @@ async def read_workspace(client: Platform, project_slugs: Sequence[str] = ()) ->
 
 async def _get_project(client: Platform, slug: str) -> dict[str, Any]:
     try:
-        return await client.call("projects.getProject", {"project": slug})
+        project: dict[str, Any] = await client.call("projects.getProject", {"project": slug})
     except NotFound:
         raise ExportError(
             f'project "{slug}" does not exist in this workspace',
             hint="check the slug with `reconciler export` (all projects) or the dashboard",
         ) from None
+    return project
 
 
 async def _read_project(client: Platform, project: LiveProject) -> None:

@@ -28,11 +28,11 @@ def header_lines(*, pinned_ids: bool, secrets: Sequence[SecretInput]) -> list[st
 FLOW_WIDTH = 64  # JSON length; the YAML form is shorter, so lines stay under 100
 
 
-class _FlowMap(dict):
+class _FlowMap(dict[str, Any]):
     pass
 
 
-class _FlowList(list):
+class _FlowList(list[Any]):
     pass
 
 
@@ -72,11 +72,11 @@ def _reads_well_as_block(value: str) -> bool:
     )
 
 
-def _represent_flow_map(dumper: yaml.SafeDumper, value: dict) -> yaml.Node:
+def _represent_flow_map(dumper: yaml.SafeDumper, value: _FlowMap) -> yaml.Node:
     return dumper.represent_mapping("tag:yaml.org,2002:map", value.items(), flow_style=True)
 
 
-def _represent_flow_list(dumper: yaml.SafeDumper, value: list) -> yaml.Node:
+def _represent_flow_list(dumper: yaml.SafeDumper, value: _FlowList) -> yaml.Node:
     return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True)
 
 

@@ -9,6 +9,8 @@ hosts normalised, policies normalised to the API's shape.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, Literal
 
 from reconciler.manifest.document import Document, Layered, environments
@@ -16,8 +18,10 @@ from reconciler.manifest.model import (
     UNSET,
     App,
     Build,
+    ChecksSettings,
     Domain,
     Environment,
+    EnvironmentName,
     FromEnv,
     GitSource,
     Healthcheck,
@@ -25,14 +29,17 @@ from reconciler.manifest.model import (
     Manifest,
     OciSource,
     Policy,
+    PolicyTest,
     Position,
     Project,
     Prune,
     Region,
     Runtime,
+    Scope,
     SourceFile,
     Variable,
     VariableSource,
+    Waiver,
     freeze,
 )
 from reconciler.manifest.policy_rules import STRING_MATCH_KINDS
@@ -55,7 +62,56 @@ def build_manifest(document: Document, base_dir: str = ".") -> Manifest:
         ),
         sources=tuple(SourceFile(f.display, f.sha256) for f in document.files),
         base_dir=base_dir,
+        checks=_checks_settings(document),
     )
+
+
+def _checks_settings(document: Document) -> ChecksSettings:
+    rules = document.blocks.get("checks", {})
+    limits = document.blocks.get("limits", {})
+    positions = {
+        f"{block}.{key}": document.block_at((block, key))
+        for block, data in (("checks", rules), ("limits", limits))
+        for key in data
+    }
+    return ChecksSettings(
+        rules=freeze(rules),
+        limits=freeze(limits),
+        waivers=MappingProxyType(_waivers(document)),
+        positions=MappingProxyType(positions),
+        tested_environments=frozenset(
+            (str(path[1]), app_slug, name)
+            for path, app_slug, app in document.apps()
+            for name, layered in environments(path, app)
+            if layered.top("policyTests") is not None
+        ),
+    )
+
+
+def _waivers(document: Document) -> dict[Scope, Mapping[str, Waiver]]:
+    """Every object's `checks:` waivers by its scope; an environment's include its app's
+    `defaults` (the environment wins, rule by rule)."""
+    found: dict[Scope, Mapping[str, Waiver]] = {}
+
+    def add(scope: Scope, layered: Layered | None) -> None:
+        if layered is None:
+            return
+        waivers = {}
+        for rule in layered.names():
+            top = layered.top(rule)
+            assert top is not None  # names() lists only keys some layer has
+            waivers[rule] = Waiver(top[0]["reason"], document.key_at(top[1]))
+        if waivers:
+            found[scope] = MappingProxyType(waivers)
+
+    for slug, project in document.projects.items():
+        add((slug,), Layered([(project, ("projects", slug))]).child("checks"))
+    for path, app_slug, app in document.apps():
+        scope = (str(path[1]), app_slug)
+        add(scope, Layered([(app, path)]).child("checks"))
+        for name, layered in environments(path, app):
+            add((*scope, name), layered.child("checks"))
+    return found
 
 
 def _positions(document: Document, path: Path, data: dict[str, Any]) -> dict[str, Position]:
@@ -107,17 +163,19 @@ def _app(document: Document, path: Path, slug: str, app: dict[str, Any]) -> App:
     )
 
 
-def _environment(document: Document, name: str, layered: Layered) -> Environment:
+def _environment(document: Document, name: EnvironmentName, layered: Layered) -> Environment:
     build = layered.child("build")
     runtime = layered.child("runtime")
     return Environment(
-        name=name,  # type: ignore[arg-type]  # environments() yields only the two names
+        name=name,
         build=UNSET if build is None else _build(document, build),
         runtime=UNSET if runtime is None else _runtime(document, runtime),
         regions=_listed(layered, "regions", lambda v, p: _region(document, v, p)),
         variables=_variables(document, layered),
         domains=_listed(layered, "domains", lambda v, p: Domain(normalise_host(v), document.at(p))),
         policies=_listed(layered, "policies", lambda v, p: _policy(document, v, p)),
+        policy_tests=_listed(layered, "policyTests", lambda v, p: _policy_test(document, v, p))
+        or (),
         pos=document.key_at(layered.path),
         positions=_field_positions(document, layered),
     )
@@ -260,3 +318,25 @@ def _string_match(condition: dict[str, Any]) -> dict[str, Any]:
     if condition.get("ignoreCase") is True:
         result["ignoreCase"] = True
     return result
+
+
+def _policy_test(document: Document, test: dict[str, Any], path: Path) -> PolicyTest:
+    request = test["request"]
+    logged_by = test.get("loggedBy")
+    return PolicyTest(
+        name=test["name"],
+        method=request["method"],
+        path=request["path"],
+        client_ip=request["clientIp"],
+        expect=test["expect"],
+        query=freeze(_values(request.get("query") or {})),
+        headers=freeze(_values(request.get("headers") or {})),
+        decided_by=test.get("decidedBy"),
+        logged_by=None if logged_by is None else tuple(logged_by),
+        pos=document.at(path),
+    )
+
+
+def _values(table: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """name -> its values: one value written alone is a list of one."""
+    return {name: (v,) if isinstance(v, str) else tuple(v) for name, v in table.items()}

@@ -14,7 +14,7 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from reconciler.manifest.load import LoadedFile
-from reconciler.manifest.model import ENVIRONMENT_NAMES, Position
+from reconciler.manifest.model import ENVIRONMENT_NAMES, EnvironmentName, Position
 from reconciler.manifest.problems import Path, Problem
 from reconciler.manifest.schema import Locate
 
@@ -28,9 +28,22 @@ class Document:
 
     files: list[LoadedFile]
     projects: dict[str, Any] = field(default_factory=dict)
-    prune: dict[str, Any] = field(default_factory=dict)
+    blocks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The workspace-wide blocks (`SHARED_BLOCKS`) by name, as the files agree on them."""
     project_files: dict[str, LoadedFile] = field(default_factory=dict)
     directories: dict[str, FsPath] = field(default_factory=dict)
+    block_files: dict[str, LoadedFile] = field(default_factory=dict)
+
+    @property
+    def prune(self) -> dict[str, Any]:
+        return self.blocks.get("prune", {})
+
+    def block_at(self, path: Path) -> Position:
+        """Where a value under a workspace-wide block was written, in the first file setting it."""
+        loaded = self.block_files.get(str(path[0]))
+        return (
+            _nearest(loaded, path) if loaded is not None else Position(self.files[0].display, 1, 1)
+        )
 
     def at(self, path: Path) -> Position:
         """Where the value at `path` was written (the nearest known ancestor if unknown)."""
@@ -83,26 +96,18 @@ def _nearest(loaded: LoadedFile, path: Path) -> Position:
     return Position(loaded.display, 1, 1)
 
 
+SHARED_BLOCKS = ("prune", "checks", "limits")
+"""Top-level blocks about the whole workspace: any file may set one, and every file that does
+must say the same, so no file's settings depend on which other files are loaded with it."""
+
+
 def merge_files(files: list[LoadedFile]) -> tuple[Document, list[Problem]]:
     document = Document(files=files)
     problems: list[Problem] = []
-    prune_from: LoadedFile | None = None
     for loaded in files:
         document.directories[loaded.display] = loaded.directory
-        prune = loaded.data.get("prune")
-        if prune is not None:
-            if prune_from is None:
-                prune_from, document.prune = loaded, prune if isinstance(prune, dict) else {}
-            elif prune != prune_from.data.get("prune"):
-                first = prune_from.position_of(prune_from.values[("prune",)])
-                problems.append(
-                    Problem.at(
-                        loaded.position_of(loaded.values[("prune",)]),
-                        "prune",
-                        f"differs from the prune settings at {first}; every file that sets "
-                        "`prune` must say the same (or set it in one file only)",
-                    )
-                )
+        for name in SHARED_BLOCKS:
+            problems.extend(_merge_block(document, loaded, name))
         projects = loaded.data.get("projects")
         if not isinstance(projects, dict):
             continue
@@ -121,6 +126,28 @@ def merge_files(files: list[LoadedFile]) -> tuple[Document, list[Problem]]:
             document.projects[slug] = project
             document.project_files[slug] = loaded
     return document, problems
+
+
+def _merge_block(document: Document, loaded: LoadedFile, name: str) -> list[Problem]:
+    block = loaded.data.get(name)
+    if block is None:
+        return []
+    first_file = document.block_files.get(name)
+    if first_file is None:
+        document.block_files[name] = loaded
+        document.blocks[name] = block if isinstance(block, dict) else {}
+        return []
+    if block == first_file.data.get(name):
+        return []
+    first = first_file.position_of(first_file.values[(name,)])
+    return [
+        Problem.at(
+            loaded.position_of(loaded.values[(name,)]),
+            name,
+            f"differs from the {name} settings at {first}; every file that sets "
+            f"`{name}` must say the same (or set it in one file only)",
+        )
+    ]
 
 
 class Layered:
@@ -163,14 +190,14 @@ class Layered:
         return None if found is None else found[0]
 
 
-def environments(app_path: Path, app: dict[str, Any]) -> Iterator[tuple[str, Layered]]:
+def environments(app_path: Path, app: dict[str, Any]) -> Iterator[tuple[EnvironmentName, Layered]]:
     """The managed environments of an app with `defaults` layered under each.
 
     Written environments first, in their order; `defaults` makes both managed."""
     envs = app.get("environments")
     envs = envs if isinstance(envs, dict) else {}
     defaults = app.get("defaults")
-    names = [n for n in envs if n in ENVIRONMENT_NAMES]
+    names = [known for written in envs for known in ENVIRONMENT_NAMES if written == known]
     if isinstance(defaults, dict):
         names += [n for n in ENVIRONMENT_NAMES if n not in names]
     for name in names:

@@ -78,6 +78,10 @@ def _no_positions() -> Mapping[str, Position]:
     return MappingProxyType({})
 
 
+def _empty() -> Mapping[Any, Any]:
+    return MappingProxyType({})
+
+
 def is_set(value: object) -> bool:
     """True when the manifest manages the field (a value or an explicit null)."""
     return value is not UNSET
@@ -281,6 +285,30 @@ class Policy:
         return body
 
 
+def _no_values() -> Mapping[str, tuple[str, ...]]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class PolicyTest:
+    """One `policyTests` item: a sample request and what the gateway must do with it.
+
+    `query` and `headers` map names to their values in order (one value: a 1-tuple); header
+    names are kept as written (the evaluator folds them). `decided_by` and `logged_by` are
+    None when the manifest does not say (not checked); `logged_by` `()` means none."""
+
+    name: str
+    method: str
+    path: str
+    client_ip: str
+    expect: Literal["allow", "deny"]
+    query: Mapping[str, tuple[str, ...]] = field(default_factory=_no_values)
+    headers: Mapping[str, tuple[str, ...]] = field(default_factory=_no_values)
+    decided_by: str | None = None
+    logged_by: tuple[str, ...] | None = None
+    pos: Position | None = field(default=None, compare=False)
+
+
 # --- the tree ---------------------------------------------------------------
 
 
@@ -295,6 +323,7 @@ class Environment:
     variables: Managed[tuple[Variable, ...]] = UNSET
     domains: Managed[tuple[Domain, ...]] = UNSET
     policies: Managed[tuple[Policy, ...]] = UNSET
+    policy_tests: tuple[PolicyTest, ...] = ()
     pos: Position | None = field(default=None, compare=False)
     positions: Mapping[str, Position] = field(default_factory=_no_positions, compare=False)
 
@@ -311,7 +340,7 @@ class App:
     pos: Position | None = field(default=None, compare=False)
     positions: Mapping[str, Position] = field(default_factory=_no_positions, compare=False)
 
-    def environment(self, name: EnvironmentName) -> Environment | None:
+    def environment(self, name: str) -> Environment | None:
         return next((e for e in self.environments if e.name == name), None)
 
 
@@ -327,6 +356,37 @@ class Project:
 
     def app(self, slug: str) -> App | None:
         return next((a for a in listed(self.apps) if a.slug == slug), None)
+
+
+Scope = tuple[str, ...]
+"""An object of the tree by its slugs: `("shop",)`, `("shop", "web")`, `("shop", "web",
+"production")`; `()` is the whole workspace."""
+
+
+@dataclass(frozen=True)
+class Waiver:
+    """`checks: {<rule>: {off: true, reason: ...}}` on an object: the rule does not apply to it
+    or below it, for the reason given (which the findings show)."""
+
+    reason: str
+    pos: Position | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class ChecksSettings:
+    """The top-level `checks:` and `limits:` blocks and the waivers on objects, as written.
+
+    `rules` maps a rule id to its setting (a severity, or a mapping with `severity` and
+    parameters); reconciler/checks/ gives all of it its meaning."""
+
+    rules: Mapping[str, Any] = field(default_factory=_empty)
+    limits: Mapping[str, float] = field(default_factory=_empty)
+    waivers: Mapping[Scope, Mapping[str, Waiver]] = field(default_factory=_empty)
+    positions: Mapping[str, Position] = field(default_factory=_no_positions, compare=False)
+    """`checks.<rule>` and `limits.<key>` -> where the setting was written."""
+    tested_environments: frozenset[Scope] = frozenset()
+    """Environments with `policyTests` (read from the manifest as written, for the rule that
+    asks for them)."""
 
 
 @dataclass(frozen=True)
@@ -346,6 +406,7 @@ class Manifest:
     base_dir: str = "."
     warnings: tuple[Problem, ...] = field(default=(), compare=False)
     """Values the platform accepts but that are likely mistakes (they never stop a plan)."""
+    checks: ChecksSettings = field(default_factory=ChecksSettings, compare=False)
 
     def project(self, slug: str) -> Project | None:
         return next((p for p in self.projects if p.slug == slug), None)

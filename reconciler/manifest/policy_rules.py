@@ -15,12 +15,13 @@ import ipaddress
 from collections.abc import Callable
 from typing import Any
 
-import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
+import re2
 
 from reconciler.manifest.problems import Path
 
 HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH")
 STRING_MATCH_KINDS = ("exact", "prefix", "regex")
+MATCH_MEMBERS = ("path", "method", "header", "queryParam", "remoteIp")
 
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False

@@ -1,8 +1,8 @@
 """The manifest reference in Markdown, generated from the JSON Schema.
 
-The README's field reference is this output, so the schema stays the single
-place where a field is described (editors show the same text on hover).
-`reconciler schema --format markdown` prints it; a test keeps the README in step.
+The field reference of the docs (docs/reference/manifest.md) is this output, so the schema
+stays the single place where a field is described (editors show the same text on hover).
+`reconciler schema --format markdown` prints it; a test keeps the page in step.
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ SECTION_TITLES = {
     "policy": "Gateway policy (`policies[]`)",
     "matchItem": "Match condition (`match[]`)",
     "stringMatch": "String match (`path.path`, `header.value`, `queryParam.value`)",
+    "policyTest": "Policy test (`policyTests[]`)",
+    "policyTestRequest": "Test request (`policyTests[].request`)",
+    "policyTestValues": "Test values (`request.query.<name>`, `request.headers.<name>`)",
 }
 
 

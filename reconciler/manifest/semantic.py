@@ -13,13 +13,14 @@ the platform holds, and a plan of them could never run.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, TypeGuard
 
 from reconciler.manifest.document import Document, Layered, environments
 from reconciler.manifest.formats import host_problem, normalise_host
 from reconciler.manifest.model import MAX_VALUE_CHARS
 from reconciler.manifest.policy_rules import PolicyRules
+from reconciler.manifest.policy_test_rules import MemberCheck, check_list, check_tests
 from reconciler.manifest.problems import WARNING, Path, Problem, format_path
 from reconciler.manifest.secret_sources import (
     SecretUnavailable,
@@ -35,15 +36,19 @@ MAX_WRITEONLY_DESCRIPTION = MAX_DESCRIPTION - FINGERPRINT_SUFFIX
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|://")
 
 
-def semantic_problems(document: Document) -> list[Problem]:
-    rules = _Rules(document)
+def semantic_problems(
+    document: Document, member_checks: Sequence[MemberCheck] = ()
+) -> list[Problem]:
+    """Every rule's problems; `member_checks` add warnings about policy match members."""
+    rules = _Rules(document, member_checks)
     rules.check()
     return rules.problems
 
 
 class _Rules:
-    def __init__(self, document: Document) -> None:
+    def __init__(self, document: Document, member_checks: Sequence[MemberCheck]) -> None:
         self.doc = document
+        self.member_checks = member_checks
         self.problems: list[Problem] = []
         self._ids: dict[str, Path] = {}
         self._hosts: dict[str, tuple[Path, str]] = {}
@@ -71,6 +76,7 @@ class _Rules:
             for name, layered in environments(app_path, app):
                 self._healthcheck_complete(layered)
                 self._domains_unique(app_path, name, layered)
+                check_tests(self.report, f"{app_path[1]}/{app_path[3]}/{name}", layered)
 
     # --- projects and apps ----------------------------------------------------
 
@@ -125,6 +131,7 @@ class _Rules:
             for index, policy in enumerate(policies):
                 if isinstance(policy, dict):
                     self._policies.check((*path, "policies", index), policy)
+            check_list(self.warn, (*path, "policies"), policies, self.member_checks)
 
     def _regions(self, path: Path, regions: list[Any]) -> None:
         seen: dict[str, Path] = {}

@@ -18,6 +18,7 @@ from reconciler.manifest.build import build_manifest
 from reconciler.manifest.document import Document, locator, merge_files
 from reconciler.manifest.load import read_files
 from reconciler.manifest.model import Manifest
+from reconciler.manifest.policy_test_rules import MemberCheck
 from reconciler.manifest.problems import ManifestInvalid, Problem, split_by_severity
 from reconciler.manifest.schema import schema_problems
 from reconciler.manifest.semantic import semantic_problems
@@ -25,12 +26,15 @@ from reconciler.manifest.semantic import semantic_problems
 __all__ = ["ManifestInvalid", "Problem", "check_manifest", "load_manifest"]
 
 
-def load_manifest(paths: Sequence[str | Path]) -> Manifest:
+def load_manifest(
+    paths: Sequence[str | Path], member_checks: Sequence[MemberCheck] = ()
+) -> Manifest:
     """Load and validate manifests; raise `ManifestInvalid` listing every error.
 
-    The manifest returned carries its warnings in `warnings`, sorted by place."""
+    The manifest returned carries its warnings in `warnings`, sorted by place. `member_checks`
+    add warnings about policy match members (the CLI passes those of the layers above)."""
     with _without_gc_pauses():
-        document, warnings = check_manifest(paths)
+        document, warnings = check_manifest(paths, member_checks)
         manifest = build_manifest(document, base_dir=_base_dir(paths))
         return dataclasses.replace(manifest, warnings=warnings)
 
@@ -49,7 +53,9 @@ def _without_gc_pauses() -> Iterator[None]:
             gc.enable()
 
 
-def check_manifest(paths: Sequence[str | Path]) -> tuple[Document, tuple[Problem, ...]]:
+def check_manifest(
+    paths: Sequence[str | Path], member_checks: Sequence[MemberCheck] = ()
+) -> tuple[Document, tuple[Problem, ...]]:
     """Everything `load_manifest` checks: the merged document and its warnings when there
     is no error, else `ManifestInvalid` with the errors (and the warnings found on the way)."""
     files, problems = read_files(paths)
@@ -59,7 +65,7 @@ def check_manifest(paths: Sequence[str | Path]) -> tuple[Document, tuple[Problem
         problems.extend(schema_problems(loaded.data, locator(loaded)))
     document, merge_problems = merge_files(files)
     problems.extend(merge_problems)
-    problems.extend(semantic_problems(document))
+    problems.extend(semantic_problems(document, member_checks))
     errors, warnings = split_by_severity(problems)
     if errors:
         raise ManifestInvalid(errors, warnings)

@@ -11,15 +11,23 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from reconciler.manifest.model import Position
+from reconciler.policy_tests.effect import OutcomeChange
+
+if TYPE_CHECKING:
+    from reconciler.checks.capacity import CapacityReport
+    from reconciler.checks.findings import Finding
 
 FORMAT_VERSION = "1.0"
 
 ResourceKind = str
 """The name of a kind in the registry, `reconciler.plan.kinds` (`project`, `variable`...)."""
 SecretSourceKind = Literal["fromEnv", "fromFile"]
+ItemOp = Literal["insert", "remove", "change"]
+PolicyOp = Literal["keep", "insert", "remove", "change"]
+NoteSeverity = Literal["info", "warning", "error"]
 
 
 class Action(enum.Enum):
@@ -128,7 +136,7 @@ class ItemEdit:
     0-based positions in the list on that side, None (and the value None) where the item is not.
     """
 
-    op: Literal["insert", "remove", "change"]
+    op: ItemOp
     before_index: int | None
     after_index: int | None
     before: Any = None
@@ -155,7 +163,7 @@ class FieldDiff:
 class PolicyEdit:
     """One step of the sequence alignment of an ordered policy list."""
 
-    op: Literal["keep", "insert", "remove", "change"]
+    op: PolicyOp
     before_index: int | None
     after_index: int | None
     before: Mapping[str, Any] | None
@@ -173,6 +181,7 @@ class Change:
     word (`delete_protected`, `source_type_changed`, `renamed`,
     `attached_elsewhere`, ...) and `notes` the sentences a reviewer reads.
     `secret_source` names where the secret value a variable's change sends is read.
+    `test_outcomes` (policy lists) are the manifest's policy tests whose verdict it turns.
     """
 
     address: str
@@ -188,13 +197,14 @@ class Change:
     position: Position | None = None
     policy_edits: tuple[PolicyEdit, ...] = ()
     secret_source: SecretSource | None = None
+    test_outcomes: tuple[OutcomeChange, ...] = ()
 
 
 @dataclass(frozen=True)
 class Note:
     """A plan-wide remark: unmanaged apps, how secrets were compared, conflicts."""
 
-    severity: Literal["info", "warning", "error"]
+    severity: NoteSeverity
     message: str
     address: str | None = None
 
@@ -213,6 +223,10 @@ class Plan:
     # the plan covers, by address. Not saved: apply checks a saved plan's references against
     # the plan it rebuilds from the manifest.
     declared_secrets: Mapping[str, str] = field(default_factory=dict)
+    # The most each environment may run before and after (reconciler/checks/capacity.py), and
+    # the findings of the plan-time checks; neither is saved nor compared by apply.
+    capacity: CapacityReport | None = field(default=None, compare=False)
+    findings: tuple[Finding, ...] = field(default=(), compare=False)
 
     @property
     def live_differs(self) -> bool:

@@ -46,25 +46,31 @@ from reconciler.plan.changes import (
     Change,
     FieldDiff,
     ItemEdit,
+    ItemOp,
     Note,
+    NoteSeverity,
     Plan,
     PolicyEdit,
+    PolicyOp,
     SecretRef,
     SecretSource,
     SecretSourceKind,
 )
+from reconciler.plan.golive import goes_live
+from reconciler.policy_tests.effect import OutcomeChange, outcome_change_from_json
 
 SECRET_MARKER = "$secret"
 ABSENT_MARKER = "$absent"
 SECRET_SOURCE_KINDS: tuple[str, ...] = get_args(SecretSourceKind)
-NOTE_SEVERITIES = ("info", "warning", "error")
-POLICY_OPS = ("keep", "insert", "remove", "change")
-ITEM_OPS = ("insert", "remove", "change")
+NOTE_SEVERITIES: tuple[NoteSeverity, ...] = get_args(NoteSeverity)
+POLICY_OPS: tuple[PolicyOp, ...] = get_args(PolicyOp)
+ITEM_OPS: tuple[ItemOp, ...] = get_args(ItemOp)
 
 T = TypeVar("T")
+Choice = TypeVar("Choice", bound=str)
 
 
-class JsonArray(tuple):  # type: ignore[type-arg]
+class JsonArray(tuple[Any, ...]):
     """A decoded JSON array: immutable like the value classes, equal to a list or tuple.
 
     The plan engine may build call bodies with lists or tuples; JSON keeps no
@@ -76,7 +82,7 @@ class JsonArray(tuple):  # type: ignore[type-arg]
     def __eq__(self, other: object) -> bool:
         if isinstance(other, list):
             other = tuple(other)
-        return tuple.__eq__(self, other)  # type: ignore[no-any-return]
+        return tuple.__eq__(self, other)
 
     def __ne__(self, other: object) -> bool:
         return not self == other
@@ -88,7 +94,7 @@ class JsonArray(tuple):  # type: ignore[type-arg]
 
 
 def plan_to_dict(plan: Plan) -> dict[str, Any]:
-    """The documented machine form of a plan (`--format json`; the README documents it)."""
+    """The documented machine form of a plan (`--format json`; docs/reference/plan-json.md documents it)."""
     add, change, destroy = plan.counts()
     return {
         "format_version": FORMAT_VERSION,
@@ -107,6 +113,8 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "targets": list(plan.targets),
         "max_deletes": plan.max_deletes,
         "metadata": encode_value(plan.metadata, "metadata"),
+        "capacity": None if plan.capacity is None else plan.capacity.to_json(),
+        "findings": [finding.to_json() for finding in plan.findings],
     }
 
 
@@ -125,11 +133,14 @@ def _change_to_dict(change: Change) -> dict[str, Any]:
         "depends_on": list(change.depends_on),
         "notes": list(change.notes),
         "position": None if change.position is None else str(change.position),
+        "goes_live": goes_live(change),
     }
     if change.reason is not None:
         out["action_reason"] = change.reason
     if change.secret_source is not None:
         out["secret_source"] = {change.secret_source.kind: change.secret_source.name}
+    if change.kind == "policies":
+        out["policy_test_changes"] = [o.to_json() for o in change.test_outcomes]
     return out
 
 
@@ -260,7 +271,24 @@ def _change_from_dict(data: Any, path: str) -> Change:
         position=_position(obj, path),
         policy_edits=_items(obj, "policy_edits", path, _edit_from_dict),
         secret_source=_secret_source(obj, path),
+        test_outcomes=_test_outcomes(obj, path),
     )
+
+
+def _test_outcomes(obj: Mapping[str, Any], path: str) -> tuple[OutcomeChange, ...]:
+    """`policy_test_changes`; absent in plans written before it existed."""
+    if "policy_test_changes" not in obj:
+        return ()
+    return _items(obj, "policy_test_changes", path, _test_outcome)
+
+
+def _test_outcome(data: Any, path: str) -> OutcomeChange:
+    try:
+        return outcome_change_from_json(_object(data, path))
+    except (KeyError, TypeError):
+        raise PlanShapeError(
+            path, "expected {name, request, before, after: string, policy: string or null}"
+        ) from None
 
 
 def _secret_source(obj: Mapping[str, Any], path: str) -> SecretSource | None:
@@ -278,7 +306,7 @@ def _secret_source(obj: Mapping[str, Any], path: str) -> SecretSource | None:
         raise PlanShapeError(
             f"{path}.secret_source.{kind}", f"expected a string, got {_kind(name)}"
         )
-    return SecretSource(kind, name)  # type: ignore[arg-type]
+    return SecretSource(kind, name)
 
 
 def _action(obj: Mapping[str, Any], path: str) -> Action:
@@ -307,18 +335,19 @@ def _diff_from_dict(data: Any, path: str) -> FieldDiff:
     )
 
 
-def _op(obj: dict[str, Any], path: str, allowed: tuple[str, ...]) -> str:
-    op = _typed(obj, "op", path, str)
-    if op not in allowed:
-        raise PlanShapeError(f"{path}.op", f"must be one of {', '.join(allowed)}")
-    return op
+def _one_of(obj: Mapping[str, Any], key: str, path: str, allowed: tuple[Choice, ...]) -> Choice:
+    """`obj[key]`, which must be one of the `allowed` strings."""
+    value = _typed(obj, key, path, str)
+    for choice in allowed:
+        if value == choice:
+            return choice
+    raise PlanShapeError(f"{path}.{key}", f"must be one of {', '.join(allowed)}")
 
 
 def _item_from_dict(data: Any, path: str) -> ItemEdit:
     obj = _object(data, path)
-    op = _op(obj, path, ITEM_OPS)
     return ItemEdit(
-        op=op,  # type: ignore[arg-type]
+        op=_one_of(obj, "op", path, ITEM_OPS),
         before_index=_optional_index(obj, "before_index", path),
         after_index=_optional_index(obj, "after_index", path),
         before=decode_value(_get(obj, "before", path), f"{path}.before"),
@@ -328,9 +357,8 @@ def _item_from_dict(data: Any, path: str) -> ItemEdit:
 
 def _edit_from_dict(data: Any, path: str) -> PolicyEdit:
     obj = _object(data, path)
-    op = _op(obj, path, POLICY_OPS)
     return PolicyEdit(
-        op=op,  # type: ignore[arg-type]
+        op=_one_of(obj, "op", path, POLICY_OPS),
         before_index=_optional_index(obj, "before_index", path),
         after_index=_optional_index(obj, "after_index", path),
         before=_optional_mapping(obj, "before", path),
@@ -351,14 +379,12 @@ def _call_from_dict(data: Any, path: str) -> Call:
 
 def _note_from_dict(data: Any, path: str) -> Note:
     obj = _object(data, path)
-    severity = _typed(obj, "severity", path, str)
-    if severity not in NOTE_SEVERITIES:
-        raise PlanShapeError(f"{path}.severity", f"must be one of {', '.join(NOTE_SEVERITIES)}")
+    severity = _one_of(obj, "severity", path, NOTE_SEVERITIES)
     address = obj.get("address")
     if address is not None and not isinstance(address, str):
         raise PlanShapeError(f"{path}.address", f"expected a string or null, got {_kind(address)}")
     return Note(
-        severity=severity,  # type: ignore[arg-type]
+        severity=severity,
         message=_typed(obj, "message", path, str),
         address=address,
     )

@@ -30,6 +30,8 @@ class LiveRecord:
     permissions: set[str] = field(default_factory=set)
     labels: dict[str, str] = field(default_factory=dict)
     state: dict[str, Any] = field(default_factory=dict)
+    rolled_back: set[str] = field(default_factory=set)
+    """`project/app` of the live apps whose production is rolled back (isRolledBack)."""
 
     def read(self, operation: str, object_id: str | None = None) -> None:
         self.permissions.add(permission(operation, object_id))
@@ -37,6 +39,11 @@ class LiveRecord:
     def slug_holder(self, kind: str, slug: str, holder: Mapping[str, Any] | None) -> None:
         """Who held a slug the plan looked up (a rename target, a temporary slug)."""
         self.state[f"{kind} slug {slug}"] = None if holder is None else holder.get("id")
+
+    def environment(self, project: str, app: str, name: str) -> Mapping[str, Any] | None:
+        """The environment as read (volatile fields left out); None when it was not read."""
+        listed = self.state.get(f"environments {project}/{app}") or ()
+        return next((e for e in listed if e.get("slug") == name), None)
 
     def digest(self) -> str:
         text = json.dumps(self.state, sort_keys=True, separators=(",", ":"), default=str)

@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reconciler import __version__
+from reconciler.checks import capacity
 from reconciler.errors import PermissionDenied
 from reconciler.manifest.model import (
     ENVIRONMENT_NAMES,
@@ -44,7 +45,7 @@ from reconciler.manifest.model import (
     is_set,
     listed,
 )
-from reconciler.plan import kinds, slug_moves
+from reconciler.plan import golive, kinds, slug_moves
 from reconciler.plan.changes import Action, Change, Note, Plan
 from reconciler.plan.kinds import app as apps
 from reconciler.plan.kinds import project
@@ -197,7 +198,7 @@ class _Planner(Planning):
     async def _hold_project_slugs(
         self, desired: Project, live: dict[str, Any] | None
     ) -> dict[str, Any] | None:
-        """Note who holds the slugs `desired` leaves and takes (engine/slug_moves.py), and
+        """Note who holds the slugs `desired` leaves and takes (plan/slug_moves.py), and
         return the live project it stands for: none when, unpinned, it found by its slug a
         project the manifest pins under another key (renamed away: this one is new)."""
         held = self.slug_holders.setdefault(("project",), {})
@@ -235,7 +236,7 @@ class _Planner(Planning):
 
     async def _order_slug_moves(self) -> None:
         """Make what takes a slug wait for what frees it, and break rename cycles through a
-        temporary slug (engine/slug_moves.py)."""
+        temporary slug (plan/slug_moves.py)."""
         wanted: dict[slug_moves.Scope, set[str]] = {("project",): set()}
         for desired in self.manifest.projects:
             wanted[("project",)].add(desired.slug)
@@ -305,7 +306,7 @@ class _Planner(Planning):
         )
         self._add(change, project_depends)
         replaced = change is not None and change.action is Action.REPLACE
-        if replaced and live is not None:
+        if change is not None and replaced and live is not None:
             self.going_away[live["id"]] = change.address
         fresh = live is None or replaced
         context = _AppContext(
@@ -445,7 +446,7 @@ class _Planner(Planning):
     def manages(self, kind: EnvironmentKind, project: str, app: str, environment: str) -> bool:
         desired = self.manifest.project(project)
         found_app = desired.app(app) if desired else None
-        found = found_app.environment(environment) if found_app else None  # type: ignore[arg-type]
+        found = found_app.environment(environment) if found_app else None
         return found is not None and kind.manages(found)
 
     def note(self, note: Note) -> None:
@@ -472,6 +473,7 @@ class _Planner(Planning):
         changes, included = self._targeted(ordered)
         notes = [n for n in self.notes if n.address is None or self.scope.covers(n.address)]
         notes.extend(self._plan_notes(changes, included))
+        notes.extend(self._deployment_notes(changes))
         permissions = set(self.record.permissions)
         permissions.update(call.permission for change in changes for call in change.calls)
         # a read that met a 404 made the client check the base URL, and apply's re-read will
@@ -491,6 +493,27 @@ class _Planner(Planning):
                 "fingerprint_mode": fingerprint_mode(self.options.fingerprint_key),
             },
             declared_secrets=dict(self.declared_secrets),
+            capacity=self._capacity(),
+        )
+
+    def _deployment_notes(self, changes: Sequence[Change]) -> list[Note]:
+        """Which environments need a deployment for the plan to reach traffic
+        (reconciler/plan/golive.py)."""
+        to_deploy = golive.environments_to_deploy(self.manifest, changes)
+        auto = golive.auto_deploying(self.manifest, to_deploy, self.record.environment)
+        return golive.deployment_notes(to_deploy, self.record.rolled_back, auto)
+
+    def _capacity(self) -> capacity.CapacityReport:
+        created = {
+            tuple(c.address.partition(".")[2].split("/"))
+            for c in self.changes
+            if c.kind == "app" and c.action in (Action.CREATE, Action.REPLACE)
+        }
+        return capacity.capacity_report(
+            self.manifest,
+            self.record.environment,
+            created,  # type: ignore[arg-type]  # app addresses have two parts
+            lambda project, app, name: self.scope.reads(project, app, name),
         )
 
     def _manifest_paths(self) -> set[tuple[str, ...]]:
@@ -522,7 +545,7 @@ class _Planner(Planning):
                 # apps the manifest does not list (prune.apps deletions) come last
                 unlisted = app_counts.get(parts[0], 0)
                 app_index = 1 + apps.get((parts[0], parts[1]), unlisted)
-            env_index = ENVIRONMENT_NAMES.index(parts[2]) if len(parts) > 2 else -1  # type: ignore[arg-type]
+            env_index = ENVIRONMENT_NAMES.index(parts[2]) if len(parts) > 2 else -1
             return project_index, app_index, env_index, kinds.order(kind)
 
         return key

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from typing import Final
 
 from reconciler import sensitive
 from reconciler.credentials import FINGERPRINT_KEY_ENV
@@ -39,9 +40,9 @@ FINGERPRINT_SUFFIX_LENGTH = len(" " + _MARKER_FORMAT.format("0" * FINGERPRINT_LE
 """Characters the marker adds to a description (22): the manifest allows 233 for write-only ones."""
 _MARKER = re.compile(r"(?:^|\s)\[fp:([0-9a-f]{" + str(FINGERPRINT_LENGTH) + r"})\]$")
 
-SOURCE_ENV = "fromEnv"
-SOURCE_FILE = "fromFile"
-SOURCE_MANIFEST = "manifest"
+SOURCE_ENV: Final = "fromEnv"
+SOURCE_FILE: Final = "fromFile"
+SOURCE_MANIFEST: Final = "manifest"
 
 # Literal write-only values written in the manifest itself. They travel in plans as a
 # `manifest:<address>` reference like any other secret; the plan that read the manifest

@@ -47,7 +47,7 @@ class RetryPolicy:
 
     def backoff(self, failures: int) -> float:
         """Seconds to wait after the `failures`-th failed attempt (1-based), with full jitter."""
-        ceiling = min(self.max_delay, self.base_delay * 2 ** (failures - 1))
+        ceiling = min(self.max_delay, self.base_delay * 2.0 ** (failures - 1))
         return self.random() * ceiling if self.jitter else ceiling
 
     def retry_after(self, header: str | None, failures: int) -> float:

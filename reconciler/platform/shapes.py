@@ -1,6 +1,6 @@
 """The shapes of the resources the platform returns, checked before anything reads them.
 
-Transcribed from the resource tables of platform-api.md. Every documented field that is
+Transcribed from the resource tables of the platform API spec. Every documented field that is
 present must have its documented type (members the spec does not list are allowed: a newer
 platform may add some). A response that breaks this is an `UnexpectedResponse` naming the
 operation and the field, instead of a crash somewhere in the code that reads it. Presence is
@@ -31,7 +31,8 @@ BOOL = Shape("boolean")
 STRS = Shape("array", item=STR)
 
 
-def obj(required: tuple[str, ...] = (), **fields: Shape) -> Shape:
+def obj(required: tuple[str, ...] = (), /, **fields: Shape) -> Shape:
+    # positional-only: a member keyword (or `**` of a dict of them) never binds to `required`
     return Shape("object", fields=fields, required=required)
 
 
@@ -176,6 +177,13 @@ DATA_SHAPES: Mapping[str, Shape] = {
     "deployments.getDeployment": DEPLOYMENT,
     "deployments.listDeployments": DEPLOYMENT,
 }
+
+
+def object_member(value: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    """The member `name` of `value` when it is an object, else an empty one: for the nested
+    objects a resource may leave out (a deployment's `git`, `docker`, `error`)."""
+    member = value.get(name)
+    return member if isinstance(member, Mapping) else {}
 
 
 def shape_problem(value: Any, shape: Shape, where: str) -> str | None:

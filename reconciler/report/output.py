@@ -136,17 +136,17 @@ def guard_stdout() -> GuardedOutput:
     `sys.stderr` (restore both with `release_stdout`). Whatever writes to them while a command
     runs (click, rich, the `-v` call log) passes the boundary."""
     guard = GuardedOutput(sys.stdout)
-    sys.stdout = guard  # type: ignore[assignment]
+    sys.stdout = guard
     if not isinstance(sys.stderr, RedactedStream):
-        sys.stderr = RedactedStream(sys.stderr)  # type: ignore[assignment]
+        sys.stderr = RedactedStream(sys.stderr)
     return guard
 
 
 def release_stdout(guard: GuardedOutput) -> None:
     if sys.stdout is guard:
-        sys.stdout = guard.stream  # type: ignore[assignment]
+        sys.stdout = guard.stream
     if isinstance(sys.stderr, RedactedStream):
-        sys.stderr = sys.stderr.stream  # type: ignore[assignment]
+        sys.stderr = sys.stderr.stream
 
 
 class RedactedStream:

@@ -18,7 +18,7 @@ __all__ = ["plan_to_dict", "render_json", "render_markdown", "render_text"]
 
 
 def render_json(plan: Plan) -> str:
-    """The documented machine format (plan-output.md), keys sorted so diffs of it are reviewable.
+    """The documented machine format (docs/reference/plan-json.md), keys sorted so diffs of it are reviewable.
 
     Raises `PlainSecretError` rather than print a plan that holds a write-only value.
     """

@@ -25,6 +25,7 @@ from reconciler.plan.changes import (
     PolicyEdit,
     SecretRef,
 )
+from reconciler.plan.golive import change_note
 
 NEUTRAL = " "
 """The symbol of a line that changes nothing (comments, hidden-item counts)."""
@@ -409,6 +410,10 @@ def note_lines(change: Change) -> list[str]:
     notes = list(change.notes)
     if change.action is Action.BLOCKED and not any("deleteProtection" in n for n in notes):
         notes.append(LIFT_PROTECTION)
+    notes += [f"policy test {o.name!r} changes: {o}" for o in change.test_outcomes]
+    goes_live = change_note(change)
+    if goes_live is not None and not any("next deployment" in n for n in notes):
+        notes.append(goes_live)
     return [clean(note) for note in notes]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import re
 
+from reconciler.checks.capacity import CAPACITY_HEADING, capacity_lines, shows_capacity
 from reconciler.plan.changes import Action, Change, Plan
 from reconciler.report.plan_lines import (
     CONTEXT,
@@ -36,6 +37,13 @@ def render_markdown(plan: Plan, *, limit: int = GITHUB_COMMENT_LIMIT) -> str:
     warnings = _warnings(plan)
     sections = [_change_section(change) for change in plan.changes]
     tail = [_permissions(plan)] if plan.has_applicable_changes and plan.permissions else []
+    if shows_capacity(plan.capacity):
+        assert plan.capacity is not None
+        lines = capacity_lines(plan.capacity)
+        tail.insert(
+            0,
+            f"<details><summary>{_escape(CAPACITY_HEADING)}</summary>\n\n{_fenced('text', lines)}\n\n</details>",
+        )
     everything = [head, *warnings, *sections, *tail]
     if _joined_size(everything) < limit:
         return _join(everything)
@@ -108,6 +116,13 @@ def _warnings(plan: Plan) -> list[str]:
             f"> [!NOTE]\n> {plural(len(blocked), 'deletion')} blocked by delete protection "
             f"(not counted above): {names}"
         )
+    errors = [f for f in plan.findings if f.fails]
+    warned = [f for f in plan.findings if not f.fails and f.waived is None]
+    waived = [f for f in plan.findings if f.waived is not None]
+    for findings, label in ((errors, "CAUTION"), (warned, "WARNING"), (waived, "NOTE")):
+        if findings:
+            items = [f"> - {_escape(f.labelled)}" for f in findings]
+            blocks.append("\n".join([f"> [!{label}]", *items]))
     notes = [n for n in plan.notes if n.severity != "info"]
     infos = [n for n in plan.notes if n.severity == "info"]
     for note_list, label in ((notes, "WARNING"), (infos, "NOTE")):

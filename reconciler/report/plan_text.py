@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from reconciler.checks.capacity import CAPACITY_HEADING, capacity_lines, shows_capacity
 from reconciler.plan.changes import Action, Change, Note, Plan
 from reconciler.report.plan_lines import (
     ACTION_LEGEND,
@@ -59,6 +60,12 @@ def render_text(plan: Plan, *, color: bool = False) -> str:
         for change in plan.changes:
             out += _change(change, paint)
             out.append("")
+    if shows_capacity(plan.capacity):
+        assert plan.capacity is not None
+        out += [CAPACITY_HEADING, *capacity_lines(plan.capacity), ""]
+    if plan.findings:
+        out += [clean(finding.labelled) for finding in plan.findings]
+        out.append("")
     if plan.notes:
         out += [_note(note, paint) for note in plan.notes]
         out.append("")

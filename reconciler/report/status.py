@@ -130,7 +130,7 @@ def _deployment_rows(env: EnvironmentStatus, now_ms: int) -> list[tuple[str, ...
         return [(env.address, "-", "app not created", "-", "-", "run `reconciler apply`")]
     if env.serving is None and env.newer is None:
         return [(env.address, "-", "no deployments yet", "-", "-", "")]
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for info, role in ((env.serving, "serving"), (env.newer, "newer")):
         if info is None:
             continue

@@ -26,6 +26,7 @@ from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest, listed
 from reconciler.plan.kinds.app import LiveApps, match_live_app
 from reconciler.plan.kinds.domains import where_attached
 from reconciler.platform.protocol import Platform
+from reconciler.platform.shapes import object_member
 
 FORMAT_VERSION = "1"
 FINAL_DEPLOYMENT_STATUSES = frozenset(
@@ -68,9 +69,9 @@ class DeploymentInfo:
 
     @classmethod
     def from_api(cls, data: Mapping[str, Any]) -> DeploymentInfo:
-        git = data.get("git") if isinstance(data.get("git"), Mapping) else {}
-        docker = data.get("docker") if isinstance(data.get("docker"), Mapping) else {}
-        error = data.get("error") if isinstance(data.get("error"), Mapping) else {}
+        git = object_member(data, "git")
+        docker = object_member(data, "docker")
+        error = object_member(data, "error")
         created = data.get("createdAt")
         return cls(
             id=str(data.get("id", "?")),

@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / "action.yml"
 GITHUB = ROOT / "examples" / "ci" / "github-actions.yml"
 DRIFT = ROOT / "examples" / "ci" / "github-drift.yml"
+MATRIX = ROOT / "examples" / "ci" / "github-matrix.yml"
 GITLAB = ROOT / "examples" / "ci" / "gitlab-ci.yml"
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
 MARKER = "<!-- reconciler-plan -->"

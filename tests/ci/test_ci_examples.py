@@ -31,6 +31,7 @@ from tests.ci.scripts import (
     GITLAB,
     HOOKS,
     MARKER,
+    MATRIX,
     ROOT,
     check_accepted,
     check_all_accepted,
@@ -66,7 +67,7 @@ DISTRIBUTION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["
 # `pip install reconciler` (bare, or pinned): that PyPI name is an unrelated project.
 PYPI_NAME_TAKEN = re.compile(r"pip install[^\n]*(?<![@/\w-])reconciler(==[^\s\"']*)?[\"']?(\s|$)")
 INSTALLS = re.compile(r"pip install[^\n]*")
-DOCUMENTS = [ROOT / "README.md", ACTION, GITHUB, DRIFT, GITLAB, HOOKS]
+DOCUMENTS = [ROOT / "README.md", ACTION, GITHUB, DRIFT, MATRIX, GITLAB, HOOKS]
 
 
 def test_an_unrelated_reconciler_on_pypi_would_be_caught() -> None:

@@ -9,15 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.ci.scripts import ACTION, DRIFT, GITHUB, GITLAB
+from tests.ci.scripts import ACTION, DRIFT, GITHUB, GITLAB, MATRIX
 
 CHECKS = [
     (ACTION, "vendor.github-actions"),
     (GITHUB, "vendor.github-workflows"),
     (DRIFT, "vendor.github-workflows"),
+    (MATRIX, "vendor.github-workflows"),
     # every job says how long it may run (a stuck apply must not hold the lock for 6 hours)
     (GITHUB, "custom.github-workflows-require-timeout"),
     (DRIFT, "custom.github-workflows-require-timeout"),
+    (MATRIX, "custom.github-workflows-require-timeout"),
     (GITLAB, "vendor.gitlab-ci"),
 ]
 

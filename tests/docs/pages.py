@@ -274,6 +274,8 @@ VOLATILE: dict[str, Callable[[str], str]] = {
     "digests": _numbered(r"\b[0-9a-f]{64}\b", lambda m, n: f"<digest{n}>"),
     "progress": _progress,
     "order": _order,
+    # the example's own directory, which the page shows as a reader's would be
+    "directories": lambda text: re.sub(r"/(?:tmp|home)/[^\s:'\"]+", "<directory>", text),
     # the emulator's commits are random: `a8d3efd (main)`
     "commits": _numbered(r"\b[0-9a-f]{7}(?= \()", lambda m, n: f"<commit{n}>"),
     "durations": lambda text: re.sub(r"\b\d+(?:\.\d+)?(?:ms|s)\b", "<duration>", text),

@@ -2,7 +2,7 @@
 
 The changes are shaped like the plan engine's (one change per resource, its
 calls in order, `depends_on` on the parent's create), so the executor is tested
-against the contract in `reconciler/engine/changes.py`, not against a particular
+against the contract in `reconciler/plan/changes.py`, not against a particular
 plan implementation.
 """
 

@@ -678,6 +678,7 @@ class TestMarkdown:
             "-     enabled = false",
             '-     firewall.action = "ACTION_DENY"',
             "# (1 unchanged policy hidden)",
+            "# reaches traffic only from the next deployment of this environment",
         ]
 
     def test_no_changes(self) -> None:

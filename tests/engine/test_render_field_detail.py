@@ -167,6 +167,7 @@ def test_markdown_context_lines_have_no_symbol_and_colour_leaves_them_plain():
         "      line 11",
         "      line 12",
         "#     (17 unchanged lines hidden)",
+        "# reaches traffic only from the next deployment of this environment",
     ]
     coloured = render_text(plan, color=True)
     assert "            line 09\n" in coloured

@@ -29,6 +29,7 @@ EVERY_BOOLEAN = textwrap.dedent(
             oci: {image: "nginx:1.27"}
             environments:
               production:
+                checks: {policy-tests: {"off": true, reason: r}}
                 build: {autoDeploy: true}
                 policies:
                   - name: p

@@ -1,4 +1,4 @@
-"""The operations table against platform-api.md: names, permissions, statuses, creates."""
+"""The operations table against the platform API spec: names, permissions, statuses, creates."""
 
 from __future__ import annotations
 

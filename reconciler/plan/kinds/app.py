@@ -93,7 +93,7 @@ def desired_source_type(desired: App) -> str | None:
 def live_source_type(live: Mapping[str, Any]) -> str | None:
     """`sourceType`, or for the few old apps without it, what their members show."""
     declared = live.get("sourceType")
-    if declared in ("git", "oci"):
+    if isinstance(declared, str) and declared in ("git", "oci"):
         return declared
     if "oci" in live:
         return "oci"
@@ -385,6 +385,8 @@ class AppKind(Kind):
         )
         for app in found:
             record.labels[app["id"]] = f"{label}/{app.get('slug')}"
+            if app.get("isRolledBack") is True:
+                record.rolled_back.add(f"{label}/{app.get('slug')}")
 
     def slug_scope(self, change: Change) -> SlugScope | None:
         return ("app", address_parts(change.address)[0])

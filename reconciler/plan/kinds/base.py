@@ -16,7 +16,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from reconciler.errors import NotFound, UnexpectedResponse
 from reconciler.manifest.model import UNSET, App, Environment, Project, Prune
@@ -27,6 +27,8 @@ from reconciler.platform.operations import get_operation, permission
 if TYPE_CHECKING:
     from reconciler.plan.live import LiveRecord
     from reconciler.platform.protocol import Platform
+
+T = TypeVar("T")
 
 Reread = Callable[[], Awaitable[Any]]
 """Looks up what a create would have made: its response-like data, or None when absent."""
@@ -254,7 +256,7 @@ def identity_diffs(
     return diffs
 
 
-def require_fields(operation: str, items: Any, *fields: str) -> Any:
+def require_fields(operation: str, items: T, *fields: str) -> T:
     """`items` (an object or a list of objects) after checking each has non-empty string `fields`.
 
     The plan keys everything on these (ids, slugs, variable keys, host names); an answer
@@ -407,10 +409,12 @@ def _deepdiff_edits(
             if j is None:
                 return ()
             claimed.add(j)
-        if report == "iterable_item_added":
+        if report == "iterable_item_added" and j is not None:
             edits.append(ItemEdit("insert", None, j, None, after[j]))
-        elif report == "iterable_item_removed":
+        elif report == "iterable_item_removed" and i is not None:
             edits.append(ItemEdit("remove", i, None, before[i], None))
+        elif i is None or j is None:  # no position on a side the edit needs: cannot say
+            return ()
         elif unordered:  # a set has no item "changed in place": one left, another came
             edits.append(ItemEdit("remove", i, None, before[i], None))
             edits.append(ItemEdit("insert", None, j, None, after[j]))

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.errors import ApiError, NotFound
-from reconciler.manifest.model import UNSET, Environment, Position
+from reconciler.manifest.model import UNSET, Environment, Position, listed
 from reconciler.plan.changes import Action, Call, Change, Note
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
@@ -58,7 +58,7 @@ def host_of(domain: Mapping[str, Any]) -> str:
 async def lookup_domain(platform: Platform, host: str) -> dict[str, Any] | None:
     """Where `host` is attached in the workspace, or None when it is free."""
     try:
-        found = await platform.call(LOOKUP_OPERATION, {"domain": host})
+        found: dict[str, Any] = await platform.call(LOOKUP_OPERATION, {"domain": host})
     except NotFound:
         return None
     return require_fields(LOOKUP_OPERATION, found, "projectId", "appId", "environmentId")
@@ -151,7 +151,7 @@ class DomainsPlan:
 def hosts_to_look_up(environments: Sequence[EnvironmentDomains]) -> list[str]:
     """Hosts the manifest adds that no read environment holds: only these need a getDomain."""
     held = {host_of(d) for env in environments for d in env.live or ()}
-    new = []
+    new: list[str] = []
     for env in environments:
         current = {host_of(d) for d in env.live or ()}
         new.extend(h for h in env.hosts if h not in current and h not in held)
@@ -325,8 +325,8 @@ class DomainsKind(EnvironmentKind):
             project=job.project,
             app=job.app,
             environment=environment.name,
-            hosts=tuple(d.host for d in environment.domains),
-            positions={d.host: d.pos for d in environment.domains},
+            hosts=tuple(d.host for d in listed(environment.domains)),
+            positions={d.host: d.pos for d in listed(environment.domains)},
             live=None if live is None else tuple(live),
             ref=job.at,
             prune=job.planning.prune.domains,

@@ -36,6 +36,8 @@ from reconciler.plan.kinds.base import (
 from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord
 from reconciler.platform.protocol import Platform
+from reconciler.policy_tests import PolicyError
+from reconciler.policy_tests.effect import OutcomeChange, changed_outcomes
 
 READ_OPERATION = "gateway.listPolicies"
 UNORDERED_LISTS = frozenset(
@@ -163,6 +165,7 @@ def plan_policies(
         return None
     fresh = live is None
     edits = align(before, after)
+    outcomes, problems = _test_outcomes(live or (), wanted, environment)
     return Change(
         address=address("policies", project_slug, app_slug, environment.name),
         kind="policies",
@@ -173,9 +176,20 @@ def plan_policies(
             make_call("gateway.setPolicies", ref.body(policies=wanted), object_id=ref.object_id),
         ),
         policy_edits=tuple(edits),
-        notes=(_summary(edits),),
+        notes=(_summary(edits), *problems),
         position=environment.positions.get("policies", environment.pos),
+        test_outcomes=outcomes,
     )
+
+
+def _test_outcomes(
+    live: Sequence[Mapping[str, Any]], wanted: Sequence[Mapping[str, Any]], environment: Environment
+) -> tuple[tuple[OutcomeChange, ...], tuple[str, ...]]:
+    """The policy tests whose verdict the change turns, or why they could not be evaluated."""
+    try:
+        return changed_outcomes(live, wanted, environment.policy_tests), ()
+    except PolicyError as error:  # the live list: the manifest's was validated
+        return (), (f"policy tests not evaluated: the live list cannot be evaluated ({error})",)
 
 
 def _summary(edits: Sequence[PolicyEdit]) -> str:

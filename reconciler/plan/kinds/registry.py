@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from reconciler.plan.kinds.base import EnvironmentKind, Kind
+
+K = TypeVar("K", bound="Kind")
 
 _REGISTRY: dict[str, Kind] = {}
 _ATTRIBUTES = ("name", "depth", "container", "read_at", "read_operation")
 
 
-def register(kind: Kind) -> Kind:
+def register(kind: K) -> K:
     """Add `kind` after the ones registered before it; refuses one whose name is taken or
     that leaves a class attribute unset (a missing hook already fails to instantiate)."""
     missing = [name for name in _ATTRIBUTES if not hasattr(kind, name)]

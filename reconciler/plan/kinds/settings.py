@@ -37,6 +37,7 @@ from reconciler.plan.kinds.base import (
 from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord, stable
 from reconciler.platform.protocol import Platform
+from reconciler.platform.shapes import object_member
 
 READ_OPERATION = "environments.listEnvironments"
 HEALTHCHECK_DEFAULTS = {
@@ -92,8 +93,7 @@ def _regions(value: Any) -> list[tuple[str, float, float]]:
 
 
 def _replicas(region: Mapping[str, Any]) -> Mapping[str, Any]:
-    replicas = region.get("replicas")
-    return replicas if isinstance(replicas, Mapping) else {}
+    return object_member(region, "replicas")
 
 
 @dataclass(frozen=True)

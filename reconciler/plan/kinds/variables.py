@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reconciler.manifest.model import UNSET, Environment, FromEnv, FromFile, LiteralValue, Variable
+from reconciler.manifest.secret_sources import SecretUnavailable
 from reconciler.plan import secrets
 from reconciler.plan.changes import (
     ABSENT,
@@ -154,7 +155,7 @@ def _resolve(
     shown = None
     if isinstance(source, LiteralValue):
         value: str | None = source.value
-        reference = secrets.register_manifest_value(where, value) if sensitive else None
+        reference = secrets.register_manifest_value(where, source.value) if sensitive else None
     else:
         reference = secrets.reference_for(source)
         value = None if reference in unavailable else _read_secret(where, variable, source)
@@ -174,7 +175,7 @@ def _resolve(
 def _read_secret(where: str, variable: Variable, source: FromEnv | FromFile) -> str | None:
     try:
         return secrets.resolve_secret(source)
-    except secrets.SecretUnavailable as error:
+    except SecretUnavailable as error:
         # The source alone ("fromEnv:NAME") may be shared: say which variable needs it.
         place = f"{variable.pos}: " if variable.pos else ""
         raise type(error)(f"{place}{where}: {error.message}", hint=error.hint) from None
@@ -212,8 +213,10 @@ def _plan_one(
     )
     # an empty description is no description (the platform shows none either way)
     managed_description = variable.description is not UNSET
-    wanted_description = (variable.description or None) if managed_description else UNSET
-    description = wanted_description if managed_description else live_description
+    if variable.description is UNSET:
+        description = live_description
+    else:
+        description = variable.description or None
     item: dict[str, Any] = {"key": variable.key, "value": desired.sent, "kind": variable.kind}
     sent_description = description
     if variable.kind == "writeonly" and desired.fingerprint is not None:
@@ -250,8 +253,8 @@ def _plan_one(
         diffs.append(value_diff)
     if current.get("kind") != variable.kind:
         diffs.append(FieldDiff("kind", current.get("kind", ABSENT), variable.kind))
-    if managed_description and wanted_description != live_description:
-        diffs.append(FieldDiff("description", live_description, wanted_description))
+    if managed_description and description != live_description:
+        diffs.append(FieldDiff("description", live_description, description))
     if not diffs:
         return None
     before = _display(

@@ -1,0 +1,117 @@
+"""Findings and manifest problems as a SARIF 2.1.0 log, for code-scanning annotations.
+
+GitHub's upload-sarif (and other code-scanning tools) show each result on the line it names in
+the pull request. A waived finding is a result with an in-source suppression carrying the
+waiver's reason, so the tools list it as dismissed instead of hiding it.
+tests/checks/test_sarif.py validates the output against the OASIS schema.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from reconciler import __version__
+from reconciler.checks.findings import Finding
+from reconciler.checks.registry import RULES, Rule
+from reconciler.manifest.problems import Problem
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://acme.github.io/reconciler/guides/checks/"
+MANIFEST_RULE = "manifest"
+"""The rule id of what validation itself refuses or warns about (schema and platform rules)."""
+_LEVELS = {"error": "error", "warning": "warning", "off": "none"}
+
+
+def render_sarif(findings: Sequence[Finding], problems: Iterable[Problem] = ()) -> str:
+    return json.dumps(sarif_log(findings, problems), indent=2) + "\n"
+
+
+def sarif_log(findings: Sequence[Finding], problems: Iterable[Problem] = ()) -> dict[str, Any]:
+    rules = [_manifest_rule(), *(_rule(rule) for rule in RULES)]
+    index = {rule["id"]: position for position, rule in enumerate(rules)}
+    results = [_problem_result(problem, index[MANIFEST_RULE]) for problem in problems]
+    results += [_finding_result(finding, index[finding.rule]) for finding in findings]
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "reconciler",
+                        "version": __version__,
+                        "informationUri": INFORMATION_URI,
+                        "rules": rules,
+                    }
+                },
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }
+        ],
+    }
+
+
+def _manifest_rule() -> dict[str, Any]:
+    return {
+        "id": MANIFEST_RULE,
+        "name": "ManifestValid",
+        "shortDescription": {"text": "The manifest is valid YAML, schema and platform rules."},
+        "help": {"text": "Fix the value as the message says; `reconciler validate` lists all."},
+        "defaultConfiguration": {"level": "error"},
+    }
+
+
+def _rule(rule: Rule) -> dict[str, Any]:
+    return {
+        "id": rule.id,
+        "name": "".join(part.capitalize() for part in rule.id.split("-")),
+        "shortDescription": {"text": rule.rationale},
+        "help": {"text": rule.fix},
+        "helpUri": f"{INFORMATION_URI}#{rule.id}",
+        "defaultConfiguration": {"level": _LEVELS[rule.default_severity]},
+        "properties": {"stage": rule.stage},
+    }
+
+
+def _location(file: str, line: int, column: int, path: str) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(file)}}
+    if line > 0:
+        physical["region"] = {"startLine": line, "startColumn": max(column, 1)}
+    location: dict[str, Any] = {"physicalLocation": physical}
+    if path:
+        location["logicalLocations"] = [{"fullyQualifiedName": path}]
+    return location
+
+
+def _uri(file: str) -> str:
+    """A relative path stays relative (code scanning resolves it from the repository root);
+    an absolute one becomes a file URI."""
+    path = Path(file)
+    return path.as_uri() if path.is_absolute() else path.as_posix()
+
+
+def _problem_result(problem: Problem, rule_index: int) -> dict[str, Any]:
+    return {
+        "ruleId": MANIFEST_RULE,
+        "ruleIndex": rule_index,
+        "level": problem.severity,
+        "message": {"text": problem.message},
+        "locations": [_location(problem.file, problem.line, problem.column, problem.path)],
+    }
+
+
+def _finding_result(finding: Finding, rule_index: int) -> dict[str, Any]:
+    position = finding.position
+    result: dict[str, Any] = {
+        "ruleId": finding.rule,
+        "ruleIndex": rule_index,
+        "level": finding.severity,
+        "message": {"text": finding.message},
+        "locations": [_location(position.file, position.line, position.column, finding.path)],
+    }
+    if finding.waived is not None:
+        result["suppressions"] = [{"kind": "inSource", "justification": finding.waived}]
+    return result

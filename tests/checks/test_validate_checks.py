@@ -1,0 +1,122 @@
+"""`reconciler validate` with the built-in checks: how findings read, fail, and are waived."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from reconciler.cli import main
+from tests.checks.conftest import Write
+from tests.checks.manifests import findings_of
+
+BODY_LOGGING = """
+policies:
+  - name: log-api
+    enabled: true
+    logging: {requestBody: true}
+"""
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_an_error_finding_fails_validate_with_its_place_and_rule(write: Write) -> None:
+    path = write(production=BODY_LOGGING)
+    code, out, err = run("validate", "-f", str(path))
+    assert code == 1
+    assert out == (
+        f"{path}:12:17: projects.shop.apps.web.environments.production.policies[0]: "
+        "policy 'log-api' logs requestBody in production [production-body-logging]\n"
+    )
+    assert err == "1 problem found.\n"
+
+
+def test_a_warning_finding_is_printed_on_stderr_and_fails_only_with_strict(write: Write) -> None:
+    path = write(image="nginx:latest")
+    code, out, err = run("validate", "-f", str(path))
+    assert code == 0 and out.startswith("Valid: 1 file")
+    assert err.startswith(f"warning: {path}:8:14: projects.shop.apps.web.oci.image: ")
+    assert "[pinned-images]" in err
+    assert run("validate", "--strict", "-f", str(path))[0] == 1
+
+
+def test_a_waiver_silences_a_finding_and_shows_its_reason(write: Write) -> None:
+    waiver = 'checks: {production-body-logging: {"off": true, reason: audited payloads}}'
+    path = write(production=BODY_LOGGING + waiver)
+    code, out, err = run("validate", "-f", str(path))
+    assert code == 0 and out.startswith("Valid:")
+    assert err == (
+        f"note: {path}:12:17: projects.shop.apps.web.environments.production.policies[0]: "
+        "policy 'log-api' logs requestBody in production "
+        "[production-body-logging waived: audited payloads]\n"
+    )
+
+
+def test_a_waiver_covers_its_object_and_everything_below_it(write: Write) -> None:
+    waiver = 'checks: {query-logging: {"off": true, reason: "no tokens in our URLs"}}'
+    logging = "policies: [{name: q, enabled: true, logging: {query: true}}]"
+    on_app = write("app.yaml", production=logging, preview=logging, app=waiver)
+    on_project = write("project.yaml", production=logging, project=waiver)
+    on_preview = write("preview.yaml", production=logging, preview=logging + "\n" + waiver)
+    on_defaults = write("defaults.yaml", production=logging, app="defaults:\n  " + waiver)
+    assert [f.waived for f in findings_of(on_app)] == ["no tokens in our URLs"] * 2
+    assert [f.waived for f in findings_of(on_project)] == ["no tokens in our URLs"]
+    assert [f.waived for f in findings_of(on_defaults)] == ["no tokens in our URLs"]
+    waived = {f.path.split(".")[5]: f.waived for f in findings_of(on_preview)}
+    assert waived == {"production": None, "preview": "no tokens in our URLs"}
+
+
+def test_a_waiver_needs_a_reason(write: Write) -> None:
+    path = write(production='checks: {query-logging: {"off": true}}')
+    code, out, _ = run("validate", "-f", str(path))
+    assert code == 1
+    assert (
+        f"{path}:11:37: " in out and "checks.query-logging: missing required field 'reason'" in out
+    )
+
+
+def test_an_unknown_rule_is_refused_with_a_suggestion(write: Write) -> None:
+    path = write(checks="querry-logging: error")
+    code, out, _ = run("validate", "-f", str(path))
+    assert code == 1 and "did you mean 'query-logging'?" in out
+
+
+def test_json_gives_each_finding_its_rule_and_waiver(write: Write) -> None:
+    path = write(image="nginx:latest", production=BODY_LOGGING)
+    code, out, _ = run("validate", "-f", str(path), "--format", "json")
+    items = json.loads(out)
+    assert code == 1
+    assert [(i["severity"], i["rule"], i["waived"]) for i in items] == [
+        ("error", "production-body-logging", None),
+        ("warning", "pinned-images", None),
+    ]
+    assert items[0]["line"] == 12 and items[0]["message"].startswith("policy 'log-api'")
+
+
+def test_the_checks_block_merges_across_files_like_prune(tmp_path: Path, write: Write) -> None:
+    first = write("a.yaml", checks="query-logging: error")
+    same = tmp_path / "b.yaml"
+    same.write_text("version: 1\nchecks:\n  query-logging: error\nprojects: {}\n")
+    assert run("validate", "-f", str(first), "-f", str(same))[0] == 0
+    other = tmp_path / "c.yaml"
+    other.write_text("version: 1\nchecks: {query-logging: warning}\nlimits: {vCpus: 4}\n")
+    code, out, _ = run("validate", "-f", str(first), "-f", str(other))
+    assert code == 1
+    assert f"{other}:2:9: checks: differs from the checks settings at {first}:3:3" in out
+
+
+def test_the_checks_block_of_one_file_applies_to_the_projects_of_another(
+    tmp_path: Path, write: Write
+) -> None:
+    project = write(
+        "project.yaml", preview="policies: [{name: q, enabled: true, logging: {query: true}}]"
+    )
+    settings = tmp_path / "settings.yaml"
+    settings.write_text("version: 1\nchecks: {query-logging: error}\n")
+    code, out, _ = run("validate", "-f", str(settings), "-f", str(project))
+    assert code == 1 and "[query-logging]" in out

@@ -1,0 +1,144 @@
+"""`reconciler projects [--changed-since REF]` on a real git repository with two commits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from reconciler.cli import main
+
+SHOP = "  shop:\n    apps:\n      web:\n        oci: {image: nginx:1.27}\n" + (
+    "        environments:\n          production:\n            runtime: {vCpus: 1}\n"
+)
+BLOG = "  blog:\n    name: Blog\n"
+DOCS = "  docs:\n    name: Docs\n"
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        check=True,
+        capture_output=True,
+    )
+
+
+def manifest(*projects: str, header: str = "") -> str:
+    return "version: 1\n" + header + "projects:\n" + "".join(projects)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository whose first commit has platform/a.yaml (shop, blog) and b.yaml (docs)."""
+    (tmp_path / "platform").mkdir()
+    (tmp_path / "platform" / "a.yaml").write_text(manifest(SHOP, BLOG))
+    (tmp_path / "platform" / "b.yaml").write_text(manifest(DOCS))
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "first")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def commit(repo: Path, files: dict[str, str | None]) -> None:
+    for name, text in files.items():
+        path = repo / "platform" / name
+        if text is None:
+            path.unlink()
+        else:
+            path.write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "second")
+
+
+def projects(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["projects", *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_lists_every_project_with_its_file_for_a_matrix(repo: Path) -> None:
+    code, out, _ = projects("-f", "platform/", "--format", "json")
+    assert code == 0
+    assert json.loads(out) == [
+        {"project": "shop", "file": "platform/a.yaml"},
+        {"project": "blog", "file": "platform/a.yaml"},
+        {"project": "docs", "file": "platform/b.yaml"},
+    ]
+    assert projects("-f", "platform/")[1] == "shop\nblog\ndocs\n"
+
+
+def test_changed_since_judges_the_merged_model_not_the_files(repo: Path) -> None:
+    """shop changes, blog moves to another file re-indented (unchanged), news is new, docs'
+    file is rewritten with the same meaning (1 written as 1.0 elsewhere is the same number)."""
+    moved_blog = "  blog: {name: Blog}\n"
+    commit(
+        repo,
+        {
+            "a.yaml": manifest(SHOP.replace("vCpus: 1", "vCpus: 2")),
+            "c.yaml": manifest(moved_blog, "  news:\n    name: News\n"),
+            "b.yaml": "# the docs project\n" + manifest(DOCS),
+        },
+    )
+    code, out, err = projects("-f", "platform/", "--changed-since", "HEAD~1", "--format", "json")
+    assert (code, err) == (0, "")
+    assert json.loads(out) == [
+        {"project": "shop", "file": "platform/a.yaml"},
+        {"project": "news", "file": "platform/c.yaml"},
+    ]
+    assert projects("-f", "platform/", "--changed-since", "HEAD")[1] == ""
+
+
+def test_a_number_written_differently_is_no_change(repo: Path) -> None:
+    commit(repo, {"a.yaml": manifest(SHOP.replace("vCpus: 1", "vCpus: 1.0"), BLOG)})
+    assert projects("-f", "platform/", "--changed-since", "HEAD~1")[1] == ""
+
+
+def test_a_workspace_wide_block_changes_every_project(repo: Path) -> None:
+    commit(repo, {"b.yaml": manifest(DOCS, header="checks: {query-logging: error}\n")})
+    assert projects("-f", "platform/", "--changed-since", "HEAD~1")[1] == "shop\nblog\ndocs\n"
+
+
+def test_a_waiver_changes_only_its_project(repo: Path) -> None:
+    waived = DOCS + '    checks: {production-healthcheck: {"off": true, reason: no app}}\n'
+    commit(repo, {"b.yaml": manifest(waived)})
+    assert projects("-f", "platform/", "--changed-since", "HEAD~1")[1] == "docs\n"
+
+
+def test_manifests_the_ref_did_not_have_make_every_project_new(repo: Path) -> None:
+    (repo / "other").mkdir()
+    (repo / "other" / "x.yaml").write_text(manifest(DOCS.replace("docs", "xdocs")))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "other")
+    assert projects("-f", "other/", "--changed-since", "HEAD~1")[1] == "xdocs\n"
+
+
+def test_a_ref_that_does_not_exist_is_a_clear_error(repo: Path) -> None:
+    code, out, err = projects("-f", "platform/", "--changed-since", "origin/nope")
+    assert code == 1 and out == ""
+    assert "git ref 'origin/nope' does not exist" in err and "fetch-depth: 0" in err
+    assert "Traceback" not in err
+
+
+def test_an_option_looking_ref_is_refused(repo: Path) -> None:
+    code, _, err = projects("-f", "platform/", "--changed-since=--output=/tmp/x")
+    assert code == 1 and "is not a git ref" in err
+
+
+def test_outside_a_git_repository_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(manifest(DOCS))
+    code, _, err = projects("-f", str(path), "--changed-since", "HEAD")
+    assert code == 1 and "is not in a git repository" in err
+
+
+def test_a_manifest_outside_the_repository_is_a_clear_error(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    outside = tmp_path_factory.mktemp("elsewhere") / "x.yaml"
+    outside.write_text(manifest(DOCS.replace("docs", "xdocs")))
+    code, _, err = projects("-f", "platform/", "-f", str(outside), "--changed-since", "HEAD")
+    assert code == 1 and "is outside the git repository" in err
