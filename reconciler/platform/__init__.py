@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 # a tool this process never runs. None in sys.modules makes that one import fail, and httpx
 # then defines a stand-in `main` (its own fallback for a missing dependency). Set before
 # `client` or `connect` import httpx; an httpx._main imported earlier is left as it is.
-sys.modules.setdefault("httpx._main", None)
+# typeshed types sys.modules without the None entry the import system documents for this.
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 if TYPE_CHECKING:  # what `__getattr__` returns, for type checkers
     from reconciler.platform.client import PlatformClient
