@@ -437,7 +437,6 @@ async def _plan(
     if not executable_changes(plan):
         _nothing_to_apply(plan, rendered=saved is None)
         return None
-    _refuse_failing_checks(manifest, plan)
     max_deletes = request.max_deletes
     if max_deletes is None:
         max_deletes = saved.plan.max_deletes if saved else DEFAULT_MAX_DELETES
@@ -450,24 +449,6 @@ async def _plan(
         if answer.strip() != "yes":
             raise ApplyRefused("apply cancelled: the answer was not 'yes'; nothing was applied")
     return plan
-
-
-def _refuse_failing_checks(manifest: Manifest, plan: Plan) -> None:
-    """The built-in checks hold on apply as on plan and validate: CI applies on merge without
-    running either, so an `error` finding (static, or about this plan's changes) stops apply
-    before its first write."""
-    from reconciler.checks.static import static_findings
-    from reconciler.plan.plan_rules import plan_findings
-
-    findings = [*static_findings(manifest), *plan_findings(manifest, plan.changes, plan.capacity)]
-    failing = [finding for finding in findings if finding.fails]
-    if failing:
-        raise ApplyRefused(
-            f"the built-in checks found {len(failing)} error(s); nothing was applied:\n"
-            + "\n".join(f"  {finding.labelled}" for finding in failing),
-            hint="fix them, or waive the rule on that object with a reason "
-            '(checks: {<rule>: {"off": true, reason: ...}})',
-        )
 
 
 def _warn_unfingerprinted(saved: Plan) -> None:

@@ -257,31 +257,3 @@ def test_the_markdown_comment_shows_findings_and_ceilings(
     assert "limits.vCpus" in caution and "[capacity-limits]" in caution
     assert "<details><summary>Capacity ceilings" in result.stdout
     assert "shop/web/production  2.5 -> 5 vCPUs" in result.stdout
-
-
-def test_apply_refuses_an_error_finding_before_any_write(
-    cli: Any, seed: Seed, tmp_path: Path
-) -> None:
-    """The guardrails hold on merge too: `apply -f` runs the same checks as plan and validate
-    (plan-time and static), and an error finding stops it before its first call that writes."""
-    seed_web(seed)
-    seed.variables(
-        "shop", "web", "production", [{"key": "TOKEN", "value": "s3cret", "kind": "writeonly"}]
-    )
-    turned = write_manifest(tmp_path, manifest("{variables: {TOKEN: visible}}"))
-    body_logging = write_manifest(
-        tmp_path,
-        manifest("{policies: [{name: log-bodies, enabled: true, logging: {requestBody: true}}]}"),
-        "logging.yaml",
-    )
-    for path, rule in (
-        (turned, "writeonly-stays-writeonly"),
-        (body_logging, "production-body-logging"),
-    ):
-        before = cli("plan", "-f", str(path), "--format", "json").stdout
-        result = cli("apply", "-f", str(path), "--auto-approve")
-        assert result.exit_code == 1, result.output
-        assert "nothing was applied" in result.output and rule in result.output
-        assert "s3cret" not in result.output
-        after = cli("plan", "-f", str(path), "--format", "json").stdout
-        assert json.loads(after)["changes"] == json.loads(before)["changes"]  # no write
