@@ -19,6 +19,7 @@
     ├── PlainSecretError             a plan holding a write-only value in plain (a bug)
     ├── ApplyRefused                 apply stopped before its first write
     ├── ExportError                  live state export cannot read or write
+    ├── GitRefError                  `projects --changed-since`: the ref cannot be read
     ├── OutputError                  output could not be written, or would hold a secret
     │   └── OutputClosedError        the reader of standard output left (a BrokenPipeError too)
     ├── ManifestInvalid              (reconciler.manifest.problems) the manifest has problems
@@ -158,6 +159,11 @@ class ApplyRefused(ReconcilerError):
 
 class ExportError(ReconcilerError):
     """The live state could not be read or has a shape export cannot write."""
+
+
+class GitRefError(ReconcilerError):
+    """`projects --changed-since`: the ref cannot be read (not a commit, not a git
+    repository, git missing, a manifest outside the repository)."""
 
 
 # --- output -------------------------------------------------------------------------------

@@ -18,13 +18,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from reconciler.errors import ReconcilerError
+from reconciler.errors import GitRefError
 from reconciler.manifest.model import FromFile, Manifest, Position, Project
 from reconciler.manifest.validate import ManifestInvalid, load_manifest
-
-
-class GitRefError(ReconcilerError):
-    """The ref cannot be read (not a commit, not a git repository, git missing)."""
 
 
 def changed_projects(manifest: Manifest, paths: Sequence[str], ref: str) -> list[str]:
