@@ -18,7 +18,6 @@ from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff
 from reconciler.plan.kinds.base import (
     Kind,
     Location,
-    NewDomain,
     Reread,
     SlugScope,
     address,
@@ -394,12 +393,6 @@ class AppKind(Kind):
     def apply_phase(self, change: Change, call: Call) -> int | None:
         return None
 
-    def covers(self, change: Change, call: Call) -> bool:
-        return False
-
-    def unique_key(self, change: Change) -> str | None:
-        return None
-
     def reread(self, platform: Platform, call: Call) -> Reread | None:
         if call.operation != "apps.createApp":
             return None
@@ -412,9 +405,6 @@ class AppKind(Kind):
 
     def configures_deployment(self) -> bool:
         return True
-
-    def created(self, change: Change, operation: str, data: Any) -> NewDomain | None:
-        return None
 
 
 KIND = register(AppKind())

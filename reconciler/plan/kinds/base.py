@@ -88,8 +88,11 @@ class NewDomain:
 
 
 class Kind(ABC):
-    """One kind of resource: every hook is abstract, so a kind states each answer, and a kind
-    missing one cannot be registered (`reconciler.plan.kinds.register`).
+    """One kind of resource. What every kind must answer (how it is read and recorded, its
+    apply phase, what it means for a deployment) is abstract, so a kind missing one cannot be
+    registered (`reconciler.plan.kinds.register`); what only some kinds have (slugs, batch
+    calls, workspace-unique names, re-reads after an ambiguous create, created objects to
+    report) defaults to "none" here and is overridden by the kinds that have it.
 
     Class attributes: `name` (the address prefix and `Change.kind`), `depth` (parts of a full
     address), `container` (a `--target` of it covers every kind below it; its deletion waits
@@ -116,9 +119,9 @@ class Kind(ABC):
         the permission the read needed, the part of it the plan depends on (its digest) and
         the IDs it names. `at` is where it was read, with the environment's ID once known."""
 
-    @abstractmethod
     def slug_scope(self, change: Change) -> SlugScope | None:
         """Where the slugs this change moves are unique; None for kinds without slugs."""
+        return None
 
     @abstractmethod
     def apply_phase(self, change: Change, call: Call) -> int | None:
@@ -126,20 +129,20 @@ class Kind(ABC):
         domain creations, settings, variable sets, variable removals, policies); None for
         calls outside an environment."""
 
-    @abstractmethod
     def covers(self, change: Change, call: Call) -> bool:
         """Whether `call` (of another change of this kind) decides `change`, which carries no
         call of its own (a batch of variables)."""
+        return False
 
-    @abstractmethod
     def unique_key(self, change: Change) -> str | None:
         """A key unique in the whole workspace (a domain's host): a delete of it runs before
         a create of it elsewhere. None for kinds unique only under their parent."""
+        return None
 
-    @abstractmethod
     def reread(self, platform: Platform, call: Call) -> Reread | None:
         """How to find what `call` creates after an ambiguous failure; None when the call
         creates nothing this kind can look up."""
+        return None
 
     @abstractmethod
     def rollout_reason(self, change: Change) -> str | None:
@@ -151,10 +154,10 @@ class Kind(ABC):
         """Whether a change of this kind that did not apply leaves the configuration of the
         environments under it half changed (`apply --deploy` then leaves them out)."""
 
-    @abstractmethod
     def created(self, change: Change, operation: str, data: Any) -> NewDomain | None:
         """What apply reports about an object a call of this change created (a new domain's
         DNS records); None for nothing."""
+        return None
 
 
 class EnvironmentKind(Kind):
@@ -181,10 +184,10 @@ class EnvironmentKind(Kind):
         """Plan `job`'s environment against `live` (None: its app is created or replaced by
         this plan, nothing was read), adding changes and notes through `job.planning`."""
 
-    @abstractmethod
     async def finish(self, planning: Planning) -> None:
         """Called once every environment is read and planned, for what crosses environments
-        (a host moving between two of them)."""
+        (a host moving between two of them); nothing by default."""
+        return None
 
 
 @dataclass(frozen=True)

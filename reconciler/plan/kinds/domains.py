@@ -36,7 +36,6 @@ from reconciler.plan.kinds.base import (
     NewDomain,
     Planning,
     Reread,
-    SlugScope,
     address,
     address_parts,
     lookup,
@@ -336,15 +335,9 @@ class DomainsKind(EnvironmentKind):
     async def finish(self, planning: Planning) -> None:
         await _DomainPlanning(planning).run()
 
-    def slug_scope(self, change: Change) -> SlugScope | None:
-        return None
-
     def apply_phase(self, change: Change, call: Call) -> int | None:
         # a host moving out of this environment first, then the hosts it gains
         return 0 if change.action is Action.DELETE else 1
-
-    def covers(self, change: Change, call: Call) -> bool:
-        return False
 
     def unique_key(self, change: Change) -> str | None:
         return address_parts(change.address)[-1]

@@ -23,10 +23,6 @@ from reconciler.plan.kinds.base import (
     EnvironmentJob,
     EnvironmentKind,
     Location,
-    NewDomain,
-    Planning,
-    Reread,
-    SlugScope,
     address,
     make_call,
     nested_diffs,
@@ -230,32 +226,14 @@ class PoliciesKind(EnvironmentKind):
         change = plan_policies(job.project, job.app, job.environment, live, job.at)
         job.planning.add(change, job.depends_on)
 
-    async def finish(self, planning: Planning) -> None:
-        return None
-
-    def slug_scope(self, change: Change) -> SlugScope | None:
-        return None
-
     def apply_phase(self, change: Change, call: Call) -> int | None:
         return 5
-
-    def covers(self, change: Change, call: Call) -> bool:
-        return False
-
-    def unique_key(self, change: Change) -> str | None:
-        return None
-
-    def reread(self, platform: Platform, call: Call) -> Reread | None:
-        return None
 
     def rollout_reason(self, change: Change) -> str | None:
         return "policies"
 
     def configures_deployment(self) -> bool:
         return True
-
-    def created(self, change: Change, operation: str, data: Any) -> NewDomain | None:
-        return None
 
 
 KIND = register(PoliciesKind())

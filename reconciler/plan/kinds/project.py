@@ -16,7 +16,6 @@ from reconciler.plan.changes import Action, Call, Change
 from reconciler.plan.kinds.base import (
     Kind,
     Location,
-    NewDomain,
     Reread,
     SlugScope,
     address,
@@ -163,12 +162,6 @@ class ProjectKind(Kind):
     def apply_phase(self, change: Change, call: Call) -> int | None:
         return None
 
-    def covers(self, change: Change, call: Call) -> bool:
-        return False
-
-    def unique_key(self, change: Change) -> str | None:
-        return None
-
     def reread(self, platform: Platform, call: Call) -> Reread | None:
         if call.operation != "projects.createProject":
             return None
@@ -180,9 +173,6 @@ class ProjectKind(Kind):
 
     def configures_deployment(self) -> bool:
         return True
-
-    def created(self, change: Change, operation: str, data: Any) -> NewDomain | None:
-        return None
 
 
 KIND = register(ProjectKind())

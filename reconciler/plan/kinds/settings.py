@@ -22,10 +22,6 @@ from reconciler.plan.kinds.base import (
     EnvironmentJob,
     EnvironmentKind,
     Location,
-    NewDomain,
-    Planning,
-    Reread,
-    SlugScope,
     address,
     display_number,
     make_call,
@@ -262,32 +258,14 @@ class SettingsKind(EnvironmentKind):
         change = plan_settings(job.project, job.app, job.environment, live, job.at)
         job.planning.add(change, job.depends_on)
 
-    async def finish(self, planning: Planning) -> None:
-        return None
-
-    def slug_scope(self, change: Change) -> SlugScope | None:
-        return None
-
     def apply_phase(self, change: Change, call: Call) -> int | None:
         return 2
-
-    def covers(self, change: Change, call: Call) -> bool:
-        return False
-
-    def unique_key(self, change: Change) -> str | None:
-        return None
-
-    def reread(self, platform: Platform, call: Call) -> Reread | None:
-        return None
 
     def rollout_reason(self, change: Change) -> str | None:
         return "settings"
 
     def configures_deployment(self) -> bool:
         return True
-
-    def created(self, change: Change, operation: str, data: Any) -> NewDomain | None:
-        return None
 
 
 KIND = register(SettingsKind())

@@ -48,10 +48,6 @@ from reconciler.plan.kinds.base import (
     EnvironmentJob,
     EnvironmentKind,
     Location,
-    NewDomain,
-    Planning,
-    Reread,
-    SlugScope,
     address,
     batched,
     make_call,
@@ -411,32 +407,17 @@ class VariablesKind(EnvironmentKind):
         for change in planned.changes:
             planning.add(change, job.depends_on)
 
-    async def finish(self, planning: Planning) -> None:
-        return None
-
-    def slug_scope(self, change: Change) -> SlugScope | None:
-        return None
-
     def apply_phase(self, change: Change, call: Call) -> int | None:
         return 4 if call.operation == "environments.removeEnvironmentVariables" else 3
 
     def covers(self, change: Change, call: Call) -> bool:
         return change.address.rsplit("/", 1)[1] in variable_keys(call)
 
-    def unique_key(self, change: Change) -> str | None:
-        return None
-
-    def reread(self, platform: Platform, call: Call) -> Reread | None:
-        return None
-
     def rollout_reason(self, change: Change) -> str | None:
         return "variables"
 
     def configures_deployment(self) -> bool:
         return True
-
-    def created(self, change: Change, operation: str, data: Any) -> NewDomain | None:
-        return None
 
 
 KIND = register(VariablesKind())

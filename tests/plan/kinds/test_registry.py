@@ -1,5 +1,5 @@
-"""The kind registry: every kind has every hook, a kind missing one cannot be registered, and
-what the plan, `--target` and apply do in order comes from the registry."""
+"""The kind registry: every kind answers every required hook, a kind missing one cannot be
+registered, and what the plan, `--target` and apply do in order comes from the registry."""
 
 from __future__ import annotations
 
