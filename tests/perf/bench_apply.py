@@ -20,12 +20,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
-import os
-import re
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,6 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+import bench_emulator_cpu  # noqa: E402
 from schedule import apply_rounds  # noqa: E402
 
 from reconciler.apply import ApplyOptions, CallGraph, check_safety, execute  # noqa: E402
@@ -166,29 +163,14 @@ async def bench(args: argparse.Namespace, base_url: str, api_key: str, manifest_
     return 0 if result.complete and not again.changes else 1
 
 
-API_KEY = "bench-key"
+API_KEY = bench_emulator_cpu.KEY
 
 
 @contextmanager
 def emulator_process(latency_ms: int) -> Iterator[str]:
     """`reconciler emulator` on a free loopback port; yields its base URL."""
-    command = [sys.executable, "-m", "reconciler", "emulator", "--port", "0"]
-    command += ["--latency-ms", str(latency_ms)]
-    env = {**os.environ, "RECONCILER_API_KEY": API_KEY}
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-    try:
-        assert process.stdout is not None
-        for line in process.stdout:
-            found = re.search(r"http://127\.0\.0\.1:\d+", line)
-            if found:
-                # keep reading so a chatty emulator never blocks on a full pipe
-                threading.Thread(target=process.stdout.read, daemon=True).start()
-                yield found.group(0)
-                return
-        raise RuntimeError("the emulator exited before printing its address")
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with bench_emulator_cpu.server(bench_emulator_cpu.emulator_command(latency_ms)) as emulator:
+        yield emulator.base_url
 
 
 def main() -> int:
