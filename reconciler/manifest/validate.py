@@ -9,11 +9,10 @@ it: they travel on the model (`Manifest.warnings`) for the commands to print.
 from __future__ import annotations
 
 import dataclasses
-import gc
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 
+from reconciler.collector import collector_paused
 from reconciler.manifest.build import build_manifest
 from reconciler.manifest.document import Document, locator, merge_files
 from reconciler.manifest.load import read_files
@@ -33,24 +32,10 @@ def load_manifest(
 
     The manifest returned carries its warnings in `warnings`, sorted by place. `member_checks`
     add warnings about policy match members (the CLI passes those of the layers above)."""
-    with _without_gc_pauses():
+    with collector_paused():
         document, warnings = check_manifest(paths, member_checks)
         manifest = build_manifest(document, base_dir=_base_dir(paths))
         return dataclasses.replace(manifest, warnings=warnings)
-
-
-@contextmanager
-def _without_gc_pauses() -> Iterator[None]:
-    """Loading creates a few hundred thousand long-lived, acyclic objects for a large
-    workspace; the cyclic collector would rescan them over and over (measured: more than
-    half of the load time for 2,000 apps). Nothing here needs it, so it waits."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def check_manifest(

@@ -34,6 +34,7 @@ from typing import Any
 
 from reconciler import __version__
 from reconciler.checks import capacity
+from reconciler.collector import collector_paused
 from reconciler.errors import PermissionDenied
 from reconciler.manifest.model import (
     ENVIRONMENT_NAMES,
@@ -61,9 +62,10 @@ __all__ = ["PlanOptions", "build_plan", "manifest_digest"]
 async def build_plan(manifest: Manifest, platform: Platform, options: PlanOptions) -> Plan:
     """Read live state through `platform` and compute the plan that converges it to `manifest`."""
     scope = Scope.parse(options.targets)
-    planner = _Planner(manifest, platform, options, scope)
-    await planner.run()
-    return planner.plan()
+    with collector_paused():  # long-lived, acyclic objects: see reconciler/collector.py
+        planner = _Planner(manifest, platform, options, scope)
+        await planner.run()
+        return planner.plan()
 
 
 @dataclass

@@ -29,6 +29,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # runnable as a script
 
+from reconciler.collector import collector_paused
 from reconciler.manifest.build import build_manifest
 from reconciler.manifest.document import locator, merge_files
 from reconciler.manifest.load import load_files
@@ -132,11 +133,8 @@ def _check_apps(manifest: Manifest, apps: int) -> None:
 
 
 def _gc_paused(subject: Callable[[], object]) -> None:
-    gc.disable()
-    try:
+    with collector_paused():  # as load_manifest pauses it
         subject()
-    finally:
-        gc.enable()
 
 
 def _load() -> str:
@@ -149,11 +147,8 @@ def _peak_rss_mb() -> float:
 
 
 def _stages(path: Path) -> list[tuple[str, float]]:
-    gc.disable()  # as load_manifest does
-    try:
+    with collector_paused():  # as load_manifest does
         return _timed_stages(path)
-    finally:
-        gc.enable()
 
 
 def _timed_stages(path: Path) -> list[tuple[str, float]]:
