@@ -39,6 +39,7 @@ from reconciler.platform.messages import (
 from reconciler.platform.operations import Operation, get_operation
 from reconciler.platform.retry import RETRIED_SERVER_STATUSES, CallDeadline, RetryPolicy
 from reconciler.platform.shapes import DATA_SHAPES, shape_problem
+from reconciler.platform.transport import origin_transport
 
 PAGE_SIZE = 100
 MAX_PAGES = 10_000  # a million items: past this a platform handing out fresh cursors is broken
@@ -114,21 +115,20 @@ class PlatformClient:
         self._platform_checked = False
         self._not_platform: errors.ApiError | None = None
         self._platform_check = asyncio.Lock()
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "User-Agent": f"reconciler/{__version__}",
-            "Authorization": f"Bearer {self._api_key}",
-        }
-        self._http = httpx.AsyncClient(
-            base_url=self.base_url,
-            headers=headers,
-            timeout=httpx.Timeout(timeout),
-            # The semaphore is the real bound; the pool must never be the narrower one.
-            limits=httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism),
-            transport=transport,
-            follow_redirects=False,
+        self._headers = httpx.Headers(
+            {
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+                # what httpx decodes everywhere; the size cap applies to the decoded answer
+                "Accept-Encoding": "gzip, deflate",
+                "User-Agent": f"reconciler/{__version__}",
+                "Authorization": f"Bearer {self._api_key}",
+            }
         )
+        self._timeouts = {"timeout": httpx.Timeout(timeout).as_dict()}
+        self._urls: dict[str, httpx.URL] = {}
+        # The semaphore is the real bound; the pool must never be the narrower one.
+        self._transport = transport or origin_transport(self.base_url, parallelism)
 
     def __repr__(self) -> str:
         return (
@@ -142,7 +142,7 @@ class PlatformClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        await self._transport.aclose()
 
     @property
     def check_permissions(self) -> tuple[str, ...]:
@@ -288,8 +288,14 @@ class PlatformClient:
             return answer
 
     async def _exchange(self, op: Operation, content: bytes) -> _Answer:
-        """Send one request and read its answer, stopping as soon as it passes the size cap."""
-        async with self._http.stream("POST", f"/v1/{op.name}", content=content) as response:
+        """Send one request and read its answer, stopping as soon as it passes the size cap.
+        Straight to the transport: see reconciler/platform/transport.py for why."""
+        request = httpx.Request(
+            "POST", self._url(op), headers=self._headers, content=content, extensions=self._timeouts
+        )
+        response = await self._transport.handle_async_request(request)
+        response.request = request
+        try:
             declared = response.headers.get("Content-Length", "")
             if declared.isdigit() and int(declared) > self.max_answer_bytes:
                 raise _AnswerTooLarge(response.status_code)
@@ -299,6 +305,14 @@ class PlatformClient:
                 if len(received) > self.max_answer_bytes:
                     raise _AnswerTooLarge(response.status_code)
             return _Answer(response.status_code, response.headers, bytes(received))
+        finally:
+            await response.aclose()
+
+    def _url(self, op: Operation) -> httpx.URL:
+        url = self._urls.get(op.name)
+        if url is None:
+            url = self._urls[op.name] = httpx.URL(f"{self.base_url}/v1/{op.name}")
+        return url
 
     def _record(self, op: Operation, outcome: str, begun: float, attempt: int) -> None:
         if self._log is not None:

@@ -78,7 +78,7 @@ def test_key_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("RECONCILER_API_KEY", SENTINEL_KEY)
     client = connect("https://api.example.com", parallelism=4)
     try:
-        assert client._http.headers["Authorization"] == f"Bearer {SENTINEL_KEY}"
+        assert client._headers["Authorization"] == f"Bearer {SENTINEL_KEY}"
         assert client.parallelism == 4
         assert client._log is None
     finally:
@@ -89,7 +89,7 @@ def test_explicit_key_wins_and_verbose_logs(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("RECONCILER_API_KEY", "from-env")
     client = connect("https://api.example.com", api_key="explicit", verbose=True)
     try:
-        assert client._http.headers["Authorization"] == "Bearer explicit"
+        assert client._headers["Authorization"] == "Bearer explicit"
         assert isinstance(client._log, CallLog)
     finally:
         run(client.aclose())
@@ -195,7 +195,7 @@ def test_local_uses_the_env_key_as_its_dev_key(
 
     async def roundtrip() -> list[dict]:
         async with connect(f"local:{tmp_path / 's.json'}") as client:
-            assert client._http.headers["Authorization"] == f"Bearer {SENTINEL_KEY}"
+            assert client._headers["Authorization"] == f"Bearer {SENTINEL_KEY}"
             return await client.list_all("projects.listProjects", {})
 
     assert run(roundtrip()) == []

@@ -1,0 +1,135 @@
+"""The client's transport follows the environment's proxy settings as httpx's AsyncClient did
+(reconciler/platform/transport.py): the proxy named for the origin's scheme or ALL_PROXY,
+NO_PROXY to bypass it, an unusable proxy a clear error that does not echo its URL."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import pytest
+
+from reconciler.errors import UsageError
+from reconciler.platform.client import PlatformClient
+from reconciler.platform.transport import environment_proxy
+from tests.platform.helpers import SENTINEL_KEY
+from tests.platform.servers import read_request
+
+PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY")
+
+
+@pytest.fixture(autouse=True)
+def no_proxy_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    monkeypatch.delenv("REQUEST_METHOD", raising=False)  # urllib ignores HTTP_PROXY under CGI
+
+
+@pytest.mark.parametrize(
+    ("settings", "base_url", "proxy"),
+    [
+        ({}, "https://api.example.com", None),
+        ({"HTTPS_PROXY": "http://proxy:3128"}, "https://api.example.com", "http://proxy:3128"),
+        ({"HTTPS_PROXY": "proxy:3128"}, "https://api.example.com", "http://proxy:3128"),
+        ({"HTTPS_PROXY": "http://proxy:3128"}, "http://api.example.com", None),
+        ({"HTTP_PROXY": "http://plain:8080"}, "http://api.example.com", "http://plain:8080"),
+        ({"ALL_PROXY": "http://every:1"}, "https://api.example.com", "http://every:1"),
+        (
+            {"HTTPS_PROXY": "http://scheme:1", "ALL_PROXY": "http://every:1"},
+            "https://api.example.com",
+            "http://scheme:1",
+        ),
+        ({"HTTPS_PROXY": "http://p:1", "NO_PROXY": "example.com"}, "https://api.example.com", None),
+        (
+            {"HTTPS_PROXY": "http://p:1", "NO_PROXY": ".example.com"},
+            "https://api.example.com",
+            None,
+        ),
+        ({"HTTPS_PROXY": "http://p:1", "NO_PROXY": "*"}, "https://api.example.com", None),
+        ({"HTTPS_PROXY": "http://p:1", "NO_PROXY": "10.0.0.7"}, "https://10.0.0.7:8443", None),
+        (
+            {"HTTPS_PROXY": "http://p:1", "NO_PROXY": "other.com,example.org"},
+            "https://api.example.com",
+            "http://p:1",
+        ),
+        ({"https_proxy": "http://lower:1"}, "https://api.example.com", "http://lower:1"),
+    ],
+)
+def test_the_proxy_of_an_origin_comes_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, settings: dict[str, str], base_url: str, proxy: str | None
+) -> None:
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    assert environment_proxy(base_url) == proxy
+
+
+@asynccontextmanager
+async def recording_proxy(request_lines: list[bytes]) -> AsyncIterator[str]:
+    """An HTTP proxy on loopback that answers every request itself with an empty project list,
+    recording each request line (absolute-form through a proxy: `POST http://host/path`)."""
+    listing = json.dumps({"data": [], "pagination": {"hasMore": False}}).encode()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                request = await read_request(reader)
+                request_lines.append(request.split(b"\r\n", 1)[0])
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    + f"Content-Length: {len(listing)}\r\n\r\n".encode()
+                    + listing
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    finally:
+        server.close()
+
+
+def test_requests_go_through_the_proxy_the_environment_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    request_lines: list[bytes] = []
+
+    async def list_projects() -> list[dict[str, object]]:
+        async with recording_proxy(request_lines) as proxy:
+            monkeypatch.setenv("HTTP_PROXY", proxy)
+            async with PlatformClient("http://platform.invalid", SENTINEL_KEY) as client:
+                return await client.list_all("projects.listProjects", {})
+
+    assert asyncio.run(list_projects()) == []
+    assert request_lines == [b"POST http://platform.invalid/v1/projects.listProjects HTTP/1.1"]
+
+
+def test_no_proxy_sends_straight_to_the_origin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The proxy is bypassed: the request goes to the origin (here, the recording server
+    itself, in origin-form), not to the unreachable proxy."""
+    request_lines: list[bytes] = []
+
+    async def list_projects() -> list[dict[str, object]]:
+        async with recording_proxy(request_lines) as origin:
+            monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # discard port: refused
+            monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+            async with PlatformClient(origin, SENTINEL_KEY) as client:
+                return await client.list_all("projects.listProjects", {})
+
+    assert asyncio.run(list_projects()) == []
+    assert request_lines == [b"POST /v1/projects.listProjects HTTP/1.1"]
+
+
+def test_an_unusable_proxy_is_a_usage_error_without_its_url(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", "ftp://user:hunter2@proxy.example.com:21")
+    with pytest.raises(UsageError) as caught:
+        PlatformClient("https://api.example.com", SENTINEL_KEY)
+    shown = f"{caught.value} {caught.value.hint}"
+    assert "ftp://" in shown and "NO_PROXY" in shown
+    assert "hunter2" not in shown and "proxy.example.com" not in shown
