@@ -50,10 +50,21 @@ def interrupt_on_sigterm() -> Callable[[], None]:
 def run_async(work: Coroutine[Any, Any, T]) -> T:
     """`asyncio.run(work)`, where SIGTERM cancels `work` as asyncio's Ctrl-C does, and
     either then raises KeyboardInterrupt once the loop has closed."""
-    outcome = asyncio.run(_cancelled_on_sigterm(work))
+    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        outcome = runner.run(_cancelled_on_sigterm(work))
     if isinstance(outcome, _Terminated):
         raise KeyboardInterrupt
     return outcome
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop where it is installed (a dependency on every CPython but Windows'),
+    else asyncio's: a plan's client spends a tenth less CPU per call on it (bench_client)."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 class _Terminated:

@@ -35,6 +35,7 @@ import bench_emulator_cpu  # noqa: E402
 from schedule import apply_rounds  # noqa: E402
 
 from reconciler.apply import ApplyOptions, CallGraph, check_safety, execute  # noqa: E402
+from reconciler.cli.interrupts import run_async  # noqa: E402
 from reconciler.manifest.validate import load_manifest  # noqa: E402
 from reconciler.plan.changes import Plan  # noqa: E402
 from reconciler.plan.planner import PlanOptions, build_plan  # noqa: E402
@@ -183,7 +184,7 @@ def main() -> int:
     with emulator_process(args.latency_ms) as base_url, tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "bench.yaml"
         path.write_text(manifest_text(args.apps, args.projects))
-        return asyncio.run(bench(args, base_url, API_KEY, path))
+        return run_async(bench(args, base_url, API_KEY, path))
 
 
 if __name__ == "__main__":

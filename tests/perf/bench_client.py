@@ -44,6 +44,7 @@ sys.path.insert(0, str(PERF))
 
 import bench_emulator_cpu  # noqa: E402
 
+from reconciler.cli.interrupts import run_async  # noqa: E402
 from reconciler.platform.client import PlatformClient  # noqa: E402
 
 KEY = bench_emulator_cpu.KEY
@@ -190,14 +191,14 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
 
 def figures(argv: list[str]) -> list[Figure]:
     """For run_all.py: the measured figures."""
-    return asyncio.run(run(arguments(argv)))
+    return run_async(run(arguments(argv)))
 
 
 def main() -> int:
     args = arguments()
     print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, "
           f"{bench_emulator_cpu.load()}")  # fmt: skip
-    print("\n".join(report(asyncio.run(run(args)), args)))
+    print("\n".join(report(run_async(run(args)), args)))
     return 0
 
 

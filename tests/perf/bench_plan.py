@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from schedule import plan_rounds  # noqa: E402
 
+from reconciler.cli.interrupts import run_async  # noqa: E402
 from reconciler.emulator.app import EmulatorConfig, create_app  # noqa: E402
 from reconciler.manifest.validate import load_manifest  # noqa: E402
 from reconciler.plan.planner import PlanOptions, build_plan  # noqa: E402
@@ -152,16 +153,16 @@ def measure(
     with tempfile.TemporaryDirectory() as directory:
         state_file = Path(directory) / "state.json"
         per_project = apps // projects
-        asyncio.run(seed(state_file, projects, per_project))
+        run_async(seed(state_file, projects, per_project))
         manifest_path = Path(directory) / "platform.yaml"
         manifest_path.write_text(manifest_text(projects, per_project))
         process, base_url = serve(state_file, latency_ms)
         try:
-            asyncio.run(plan_once(manifest_path, base_url, parallelism))  # warm-up
-            elapsed, calls, changes = asyncio.run(plan_once(manifest_path, base_url, parallelism))
-            baseline = asyncio.run(transport_baseline(base_url, parallelism, calls))
+            run_async(plan_once(manifest_path, base_url, parallelism))  # warm-up
+            elapsed, calls, changes = run_async(plan_once(manifest_path, base_url, parallelism))
+            baseline = run_async(transport_baseline(base_url, parallelism, calls))
             manifest = load_manifest([manifest_path])
-            rounds = asyncio.run(plan_rounds(base_url, KEY, manifest, parallelism))
+            rounds = run_async(plan_rounds(base_url, KEY, manifest, parallelism))
             return elapsed, calls, changes, baseline, rounds
         finally:
             process.terminate()

@@ -10,13 +10,13 @@ microseconds per app: a linear planner keeps the second figure flat as the size 
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # runnable as a script
 
+from reconciler.cli.interrupts import run_async
 from reconciler.plan.planner import PlanOptions, build_plan
 from reconciler.report.plan_json import render_json, render_text
 from tests.engine.large_plans import InstantClient, large_manifest
@@ -25,7 +25,7 @@ from tests.engine.large_plans import InstantClient, large_manifest
 def measure(apps: int) -> tuple[float, float, int]:
     desired = large_manifest(apps)
     started = time.process_time()
-    plan = asyncio.run(build_plan(desired, InstantClient(apps), PlanOptions(max_deletes=apps)))
+    plan = run_async(build_plan(desired, InstantClient(apps), PlanOptions(max_deletes=apps)))
     planned = time.process_time()
     render_text(plan)
     render_json(plan)

@@ -68,6 +68,7 @@ import bench_validate  # noqa: E402
 from schedule import apply_rounds, plan_rounds  # noqa: E402
 
 from reconciler.apply import ApplyOptions, CallGraph, check_safety, execute  # noqa: E402
+from reconciler.cli.interrupts import run_async  # noqa: E402
 from reconciler.manifest.validate import load_manifest  # noqa: E402
 from reconciler.plan.planner import PlanOptions, build_plan  # noqa: E402
 from reconciler.plan.secrets import resolve_ref  # noqa: E402
@@ -293,7 +294,7 @@ def run_size(apps: int, latency_ms: int, parallelism: int, transport: str) -> Si
     ):
         path = Path(directory) / "bench.yaml"
         path.write_text(team_workspace(apps, projects), encoding="utf-8")
-        result = asyncio.run(
+        result = run_async(
             measure_size(base_url, path, apps, projects, latency_ms, parallelism, transport)
         )
         result.command_seconds = time_command(base_url, path, parallelism)
