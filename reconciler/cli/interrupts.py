@@ -27,6 +27,8 @@ import threading
 from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
+from reconciler.cli import event_loop
+
 T = TypeVar("T")
 
 
@@ -50,21 +52,11 @@ def interrupt_on_sigterm() -> Callable[[], None]:
 def run_async(work: Coroutine[Any, Any, T]) -> T:
     """`asyncio.run(work)`, where SIGTERM cancels `work` as asyncio's Ctrl-C does, and
     either then raises KeyboardInterrupt once the loop has closed."""
-    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+    with asyncio.Runner(loop_factory=event_loop.factory()) as runner:
         outcome = runner.run(_cancelled_on_sigterm(work))
     if isinstance(outcome, _Terminated):
         raise KeyboardInterrupt
     return outcome
-
-
-def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """uvloop's event loop where it is installed (a dependency on every CPython but Windows'),
-    else asyncio's: a plan's client spends a tenth less CPU per call on it (bench_client)."""
-    try:
-        import uvloop
-    except ImportError:
-        return None
-    return uvloop.new_event_loop
 
 
 class _Terminated:
