@@ -7,7 +7,12 @@ One `reconciler emulator --latency-ms N` serves on loopback from its own process
 `PlatformClient` (semaphore, retries, deadlines, size cap, envelope checks) sends the same
 `--calls` reads, `--parallelism` at a time, over each transport in turn:
 
-- `httpx`: httpx's own `AsyncHTTPTransport` (httpcore over anyio), what the client ships with;
+- `httpx`: httpx's own `AsyncHTTPTransport` (httpcore over anyio), called directly, on the
+  event loop commands run on (uvloop's where it is installed): what the client ships with;
+- `httpx, asyncio loop`: the same on asyncio's own event loop (what uvloop saves);
+- `httpx through AsyncClient`: the same transport behind `httpx.AsyncClient`'s per-request
+  work (building the request, merging the URL, cookies, auth, redirects): how the client sent
+  requests before (what calling the transport directly saves);
 - `httpx-aiohttp`: `httpx_aiohttp.AiohttpTransport`, httpx's API over aiohttp's client (a
   maintained transport package), when it is installed;
 - `sync-threads`: httpx's sync `HTTPTransport` (httpcore's sync pool), one thread per request
@@ -15,6 +20,7 @@ One `reconciler emulator --latency-ms N` serves on loopback from its own process
 - `streams`: the hand-written h11 prototype of run_all.py, for reference only (not a
   candidate: the project does not ship a hand-written HTTP stack).
 
+Each candidate runs in an event loop of its own (the emulator is another process).
 Client CPU per call is this process's CPU time (`time.process_time`, every thread) over the
 calls, the emulator's its process's CPU (/proc/PID/stat) over the same calls, both printed
 with the machine's load. Transports are measured in `--rounds` interleaved rounds and the
@@ -44,7 +50,7 @@ sys.path.insert(0, str(PERF))
 
 import bench_emulator_cpu  # noqa: E402
 
-from reconciler.cli.interrupts import run_async  # noqa: E402
+from reconciler.cli import event_loop  # noqa: E402
 from reconciler.platform.client import PlatformClient  # noqa: E402
 
 KEY = bench_emulator_cpu.KEY
@@ -86,17 +92,50 @@ class SyncOverThreads(httpx.AsyncBaseTransport):
         self._threads.shutdown()
 
 
-def candidates(parallelism: int) -> dict[str, Callable[[], httpx.AsyncBaseTransport | None]]:
+class ThroughAsyncClient(httpx.AsyncBaseTransport):
+    """httpx's transport behind `httpx.AsyncClient`, as `PlatformClient` used it before."""
+
+    def __init__(self, slots: int) -> None:
+        limits = httpx.Limits(max_connections=slots, max_keepalive_connections=slots)
+        self._client = httpx.AsyncClient(limits=limits, follow_redirects=False)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        rebuilt = self._client.build_request(
+            request.method, str(request.url), headers=request.headers, content=request.content
+        )
+        return await self._client.send(rebuilt, stream=True)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+LoopFactory = Callable[[], asyncio.AbstractEventLoop] | None
+
+
+@dataclass
+class Candidate:
+    make: Callable[[], httpx.AsyncBaseTransport | None]
+    loop: LoopFactory
+
+
+def candidates(parallelism: int) -> dict[str, Candidate]:
     import run_all
 
-    found: dict[str, Callable[[], httpx.AsyncBaseTransport | None]] = {"httpx": lambda: None}
+    commands_loop = event_loop.factory()
+    found = {
+        "httpx": Candidate(lambda: None, commands_loop),
+        "httpx, asyncio loop": Candidate(lambda: None, None),
+        "httpx through AsyncClient": Candidate(
+            lambda: ThroughAsyncClient(parallelism), commands_loop
+        ),
+    }
     if importlib.util.find_spec("httpx_aiohttp") is not None:
         from httpx_aiohttp import AiohttpTransport
 
         limits = httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism)
-        found["httpx-aiohttp"] = lambda: AiohttpTransport(limits=limits)
-    found["sync-threads"] = lambda: SyncOverThreads(parallelism)
-    found["streams"] = run_all.StreamsTransport
+        found["httpx-aiohttp"] = Candidate(lambda: AiohttpTransport(limits=limits), commands_loop)
+    found["sync-threads"] = Candidate(lambda: SyncOverThreads(parallelism), commands_loop)
+    found["streams"] = Candidate(run_all.StreamsTransport, commands_loop)
     return found
 
 
@@ -143,17 +182,24 @@ async def seed(base_url: str) -> None:
         await client.call("apps.createApp", body)
 
 
-async def run(args: argparse.Namespace) -> list[Figure]:
-    """The lowest figures of each transport over `args.rounds` interleaved rounds."""
+def run(args: argparse.Namespace) -> list[Figure]:
+    """The lowest figures of each candidate over `args.rounds` interleaved rounds."""
     best: dict[str, Figure] = {}
     with bench_emulator_cpu.server(bench_emulator_cpu.emulator_command(args.latency_ms)) as server:
-        await seed(server.base_url)
-        makers = candidates(args.parallelism)
+        asyncio.run(seed(server.base_url))
         for _ in range(args.rounds):
-            for name, make in makers.items():
-                found = await measure(
-                    server, name, make, args.calls, args.parallelism, args.latency_ms
-                )
+            for name, candidate in candidates(args.parallelism).items():
+                with asyncio.Runner(loop_factory=candidate.loop) as runner:
+                    found = runner.run(
+                        measure(
+                            server,
+                            name,
+                            candidate.make,
+                            args.calls,
+                            args.parallelism,
+                            args.latency_ms,
+                        )
+                    )
                 if name not in best or found.client_ms < best[name].client_ms:
                     best[name] = found
     return list(best.values())
@@ -191,14 +237,14 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
 
 def figures(argv: list[str]) -> list[Figure]:
     """For run_all.py: the measured figures."""
-    return run_async(run(arguments(argv)))
+    return run(arguments(argv))
 
 
 def main() -> int:
     args = arguments()
     print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, "
           f"{bench_emulator_cpu.load()}")  # fmt: skip
-    print("\n".join(report(run_async(run(args)), args)))
+    print("\n".join(report(run(args), args)))
     return 0
 
 
