@@ -13,13 +13,25 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+_OFF = 2**31 - 1  # a third threshold no count of young passes reaches
+_pauses = 0  # pauses running now; they overlap when plans are built concurrently
+_threshold = 0  # the third threshold to restore when the last of them ends
+
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
-    """Run the block without the collector's full passes; restore them as they were (nests)."""
+    """Run the block without the collector's full passes; they come back when the last
+    pause running ends, whatever order pauses that overlap (two plans in one loop) end in."""
+    global _pauses, _threshold
     young, middle, old = gc.get_threshold()
-    gc.set_threshold(young, middle, 2**31 - 1)
+    if _pauses == 0:
+        _threshold = old
+        gc.set_threshold(young, middle, _OFF)
+    _pauses += 1
     try:
         yield
     finally:
-        gc.set_threshold(young, middle, old)
+        _pauses -= 1
+        if _pauses == 0:
+            young, middle, _ = gc.get_threshold()
+            gc.set_threshold(young, middle, _threshold)
