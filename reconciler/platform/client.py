@@ -129,6 +129,7 @@ class PlatformClient:
         self._urls: dict[str, httpx.URL] = {}
         # The semaphore is the real bound; the pool must never be the narrower one.
         self._transport = transport or origin_transport(self.base_url, parallelism)
+        self._closed = False
 
     def __repr__(self) -> str:
         return (
@@ -142,6 +143,7 @@ class PlatformClient:
         await self.aclose()
 
     async def aclose(self) -> None:
+        self._closed = True
         await self._transport.aclose()
 
     @property
@@ -290,6 +292,8 @@ class PlatformClient:
     async def _exchange(self, op: Operation, content: bytes) -> _Answer:
         """Send one request and read its answer, stopping as soon as it passes the size cap.
         Straight to the transport: see reconciler/platform/transport.py for why."""
+        if self._closed:  # the transport would open a connection that nothing closes
+            raise RuntimeError("the platform client is closed: it sends no more requests")
         request = httpx.Request(
             "POST", self._url(op), headers=self._headers, content=content, extensions=self._timeouts
         )

@@ -5,17 +5,20 @@ API) rather than through `httpx.AsyncClient`. A client of one origin, with the s
 every request, needs none of AsyncClient's per-request work: merging URLs and headers, a cookie
 jar, auth flows, redirects, choosing a transport per URL. That work was a fifth of the client's
 CPU per call (`tests/perf/bench_client.py`). What AsyncClient decided from the environment, this
-module decides once, the same way:
+module decides once, the same way (tests/platform/test_transport.py compares the two):
 
-- the proxy the environment names for the origin (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, and
-  `NO_PROXY` to bypass it, as curl and requests read them), with the standard library's
-  `urllib.request`, which httpx reads them with too;
-- TLS verified against the system's or `SSL_CERT_FILE` / `SSL_CERT_DIR`'s certificates
-  (`trust_env`, httpx's default).
+- the proxy the environment names for the origin: `HTTPS_PROXY` or `HTTP_PROXY` by its scheme,
+  else `ALL_PROXY` (read by `urllib.request.getproxies`, as httpx reads them), unless
+  `NO_PROXY` names it (httpx's reading of it: see `_bypassed`);
+- TLS verified against certifi's certificates, or those `SSL_CERT_FILE` / `SSL_CERT_DIR` name.
+
+A setting that cannot be used is a usage error before the first call, not an internal error.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import ssl
 import urllib.request
 from urllib.parse import urlsplit
 
@@ -24,35 +27,111 @@ import httpx
 from reconciler.errors import UsageError
 
 PROXY_VARIABLES = "HTTPS_PROXY, HTTP_PROXY, ALL_PROXY"
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def origin_transport(base_url: str, parallelism: int) -> httpx.AsyncHTTPTransport:
     """httpx's transport to `base_url`'s origin: `parallelism` connections at most, all kept."""
     limits = httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism)
-    proxy = environment_proxy(base_url)
+    address = environment_proxy(base_url)
     try:
-        return httpx.AsyncHTTPTransport(limits=limits, proxy=proxy, trust_env=True)
-    except (ValueError, ImportError):  # a scheme httpx does not speak, or SOCKS without socksio
-        assert proxy is not None  # nothing else of the transport depends on the environment
-        scheme = urlsplit(proxy).scheme  # not the URL: it may hold a password
+        proxy = None if address is None else httpx.Proxy(address)
+        return httpx.AsyncHTTPTransport(
+            limits=limits, verify=_certificates(), proxy=proxy, trust_env=True
+        )
+    # a URL httpx cannot read or a scheme it does not speak; SOCKS without socksio installed
+    except (httpx.InvalidURL, ValueError, ImportError):
+        assert address is not None  # nothing else here reads a URL or imports
+        scheme = urlsplit(address).scheme  # not the URL: it may hold a password
         raise UsageError(
-            f"cannot use the proxy the environment names for {base_url}: httpx cannot "
-            f"connect through a {scheme}:// proxy here",
-            hint=f"set {PROXY_VARIABLES} to an http:// or https:// proxy, "
+            f"cannot use the proxy the environment names for {base_url}: httpx cannot connect "
+            f"through it ({scheme}://...)",
+            hint=f"set {PROXY_VARIABLES} to an http:// or https:// proxy URL (http://HOST:PORT), "
             "or add the host to NO_PROXY",
+        ) from None
+
+
+def _certificates() -> ssl.SSLContext:
+    try:
+        return httpx.create_ssl_context(trust_env=True)
+    except OSError as error:  # ssl.SSLError included
+        raise UsageError(
+            f"cannot load the certificates to verify TLS with: {error.strerror or error}",
+            hint="SSL_CERT_FILE must name a PEM file of CA certificates and SSL_CERT_DIR a "
+            "directory of them; unset both to use the bundled ones",
         ) from None
 
 
 def environment_proxy(base_url: str) -> str | None:
     """The URL of the proxy the environment names for `base_url`, or None (none set, or
-    `NO_PROXY` names the host)."""
+    `NO_PROXY` names the origin)."""
     url = httpx.URL(base_url)
     proxies = urllib.request.getproxies()
     address = proxies.get(url.scheme) or proxies.get("all")
-    if not address:
-        return None
-    # `proxy_bypass` reads NO_PROXY (and on macOS and Windows the system's exceptions);
-    # requests decides with it too
-    if urllib.request.proxy_bypass(f"{url.host}:{url.port}" if url.port else url.host):
+    if not address or _bypassed(url, proxies.get("no", "")):
         return None
     return address if "://" in address else f"http://{address}"
+
+
+def _bypassed(url: httpx.URL, no_proxy: str) -> bool:
+    """Whether `NO_PROXY` names the origin of `url`, read as httpx reads it: a comma-separated
+    list where `*` anywhere means every host; `scheme://host[:port]` that scheme (`all` any),
+    that host (a leading `*.` its subdomains, `*` any) and that port; an IP address or
+    `localhost` that host only; any other name, with an optional `:port`, that host and its
+    subdomains (`.example.com` the subdomains only). A port named matches only a port written
+    in the base URL other than its scheme's default (`https://host:443` names no port)."""
+    entries = [entry.strip() for entry in no_proxy.split(",")]
+    if "*" in entries:
+        return True
+    return any(_names(entry, url) for entry in entries if entry)
+
+
+def _names(entry: str, url: httpx.URL) -> bool:
+    if "://" in entry:
+        scheme, _, rest = entry.partition("://")
+        if scheme.lower() not in ("all", url.scheme):
+            return False
+        host, port = _host_and_port(rest.split("/", 1)[0])
+        if port == _DEFAULT_PORTS.get(scheme.lower()):
+            port = None  # as in a URL: the scheme's own port is no port named
+        pattern = host
+    else:
+        host, port = _host_and_port(entry)
+        # httpx asks this of the entry as written: `localhost:8443` is a name like any other
+        literal = _is_ip(entry) or entry.lower() == "localhost"
+        pattern = host if literal else "*" + host
+    if port is not None and port != url.port:
+        return False
+    return _host_matches(pattern.lower(), url)
+
+
+def _host_and_port(text: str) -> tuple[str, int | None]:
+    """`host`, `host:port`, `[v6]:port`, or a bare IPv6 address (its colons are not a port)."""
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else ""
+        return host, int(port) if port.isdigit() else None
+    host, colon, port = text.rpartition(":")
+    if colon and port.isdigit() and ":" not in host:
+        return host, int(port)
+    return text, None
+
+
+def _host_matches(pattern: str, url: httpx.URL) -> bool:
+    names = {url.host.lower(), url.raw_host.decode("ascii").lower()}  # IDNA: either form
+    if pattern in ("", "*"):
+        return True
+    if pattern.startswith("*."):
+        return any(name.endswith(pattern[1:]) and name != pattern[2:] for name in names)
+    if pattern.startswith("*"):
+        domain = pattern[1:]
+        return any(name == domain or name.endswith("." + domain) for name in names)
+    return pattern in names
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True

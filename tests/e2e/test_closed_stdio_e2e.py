@@ -1,7 +1,7 @@
 """A command started with standard input or error closed (`<&-`, `2>&-`) runs as with them
 open. The event loop is uvloop's where it can be, and libuv aborts the process when it closes
 a descriptor below 3, which a closed one hands to the next socket or epoll instance: the
-command must pick asyncio's loop then (reconciler/cli/interrupts.py). Closed standard output
+command must pick asyncio's loop then (reconciler/cli/event_loop.py). Closed standard output
 is tests/e2e/test_output_errors_e2e.py's case."""
 
 from __future__ import annotations

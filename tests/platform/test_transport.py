@@ -6,10 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
+from unittest import mock
 
+import httpx
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from reconciler.errors import UsageError
 from reconciler.platform.client import PlatformClient
@@ -133,3 +139,109 @@ def test_an_unusable_proxy_is_a_usage_error_without_its_url(
     shown = f"{caught.value} {caught.value.hint}"
     assert "ftp://" in shown and "NO_PROXY" in shown
     assert "hunter2" not in shown and "proxy.example.com" not in shown
+
+
+# ---- NO_PROXY read as httpx.AsyncClient read it ------------------------------------------------
+
+HOSTS = [
+    "api.example.com",
+    "example.com",
+    "apiexample.com",
+    "a.b.example.com",
+    "localhost",
+    "api.localhost",
+    "10.0.0.7",
+    "::1",
+    "2001:db8::7",
+]
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+@st.composite
+def base_urls(draw: st.DrawFn) -> str:
+    scheme = draw(st.sampled_from(["http", "https"]))
+    port = draw(st.sampled_from(["", ":443", ":80", ":8443"]))
+    return f"{scheme}://{_url_host(draw(st.sampled_from(HOSTS)))}{port}"
+
+
+@st.composite
+def no_proxy_entries(draw: st.DrawFn) -> str:
+    host = draw(st.sampled_from(HOSTS))
+    # names in capitals too (not IPv6 addresses: httpx compares those case-sensitively, and an
+    # `HTTPS://` entry keeps its `:443`; ours reads both without case)
+    if draw(st.booleans()) and "::" not in host:
+        host = host.upper()
+    form = draw(st.sampled_from(["plain", "dot", "port", "scheme", "scheme-port", "all", "star"]))
+    port = draw(st.sampled_from(["443", "8443"]))
+    if form == "dot" and ":" not in host:
+        return "." + host
+    if form == "port" and ":" not in host:
+        return f"{host}:{port}"
+    if form in ("scheme", "scheme-port", "all"):
+        scheme = "all" if form == "all" else draw(st.sampled_from(["http", "https"]))
+        suffix = f":{port}" if form == "scheme-port" else ""
+        return f"{scheme}://{_url_host(host)}{suffix}"
+    if form == "star":
+        return draw(st.sampled_from(["*", " * "]))
+    return host
+
+
+def httpx_bypasses(base_url: str) -> bool:
+    """httpx.AsyncClient's own decision (its private routing: the oracle for ours)."""
+    from httpx._utils import URLPattern, get_environment_proxies
+
+    mounts = sorted((URLPattern(key), proxy) for key, proxy in get_environment_proxies().items())
+    url = httpx.URL(base_url)
+    return next((proxy for pattern, proxy in mounts if pattern.matches(url)), None) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(base_urls(), st.lists(no_proxy_entries(), min_size=1, max_size=4))
+def test_no_proxy_is_read_as_httpx_asyncclient_read_it(base_url: str, entries: list[str]) -> None:
+    no_proxy = ",".join(entries)
+    environment = {
+        name: value for name, value in os.environ.items() if name.upper() not in PROXY_VARIABLES
+    }
+    environment.update(HTTP_PROXY="http://p:1", HTTPS_PROXY="http://p:1", NO_PROXY=no_proxy)
+    with mock.patch.dict(os.environ, environment, clear=True):
+        try:
+            expected = httpx_bypasses(base_url)
+        except httpx.InvalidURL:  # httpx could not read the entry at all (now: no match)
+            assume(False)
+        assert (environment_proxy(base_url) is None) == expected, (base_url, no_proxy)
+
+
+def test_a_proxy_url_httpx_cannot_read_is_a_usage_error_without_its_password(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", "http://user:hunter2@proxy.example.com:badport")
+    with pytest.raises(UsageError) as caught:
+        PlatformClient("https://api.example.com", SENTINEL_KEY)
+    shown = f"{caught.value} {caught.value.hint}"
+    assert "http://..." in shown and "hunter2" not in shown
+
+
+def test_certificates_that_cannot_be_loaded_are_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+    with pytest.raises(UsageError) as caught:
+        PlatformClient("https://api.example.com", SENTINEL_KEY)
+    assert "certificates" in str(caught.value) and "SSL_CERT_FILE" in str(caught.value.hint)
+
+
+def test_a_closed_client_sends_nothing() -> None:
+    request_lines: list[bytes] = []
+
+    async def call_after_closing() -> None:
+        async with recording_proxy(request_lines) as origin:
+            client = PlatformClient(origin, SENTINEL_KEY)
+            await client.aclose()
+            with pytest.raises(RuntimeError, match="closed"):
+                await client.call("projects.listProjects", {})
+
+    asyncio.run(call_after_closing())
+    assert request_lines == []
