@@ -125,7 +125,7 @@ class PlatformClient:
                 "Authorization": f"Bearer {self._api_key}",
             }
         )
-        self._timeouts = {"timeout": httpx.Timeout(timeout).as_dict()}
+        self._extensions = {"timeout": httpx.Timeout(timeout).as_dict()}  # each request's
         self._urls: dict[str, httpx.URL] = {}
         # The semaphore is the real bound; the pool must never be the narrower one.
         self._transport = transport or origin_transport(self.base_url, parallelism)
@@ -295,7 +295,11 @@ class PlatformClient:
         if self._closed:  # the transport would open a connection that nothing closes
             raise RuntimeError("the platform client is closed: it sends no more requests")
         request = httpx.Request(
-            "POST", self._url(op), headers=self._headers, content=content, extensions=self._timeouts
+            "POST",
+            self._url(op),
+            headers=self._headers,
+            content=content,
+            extensions=self._extensions,
         )
         response = await self._transport.handle_async_request(request)
         response.request = request

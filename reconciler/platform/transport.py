@@ -122,7 +122,7 @@ def _host_matches(pattern: str, url: httpx.URL) -> bool:
     if pattern in ("", "*"):
         return True
     if pattern.startswith("*."):
-        return any(name.endswith(pattern[1:]) and name != pattern[2:] for name in names)
+        return any(name.endswith(pattern[1:]) for name in names)  # `.x`: never `x` itself
     if pattern.startswith("*"):
         domain = pattern[1:]
         return any(name == domain or name.endswith("." + domain) for name in names)
