@@ -15,27 +15,30 @@ import re
 import threading
 from collections.abc import Iterable
 
-_registered: set[str] = set()
+# Replaced whole, never changed in place: every redaction (each line of output) reads it without
+# a lock or a copy, and a register() racing with it leaves it the old set or the new one.
+_registered: frozenset[str] = frozenset()
 _lock = threading.Lock()
 
 
 def register(value: str | None) -> None:
     """Never let `value` leave the process (None and the empty string are ignored)."""
+    global _registered
     if value:
         with _lock:
-            _registered.add(value)
+            _registered = _registered | {value}
 
 
 def registered() -> frozenset[str]:
     """Every value registered so far."""
-    with _lock:
-        return frozenset(_registered)
+    return _registered
 
 
 def forget_all() -> None:
     """Start over (a new command in the same process, or a test)."""
+    global _registered
     with _lock:
-        _registered.clear()
+        _registered = frozenset()
 
 
 def contains_registered(text: str) -> bool:

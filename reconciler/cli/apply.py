@@ -18,7 +18,7 @@ import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
@@ -100,19 +100,12 @@ def duration(ctx: click.Context, param: click.Parameter, value: str) -> float:
 
 def stdin_is_interactive() -> bool:
     """Whether a person can answer the confirmation (tests replace this)."""
-    return _is_terminal(sys.stdin)
+    return output.is_terminal(sys.stdin)
 
 
 def stdout_is_terminal() -> bool:
     """Whether to draw progress bars and colour (tests replace this)."""
     return output.stdout_is_terminal()
-
-
-def _is_terminal(stream: TextIO | None) -> bool:
-    try:
-        return bool(stream is not None and stream.isatty())
-    except (AttributeError, ValueError):
-        return False
 
 
 @dataclass(frozen=True)

@@ -143,7 +143,7 @@ def emulator(
         echo("\n".join(banner))
     except BrokenPipeError:
         sock.close()
-        _discard_stdout()
+        discard_stdout()
         raise ReconcilerError(
             "the standard output was closed, so the emulator could not tell its address; "
             "it did not start",
@@ -163,13 +163,8 @@ def emulator(
     try:
         echo("Emulator stopped.")
     except BrokenPipeError:  # the reader left while the emulator ran: nothing left to tell it
-        _discard_stdout()
+        discard_stdout()
         accept_output_failure()
-
-
-def _discard_stdout() -> None:
-    """Point stdout at /dev/null so that the flush at exit does not fail on the broken pipe."""
-    discard_stdout()
 
 
 def _server_class() -> type:

@@ -74,14 +74,14 @@ def test(
     from reconciler.cli.options import load_manifest
     from reconciler.cli.validate import echo_warnings
     from reconciler.plan.targets import Scope
-    from reconciler.platform.connect import LOCAL
+    from reconciler.platform.connect import is_local
     from reconciler.policy_tests.run import run_tests
     from reconciler.report import policy_tests as report
 
     scope = Scope.parse(targets)
     if via and not live:
         raise click.UsageError("--live-via is for --live runs: add --live, or drop --live-via")
-    if live and (base_url or "").strip().partition(":")[0] == LOCAL:
+    if live and is_local(base_url):
         raise click.UsageError(
             "--live sends real requests, and --base-url local has no server to receive them: "
             "run `reconciler emulator` and pass its address as --base-url and --live-via"

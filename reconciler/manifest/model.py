@@ -74,10 +74,6 @@ class Position:
         return f"{self.file}:{self.line}:{self.column}"
 
 
-def _no_positions() -> Mapping[str, Position]:
-    return MappingProxyType({})
-
-
 def _empty() -> Mapping[Any, Any]:
     return MappingProxyType({})
 
@@ -147,7 +143,7 @@ class Build:
     build_command: Clearable[str] = UNSET
     watch_paths: Managed[tuple[str, ...]] = UNSET
     auto_deploy: Managed[bool] = UNSET
-    positions: Mapping[str, Position] = field(default_factory=_no_positions, compare=False)
+    positions: Mapping[str, Position] = field(default_factory=_empty, compare=False)
 
 
 @dataclass(frozen=True)
@@ -163,7 +159,7 @@ class Runtime:
     shutdown_signal: Managed[Literal["SIGTERM", "SIGINT", "SIGQUIT", "SIGKILL"]] = UNSET
     upstream_protocol: Managed[Literal["http1", "h2c"]] = UNSET
     openapi_spec_path: Clearable[str] = UNSET
-    positions: Mapping[str, Position] = field(default_factory=_no_positions, compare=False)
+    positions: Mapping[str, Position] = field(default_factory=_empty, compare=False)
 
 
 @dataclass(frozen=True)
@@ -285,10 +281,6 @@ class Policy:
         return body
 
 
-def _no_values() -> Mapping[str, tuple[str, ...]]:
-    return MappingProxyType({})
-
-
 @dataclass(frozen=True)
 class PolicyTest:
     """One `policyTests` item: a sample request and what the gateway must do with it.
@@ -302,8 +294,8 @@ class PolicyTest:
     path: str
     client_ip: str
     expect: Literal["allow", "deny"]
-    query: Mapping[str, tuple[str, ...]] = field(default_factory=_no_values)
-    headers: Mapping[str, tuple[str, ...]] = field(default_factory=_no_values)
+    query: Mapping[str, tuple[str, ...]] = field(default_factory=_empty)
+    headers: Mapping[str, tuple[str, ...]] = field(default_factory=_empty)
     decided_by: str | None = None
     logged_by: tuple[str, ...] | None = None
     pos: Position | None = field(default=None, compare=False)
@@ -325,7 +317,7 @@ class Environment:
     policies: Managed[tuple[Policy, ...]] = UNSET
     policy_tests: tuple[PolicyTest, ...] = ()
     pos: Position | None = field(default=None, compare=False)
-    positions: Mapping[str, Position] = field(default_factory=_no_positions, compare=False)
+    positions: Mapping[str, Position] = field(default_factory=_empty, compare=False)
 
 
 @dataclass(frozen=True)
@@ -338,7 +330,7 @@ class App:
     oci: Managed[OciSource] = UNSET
     environments: tuple[Environment, ...] = ()
     pos: Position | None = field(default=None, compare=False)
-    positions: Mapping[str, Position] = field(default_factory=_no_positions, compare=False)
+    positions: Mapping[str, Position] = field(default_factory=_empty, compare=False)
 
     def environment(self, name: str) -> Environment | None:
         return next((e for e in self.environments if e.name == name), None)
@@ -352,7 +344,7 @@ class Project:
     delete_protection: Managed[bool] = UNSET
     apps: Managed[tuple[App, ...]] = UNSET
     pos: Position | None = field(default=None, compare=False)
-    positions: Mapping[str, Position] = field(default_factory=_no_positions, compare=False)
+    positions: Mapping[str, Position] = field(default_factory=_empty, compare=False)
 
     def app(self, slug: str) -> App | None:
         return next((a for a in listed(self.apps) if a.slug == slug), None)
@@ -382,7 +374,7 @@ class ChecksSettings:
     rules: Mapping[str, Any] = field(default_factory=_empty)
     limits: Mapping[str, float] = field(default_factory=_empty)
     waivers: Mapping[Scope, Mapping[str, Waiver]] = field(default_factory=_empty)
-    positions: Mapping[str, Position] = field(default_factory=_no_positions, compare=False)
+    positions: Mapping[str, Position] = field(default_factory=_empty, compare=False)
     """`checks.<rule>` and `limits.<key>` -> where the setting was written."""
     tested_environments: frozenset[Scope] = frozenset()
     """Environments with `policyTests` (read from the manifest as written, for the rule that

@@ -279,7 +279,8 @@ def _translate(error: ValidationError, data: Any, locate: Locate) -> Iterator[Pr
 def _declared_message(error: ValidationError) -> str | None:
     """The message the schema gives a rule (`errorMessage`, which the YAML language server
     shows in editors too)."""
-    return _rule(error).get("errorMessage") if isinstance(error.schema, dict) else None
+    message: str | None = _rule(error).get("errorMessage")
+    return message
 
 
 def _matching_branch(error: ValidationError) -> list[ValidationError]:

@@ -37,10 +37,10 @@ _MERGE_TAG = _YAML + "merge"
 _SCALAR_TAGS = {_YAML + t for t in ("str", "int", "float", "bool", "null", "timestamp")}
 _PLAIN_INTEGER = re.compile(r"-?[1-9][0-9]*|0")
 _UNCLEAR_FLOAT_MARKS = ("_", ":")
+"""YAML 1.1 drops underscores in floats and reads `1:30.5` in base 60."""
 Place = tuple[int, int]
 """(line, column), 1-based, in the file being read: a large manifest has a few hundred
 thousand, and a tuple costs a small part of what a `Position` (with its file) costs to make."""
-"""YAML 1.1 drops underscores in floats and reads `1:30.5` in base 60."""
 
 
 @dataclass(frozen=True)

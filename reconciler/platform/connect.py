@@ -54,12 +54,17 @@ def connect(
             f"use --base-url {LOCAL} to run against the built-in emulator",
         )
     base_url = base_url.strip()
-    if base_url == LOCAL or base_url.startswith(LOCAL + ":"):
+    if is_local(base_url):
         state_file = Path(base_url[len(LOCAL) + 1 :] or LOCAL_STATE_FILE)
         return _connect_local(state_file, api_key, parallelism, call_log, read_only=read_only)
     return PlatformClient(
         validate_base_url(base_url), api_key, parallelism=parallelism, call_log=call_log
     )
+
+
+def is_local(base_url: str | None) -> bool:
+    """Whether `base_url` names the built-in emulator (`local` or `local:PATH`)."""
+    return (base_url or "").strip().partition(":")[0] == LOCAL
 
 
 def validate_base_url(base_url: str) -> str:

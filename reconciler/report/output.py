@@ -169,7 +169,9 @@ class RedactedStream:
 def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:
     """Write `text` (and a line break) to standard output, or standard error with `err`."""
     stream = sys.stderr if err else sys.stdout
-    click.echo(redact(text), file=stream, nl=nl)
+    if not isinstance(stream, (GuardedOutput, RedactedStream)):  # those redact every write
+        text = redact(text)
+    click.echo(text, file=stream, nl=nl)
 
 
 def echo_plan(plan: Plan, text: str) -> None:
@@ -193,8 +195,13 @@ def console(*, err: bool = False) -> Console:
 
 def stdout_is_terminal() -> bool:
     """Whether standard output is a terminal (progress bars, colour, tables)."""
+    return is_terminal(sys.stdout)
+
+
+def is_terminal(stream: TextIO | None) -> bool:
+    """Whether `stream` is a terminal; False for none, a closed one, or one without isatty."""
     try:
-        return bool(sys.stdout is not None and sys.stdout.isatty())
+        return bool(stream is not None and stream.isatty())
     except (AttributeError, ValueError):
         return False
 
