@@ -16,6 +16,7 @@ from typing import Literal
 from reconciler.checks.capacity import LiveEnvironment
 from reconciler.manifest.model import ENVIRONMENT_NAMES, UNSET, Build, Manifest, listed
 from reconciler.plan.changes import Action, Change, Note
+from reconciler.plan.kinds.base import address_parts
 
 GoesLive = Literal["at_apply", "next_deployment"]
 NEXT_DEPLOYMENT_NOTE = "reaches traffic only from the next deployment of this environment"
@@ -53,7 +54,7 @@ def environments_to_deploy(manifest: Manifest, changes: Iterable[Change]) -> lis
     for change in changes:
         if goes_live(change) != "next_deployment":
             continue
-        parts = change.address.partition(".")[2].split("/")
+        parts = address_parts(change.address)
         for app in _apps(manifest, parts):
             names = [parts[2]] if len(parts) > 2 else list(ENVIRONMENT_NAMES)
             found.update(dict.fromkeys(f"{app}/{name}" for name in names))

@@ -50,10 +50,16 @@ from reconciler.plan import golive, kinds, slug_moves
 from reconciler.plan.changes import Action, Change, Note, Plan
 from reconciler.plan.kinds import app as apps
 from reconciler.plan.kinds import project
-from reconciler.plan.kinds.base import EnvironmentJob, EnvironmentKind, Location, Planning
+from reconciler.plan.kinds.base import (
+    EnvironmentJob,
+    EnvironmentKind,
+    Location,
+    Planning,
+    address_parts,
+)
 from reconciler.plan.live import LiveRecord, fingerprint_mode
 from reconciler.plan.options import PlanOptions
-from reconciler.plan.targets import Scope, parse_address
+from reconciler.plan.targets import Scope
 from reconciler.platform.protocol import Platform
 
 __all__ = ["PlanOptions", "build_plan", "manifest_digest"]
@@ -507,7 +513,7 @@ class _Planner(Planning):
 
     def _capacity(self) -> capacity.CapacityReport:
         created = {
-            tuple(c.address.partition(".")[2].split("/"))
+            address_parts(c.address)
             for c in self.changes
             if c.kind == "app" and c.action in (Action.CREATE, Action.REPLACE)
         }
@@ -538,9 +544,10 @@ class _Planner(Planning):
             for i, a in enumerate(listed(p.apps))
         }
         app_counts = {p.slug: len(listed(p.apps)) for p in self.manifest.projects}
+        kind_index = {name: i for i, name in enumerate(kinds.names())}
 
         def key(change: Change) -> tuple[int, int, int, int]:
-            kind, parts = parse_address(change.address)
+            parts = address_parts(change.address)
             project_index = projects.get(parts[0], len(projects))
             app_index = 0
             if len(parts) > 1:
@@ -548,7 +555,7 @@ class _Planner(Planning):
                 unlisted = app_counts.get(parts[0], 0)
                 app_index = 1 + apps.get((parts[0], parts[1]), unlisted)
             env_index = ENVIRONMENT_NAMES.index(parts[2]) if len(parts) > 2 else -1
-            return project_index, app_index, env_index, kinds.order(kind)
+            return project_index, app_index, env_index, kind_index[change.kind]
 
         return key
 
@@ -570,6 +577,7 @@ class _Planner(Planning):
         return targeted, included
 
     def _plan_notes(self, changes: Sequence[Change], included: Sequence[str]) -> list[Note]:
+        managed = self._manifest_paths()
         notes: list[Note] = [
             Note(
                 "warning",
@@ -577,7 +585,7 @@ class _Planner(Planning):
                 "(addresses look like app.shop/web or variable.shop/web/production/KEY)",
             )
             for target in self.scope.targets
-            if target.parts[:3] not in self._manifest_paths()
+            if target.parts[:3] not in managed
         ]
         if included:
             notes.append(

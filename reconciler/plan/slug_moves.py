@@ -32,8 +32,7 @@ from dataclasses import dataclass
 from reconciler.errors import ReconcilerError
 from reconciler.plan import kinds
 from reconciler.plan.changes import Action, Change, Note
-from reconciler.plan.kinds.base import SlugScope
-from reconciler.plan.targets import parse_address
+from reconciler.plan.kinds.base import SlugScope, address_parts
 
 Scope = SlugScope
 
@@ -294,7 +293,7 @@ def listing_order(changes: Sequence[Change]) -> list[Change]:
 
 
 def _parts(change: Change) -> tuple[str, ...]:
-    return parse_address(change.address)[1]
+    return address_parts(change.address)
 
 
 def _groups(

@@ -150,11 +150,7 @@ class DomainsPlan:
 def hosts_to_look_up(environments: Sequence[EnvironmentDomains]) -> list[str]:
     """Hosts the manifest adds that no read environment holds: only these need a getDomain."""
     held = {host_of(d) for env in environments for d in env.live or ()}
-    new: list[str] = []
-    for env in environments:
-        current = {host_of(d) for d in env.live or ()}
-        new.extend(h for h in env.hosts if h not in current and h not in held)
-    return sorted(set(new))
+    return sorted({h for env in environments for h in env.hosts if h not in held})
 
 
 def plan_domains(
@@ -172,7 +168,7 @@ def plan_domains(
     """
     result = DomainsPlan()
     wanted_in = {host: env for env in environments for host in env.hosts}
-    held_in = {host_of(d): (env, d) for env in environments for d in env.live or ()}
+    held_in = {host_of(d): env for env in environments for d in env.live or ()}
     for env in environments:
         current = {host_of(d): d for d in env.live or ()}
         for host, domain in current.items():
@@ -185,7 +181,7 @@ def plan_domains(
             if host in current:
                 continue
             if host in held_in:
-                source_env, _ = held_in[host]
+                source_env = held_in[host]
                 result.changes.append(_create(env, host, depends_on=source_env.address_of(host),
                                               moved_from=source_env))  # fmt: skip
                 continue
