@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.policy_tests.cases import PolicyTestCase
-from reconciler.policy_tests.engine import Decision, compile_policies
-from reconciler.policy_tests.run import describe, request_of
+from reconciler.policy_tests.engine import compile_policies
+from reconciler.policy_tests.run import decider_name, describe, request_of
 
 
 @dataclass(frozen=True)
@@ -67,14 +67,10 @@ def changed_outcomes(
                     describe(test),
                     before.verdict.value,
                     after.verdict.value,
-                    _decider(deciding),
+                    decider_name(deciding),
                 )
             )
     return tuple(changed)
-
-
-def _decider(decision: Decision) -> str | None:
-    return decision.decided_by.name if decision.decided_by is not None else None
 
 
 def outcome_change_from_json(data: Mapping[str, Any]) -> OutcomeChange:

@@ -23,7 +23,12 @@ import httpx
 from reconciler.errors import UnexpectedResponse
 from reconciler.policy_tests.cases import PolicyTestCase
 from reconciler.policy_tests.engine import BLOCKED_STATUS
-from reconciler.policy_tests.run import EnvironmentTests, TestResult, expectation_failures
+from reconciler.policy_tests.run import (
+    EnvironmentTests,
+    TestResult,
+    expectation_failures,
+    request_target,
+)
 
 TIMEOUT_SECONDS = 10.0
 
@@ -144,8 +149,7 @@ async def _send(address: str, test: PolicyTestCase, host: str, via: str | None) 
 
 def _request(test: PolicyTestCase, host: str, via: str | None) -> httpx.Request:
     """The test's request with its path and query exactly as written (nothing encoded)."""
-    query = "&".join(f"{name}={value}" for name, values in test.query.items() for value in values)
-    target = (test.path + (f"?{query}" if query else "")).encode("latin-1", "replace")
+    target = request_target(test).encode("latin-1", "replace")
     base = httpx.URL(via) if via else httpx.URL(f"https://{host}")
     url = base.copy_with(raw_path=target)
     headers = [(name, value) for name, values in test.headers.items() for value in values]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from reconciler.policy_tests.cases import Place, PolicyTestCase
-from reconciler.policy_tests.engine import PolicyList
+from reconciler.policy_tests.engine import Decision, PolicyList
 from reconciler.policy_tests.request import Request
 
 Status = Literal["passed", "failed", "skipped"]
@@ -79,7 +79,7 @@ def run_tests(environments: Sequence[EnvironmentTests]) -> list[TestResult]:
 
 def evaluate(address: str, policies: PolicyList, test: PolicyTestCase) -> TestResult:
     decision = policies.evaluate(request_of(test))
-    decided_by = decision.decided_by.name if decision.decided_by else None
+    decided_by = decider_name(decision)
     logged_by = tuple(ref.name for ref in decision.logged_by)
     failures = expectation_failures(test, decision.verdict.value, decided_by, logged_by)
     return TestResult(
@@ -132,5 +132,15 @@ def summary(results: Sequence[TestResult]) -> dict[str, int]:
 
 def describe(test: PolicyTestCase) -> str:
     """`GET /admin/users?debug=1 from 198.51.100.7`: a test's request in one line."""
+    return f"{test.method} {request_target(test)} from {test.client_ip}"
+
+
+def request_target(test: PolicyTestCase) -> str:
+    """`/admin/users?debug=1`: the test's path and query exactly as written (nothing encoded)."""
     query = "&".join(f"{name}={value}" for name, values in test.query.items() for value in values)
-    return f"{test.method} {test.path}{'?' + query if query else ''} from {test.client_ip}"
+    return test.path + (f"?{query}" if query else "")
+
+
+def decider_name(decision: Decision) -> str | None:
+    """The name of the firewall policy that decided, None when the default did."""
+    return decision.decided_by.name if decision.decided_by is not None else None
