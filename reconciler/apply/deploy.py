@@ -37,9 +37,8 @@ from reconciler.plan import kinds
 from reconciler.plan.kinds.base import address_parts
 from reconciler.plan.targets import Scope
 from reconciler.platform.protocol import Platform
-from reconciler.platform.shapes import object_member
+from reconciler.platform.shapes import FINAL_DEPLOYMENT_STATUSES, object_member
 
-FINAL_STATUSES = frozenset({"ready", "failed", "cancelled", "superseded", "skipped", "stopped"})
 FAILED_STATUSES = frozenset({"failed", "cancelled"})
 """Final statuses that mean the new configuration did not go live (exit 1)."""
 
@@ -81,7 +80,7 @@ class DeploymentOutcome:
 
     @property
     def succeeded(self) -> bool:
-        return self.status in FINAL_STATUSES and self.status not in FAILED_STATUSES
+        return self.status in FINAL_DEPLOYMENT_STATUSES and self.status not in FAILED_STATUSES
 
     @property
     def held_back(self) -> bool:
@@ -473,7 +472,7 @@ class _Deployer:
             if new_status != status:
                 status = new_status
                 self.observer.status_changed(target, deployment_id, status)
-            if status in FINAL_STATUSES:
+            if status in FINAL_DEPLOYMENT_STATUSES:
                 return _outcome(target, deployment_id, deployment)
 
 

@@ -292,9 +292,10 @@ def _sent(plan: Plan) -> dict[str, tuple[str | None, list[tuple[str, Any]]]]:
     own) and descriptions without the fingerprint marker (a secret missing at plan time gets
     one at apply time). A variables batch counts under each variable it sends: a batch that
     lost a variable whose secret now matches the platform differs at that variable alone."""
-    actions = {c.address: c.action.value for c in executable_changes(plan)}
+    changes = executable_changes(plan)
+    actions = {c.address: c.action.value for c in changes}
     parts: dict[str, list[tuple[str, Any]]] = {}
-    for change in executable_changes(plan):
+    for change in changes:
         for call in change.calls:
             for address, part in _call_parts(change, call):
                 parts.setdefault(address, []).append((call.operation, _comparable(part)))

@@ -134,6 +134,11 @@ DOMAIN = obj(
     **TIMESTAMPS,
 )
 
+FINAL_DEPLOYMENT_STATUSES = frozenset(
+    {"ready", "failed", "cancelled", "superseded", "skipped", "stopped"}
+)
+"""A deployment in one of these statuses changes no more (apply stops waiting, status says so)."""
+
 DEPLOYMENT = obj(
     id=STR,
     status=STR,

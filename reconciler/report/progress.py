@@ -26,7 +26,6 @@ from reconciler.apply import (
     Outcome,
 )
 from reconciler.apply.deploy import (
-    FINAL_STATUSES,
     REDEPLOY,
     DeploymentOutcome,
     DeployObserver,
@@ -35,6 +34,8 @@ from reconciler.apply.deploy import (
     describe_outcome,
 )
 from reconciler.plan.changes import Action, Change, Plan
+from reconciler.platform.shapes import FINAL_DEPLOYMENT_STATUSES
+from reconciler.report.tables import DNS_RECORD_HEADER, aligned
 
 Echo = Callable[[str], None]
 
@@ -197,14 +198,13 @@ def _section(title: str, lines: Sequence[str]) -> str:
 
 def render_dns_table(domains: Sequence[NewDomain]) -> str:
     """The DNS records the new domains need, as an aligned table (copyable into a DNS console)."""
-    header = ("DOMAIN", "TYPE", "NAME", "VALUE", "TTL")
     rows = [
         (d.host, *(_field(record, name) for name in ("type", "name", "value", "ttl")))
         for d in domains
         for record in d.dns_records
     ]
     return "Create these DNS records so the new domains can be verified:\n" + render_table(
-        header, rows
+        DNS_RECORD_HEADER, rows
     )
 
 
@@ -214,12 +214,7 @@ def _field(record: Mapping[str, Any], name: str) -> str:
 
 
 def render_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    lines = [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        for row in [header, *rows]
-    ]
-    return "\n".join(f"  {line}" for line in lines)
+    return "\n".join(f"  {line}" for line in aligned(header, rows))
 
 
 # --- an interrupted apply ----------------------------------------------------------
@@ -315,7 +310,7 @@ class PlainDeployProgress:
         )
 
     def status_changed(self, target: DeployTarget, deployment_id: str, status: str) -> None:
-        if status not in FINAL_STATUSES:  # the final one is reported by `finished`
+        if status not in FINAL_DEPLOYMENT_STATUSES:  # the final one is reported by `finished`
             self.echo(f"{target.address} ({deployment_id}): {status}")
 
     def finished(self, outcome: DeploymentOutcome) -> None:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from reconciler.plan.kinds.domains import ONE_ENVIRONMENT_ONLY
+from reconciler.report.tables import DNS_RECORD_HEADER, aligned
 from reconciler.status.read import (
     ATTACHED_ELSEWHERE,
     FORMAT_VERSION,
@@ -103,7 +103,6 @@ class Tables:
 
 DEPLOYMENT_HEADER = ("ENVIRONMENT", "DEPLOYMENT", "STATUS", "SOURCE", "AGE", "NOTE")
 DOMAIN_HEADER = ("DOMAIN", "ENVIRONMENT", "STATUS", "DETAIL")
-RECORD_HEADER = ("DOMAIN", "TYPE", "NAME", "VALUE", "TTL")
 
 
 def report_tables(report: StatusReport, now_ms: int) -> Tables:
@@ -196,26 +195,18 @@ def _domain_detail(domain: DomainInfo) -> str:
 def render_text(report: StatusReport, now_ms: int) -> str:
     """Plain aligned text, for logs and pipes."""
     tables = report_tables(report, now_ms)
-    out = ["Deployments", *_aligned(DEPLOYMENT_HEADER, tables.deployments)]
+    out = ["Deployments", *aligned(DEPLOYMENT_HEADER, tables.deployments)]
     if tables.domains:
-        out += ["", "Domains", *_aligned(DOMAIN_HEADER, tables.domains)]
+        out += ["", "Domains", *aligned(DOMAIN_HEADER, tables.domains)]
     if tables.records:
         out += [
             "",
             "DNS records to create (not seen yet)",
-            *_aligned(RECORD_HEADER, tables.records),
+            *aligned(DNS_RECORD_HEADER, tables.records),
         ]
     if tables.notes:
         out += ["", *(f"Warning: {note}" for note in tables.notes)]
     return "\n".join(out) + "\n"
-
-
-def _aligned(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    return [
-        "  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        for row in [header, *rows]
-    ]
 
 
 STATUS_STYLES = {"ready": "green", "verified": "green", "failed": "red", NOT_CREATED: "yellow"}
@@ -245,7 +236,7 @@ def render_rich(report: StatusReport, now_ms: int, console: Any) -> None:
         console.print(table)
     if tables.records:
         console.print("[bold]DNS records to create (not seen yet)[/]")
-        for line in _aligned(RECORD_HEADER, tables.records):
+        for line in aligned(DNS_RECORD_HEADER, tables.records):
             console.print(Text(line), soft_wrap=True)
     for note in tables.notes:
         console.print(f"[yellow]Warning:[/] {_escape(note)}")

@@ -26,12 +26,9 @@ from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest, listed
 from reconciler.plan.kinds.app import LiveApps, match_live_app
 from reconciler.plan.kinds.domains import where_attached
 from reconciler.platform.protocol import Platform
-from reconciler.platform.shapes import object_member
+from reconciler.platform.shapes import FINAL_DEPLOYMENT_STATUSES, object_member
 
 FORMAT_VERSION = "1"
-FINAL_DEPLOYMENT_STATUSES = frozenset(
-    {"ready", "failed", "cancelled", "superseded", "skipped", "stopped"}
-)
 DOMAIN_STATUSES = ("pending", "verifying", "verified", "failed")
 NOT_CREATED = "not created"
 ATTACHED_ELSEWHERE = "attached elsewhere"
