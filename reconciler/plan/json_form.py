@@ -159,7 +159,7 @@ def _diff_to_dict(diff: FieldDiff, where: str) -> dict[str, Any]:
     return out
 
 
-def _item_to_dict(item: ItemEdit, where: str) -> dict[str, Any]:
+def _item_to_dict(item: ItemEdit | PolicyEdit, where: str) -> dict[str, Any]:
     return {
         "op": item.op,
         "before_index": item.before_index,
@@ -178,11 +178,7 @@ def _shown(diff: FieldDiff, value: Any) -> Any:
 
 def _edit_to_dict(edit: PolicyEdit, where: str) -> dict[str, Any]:
     return {
-        "op": edit.op,
-        "before_index": edit.before_index,
-        "after_index": edit.after_index,
-        "before": encode_value(edit.before, f"{where} policy"),
-        "after": encode_value(edit.after, f"{where} policy"),
+        **_item_to_dict(edit, f"{where} policy"),
         "diffs": [_diff_to_dict(d, where) for d in edit.diffs],
     }
 
