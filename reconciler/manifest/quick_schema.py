@@ -7,11 +7,13 @@ value it cannot read) sends the document to schema.py, which finds and words the
 
 Where the two libraries differ, the difference is configured away here:
 
-- `pattern` and `multipleOf` are checked by schema.py's own validator, called back from
+- `pattern` and `multipleOf` are checked by schema.py's own predicates, called back from
   jsonschema-rs: schema.py reads patterns with Python's `re` (a final `$` read as ECMA-262
   reads it), whose classes are not those of jsonschema-rs's regex engine (`\\S` matches
   U+001C there, not in Python); and jsonschema asks that a float's quotient be an integer
-  (0.3 is not a multiple of 0.1) where jsonschema-rs forgives the rounding.
+  (0.3 is not a multiple of 0.1) where jsonschema-rs forgives the rounding. The predicates
+  are plain functions, not jsonschema's keywords: a valid document is checked without
+  importing jsonschema at all.
 - `format` is an annotation for schema.py's validator (it has no format checker): the
   patterns beside it decide. jsonschema-rs is told not to assert formats either (its
   `hostname` would refuse the surrounding spaces the schema's pattern forgives).
@@ -26,11 +28,10 @@ tests/manifest/test_quick_schema.py checks each of these and the agreement as a 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jsonschema_rs
-from jsonschema.protocols import Validator
 
 DELEGATED_PREFIX = "x-checked-by-python-"
 """Delegated keywords are renamed so that jsonschema-rs runs the callback, not its own."""
@@ -54,13 +55,20 @@ _SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SUBSCHEMA_MAPS = ("$defs", "dependentSchemas", "patternProperties", "properties")
 
 
-class QuickCheck:
-    """jsonschema-rs over `schema`, with the keywords in `delegated` checked by `python`
-    (a jsonschema validator) as it checks them itself."""
+Fails = Callable[[Any, Any], bool]
+"""(the keyword's value, an instance) -> whether the instance breaks the rule."""
 
-    def __init__(self, schema: dict[str, Any], python: Validator, delegated: Iterable[str]) -> None:
+
+class QuickCheck:
+    """jsonschema-rs over `schema`, with each keyword in `delegated` checked by its predicate
+    instead of jsonschema-rs's reading of it."""
+
+    def __init__(self, schema: dict[str, Any], delegated: Mapping[str, Fails]) -> None:
         names = self.delegated = frozenset(delegated)
-        keywords = {DELEGATED_PREFIX + name: _callback_keyword(python, name) for name in names}
+        keywords = {
+            DELEGATED_PREFIX + name: _callback_keyword(name, fails)
+            for name, fails in delegated.items()
+        }
         self._validator = jsonschema_rs.Draft202012Validator(
             renamed_keywords(schema, names),
             validate_formats=False,
@@ -95,17 +103,15 @@ class _Failed(Exception):
     """A delegated keyword found an error (jsonschema-rs only needs to see an exception)."""
 
 
-def _callback_keyword(python: Validator, name: str) -> type:
-    """A jsonschema-rs custom keyword class: `python`'s own check of keyword `name`."""
-    errors = python.VALIDATORS[name]
+def _callback_keyword(name: str, fails: Fails) -> type:
+    """A jsonschema-rs custom keyword class raising when `fails` says the instance breaks it."""
 
     class Delegated:
         def __init__(self, parent_schema: dict[str, Any], value: Any, schema_path: Any) -> None:
-            self.schema = parent_schema
             self.value = value
 
         def validate(self, instance: Any) -> None:
-            for _ in errors(python, self.value, instance, self.schema):
+            if fails(self.value, instance):
                 raise _Failed(name)
 
     Delegated.__name__ = Delegated.__qualname__ = f"Delegated_{name}"

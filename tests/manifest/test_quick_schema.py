@@ -12,6 +12,8 @@ from __future__ import annotations
 import copy
 import math
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -318,7 +320,7 @@ def test_patterns_are_read_by_pythons_re_not_jsonschema_rs_regex_engine() -> Non
     assert jsonschema_rs.validator_for(pattern).is_valid("a\x1cb")
     manifest_validator = type(schema._validator())
     assert not manifest_validator(pattern).is_valid("a\x1cb")
-    check = QuickCheck(pattern, manifest_validator(pattern), delegated=["pattern"])
+    check = QuickCheck(pattern, {"pattern": schema.pattern_fails})
     assert not check.accepts("a\x1cb")
     assert check.accepts("ab")
 
@@ -329,9 +331,14 @@ def test_multiple_of_is_jsonschemas_exact_float_division() -> None:
     step = {"multipleOf": 0.1}
     assert jsonschema_rs.validator_for(step).is_valid(0.3)
     assert not Draft202012Validator(step).is_valid(0.3)
-    check = QuickCheck(step, Draft202012Validator(step), delegated=["multipleOf"])
+    check = QuickCheck(step, {"multipleOf": schema.multiple_of_fails})
     assert not check.accepts(0.3)
-    assert check.accepts(0.5)
+    # 0.5 is not exactly a multiple of the binary 0.1, though jsonschema's rounded quotient
+    # is 5.0: the quick check cannot tell, and jsonschema's verdict (valid) stands
+    assert not check.accepts(0.5)
+    assert Draft202012Validator(step).is_valid(0.5)
+    quarter = {"multipleOf": 0.25}
+    assert QuickCheck(quarter, {"multipleOf": schema.multiple_of_fails}).accepts(0.75)
     v_cpus = math.nextafter(0.75, 1)
     runtime = {"runtime": {"vCpus": v_cpus}}
     document = app_document(git={"repository": "acme/web"}, environments={"production": runtime})
@@ -339,6 +346,40 @@ def test_multiple_of_is_jsonschemas_exact_float_division() -> None:
     assert [p.message for p in agree(document)] == [
         f"{v_cpus!r} is not a multiple of 0.25; the nearest are 0.75 and 1"
     ]
+
+
+_NUMBERS = st.one_of(
+    st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.integers(-1000, 1000).map(lambda n: n * 0.25),
+    st.integers(-1000, 1000).map(lambda n: n * 0.1),
+)
+_STEPS = st.one_of(
+    st.sampled_from([0.25, 256, 512, 0.1, 0.5, 3, 1e-3]),
+    st.integers(1, 10**6),
+    st.floats(min_value=1e-6, max_value=1e6),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(instance=_NUMBERS, step=_STEPS)
+def test_multiple_of_never_passes_what_jsonschema_fails(instance: Any, step: Any) -> None:
+    """The quick check's own multipleOf is never kinder than jsonschema's; for the steps
+    the schema has (binary fractions and integers) the two agree exactly."""
+    python_fails = not Draft202012Validator({"multipleOf": step}).is_valid(instance)
+    if python_fails:
+        assert schema.multiple_of_fails(step, instance)
+    if step in (0.25, 256, 512):
+        assert schema.multiple_of_fails(step, instance) == python_fails
+
+
+@given(
+    pattern=st.sampled_from([r"^[a-z]+$", r"^\S+$", r"^acme/[a-z.-]+$", r"[0-9]"]),
+    instance=st.one_of(st.text(max_size=12), st.integers(), st.none()),
+)
+def test_the_quick_checks_pattern_is_the_full_validators(pattern: str, instance: Any) -> None:
+    full = type(schema._validator())({"pattern": pattern})
+    assert schema.pattern_fails(pattern, instance) == (not full.is_valid(instance))
 
 
 def test_the_manifests_quick_check_delegates_both() -> None:
@@ -349,7 +390,7 @@ def test_the_manifests_quick_check_delegates_both() -> None:
 
 def test_keywords_neither_library_knows_constrain_nothing() -> None:
     annotated = {"type": "string", "errorMessage": "x", "patternErrorMessage": "y"}
-    check = QuickCheck(annotated, Draft202012Validator(annotated), delegated=[])
+    check = QuickCheck(annotated, {})
     assert check.accepts("anything")
     assert not check.accepts(1)
 
@@ -411,3 +452,34 @@ def test_cli_output_is_the_same_without_the_quick_check(monkeypatch: pytest.Monk
     full = [run_cli(["validate", *f, "-f", *paths]) for paths in runs for f in formats]
     assert quick == full
     assert len(CORPUS) > 100
+
+
+# --- jsonschema is loaded only for a document the quick check does not accept --------------
+
+
+def _modules_after_loading(path: Path) -> str:
+    code = (
+        "import sys\n"
+        "from reconciler.manifest.validate import load_manifest\n"
+        "from reconciler.manifest.problems import ManifestInvalid\n"
+        "try:\n"
+        f"    load_manifest([{str(path)!r}])\n"
+        "except ManifestInvalid:\n"
+        "    pass\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'jsonschema'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    return done.stdout.strip()
+
+
+def test_a_valid_manifest_loads_without_importing_jsonschema() -> None:
+    """jsonschema (with attrs, referencing and its specifications) is a sixth of a plan's
+    imports; the quick check's two delegated keywords are plain predicates."""
+    assert _modules_after_loading(ROOT / "examples/quickstart.yaml") == "[]"
+
+
+def test_an_invalid_manifest_is_worded_by_jsonschema() -> None:
+    invalid = next(p for p in CORPUS if "invalid" in p.parts)
+    assert "'jsonschema'" in _modules_after_loading(invalid)
