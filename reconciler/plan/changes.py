@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from reconciler.manifest.model import Position
-from reconciler.policy_tests.effect import OutcomeChange
 
 if TYPE_CHECKING:
     from reconciler.checks.capacity import CapacityReport
     from reconciler.checks.findings import Finding
+
+    # the policy engine (and re2) is imported when a policy list changes, not by every plan
+    from reconciler.policy_tests.effect import OutcomeChange
 
 FORMAT_VERSION = "1.0"
 

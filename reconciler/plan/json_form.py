@@ -30,7 +30,7 @@ someone pasted in).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, TypeVar, get_args
 
 from reconciler import __version__
 from reconciler.errors import PlanShapeError
@@ -57,7 +57,9 @@ from reconciler.plan.changes import (
     SecretSourceKind,
 )
 from reconciler.plan.golive import goes_live
-from reconciler.policy_tests.effect import OutcomeChange, outcome_change_from_json
+
+if TYPE_CHECKING:
+    from reconciler.policy_tests.effect import OutcomeChange
 
 SECRET_MARKER = "$secret"
 ABSENT_MARKER = "$absent"
@@ -279,6 +281,8 @@ def _test_outcomes(obj: Mapping[str, Any], path: str) -> tuple[OutcomeChange, ..
 
 
 def _test_outcome(data: Any, path: str) -> OutcomeChange:
+    from reconciler.policy_tests.effect import outcome_change_from_json  # see changes.py
+
     try:
         return outcome_change_from_json(_object(data, path))
     except (KeyError, TypeError):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reconciler.manifest.model import UNSET, Environment
 from reconciler.plan.changes import Action, Call, Change, PolicyEdit
@@ -32,8 +32,9 @@ from reconciler.plan.kinds.base import (
 from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord
 from reconciler.platform.protocol import Platform
-from reconciler.policy_tests import PolicyError
-from reconciler.policy_tests.effect import OutcomeChange, changed_outcomes
+
+if TYPE_CHECKING:
+    from reconciler.policy_tests.effect import OutcomeChange
 
 READ_OPERATION = "gateway.listPolicies"
 UNORDERED_LISTS = frozenset(
@@ -182,6 +183,11 @@ def _test_outcomes(
     live: Sequence[Mapping[str, Any]], wanted: Sequence[Mapping[str, Any]], environment: Environment
 ) -> tuple[tuple[OutcomeChange, ...], tuple[str, ...]]:
     """The policy tests whose verdict the change turns, or why they could not be evaluated."""
+    # imported when a list changes: the policy engine (and re2) is an eighth of a plan's
+    # own imports, and most plans change no policy
+    from reconciler.policy_tests import PolicyError
+    from reconciler.policy_tests.effect import changed_outcomes
+
     try:
         return changed_outcomes(live, wanted, environment.policy_tests), ()
     except PolicyError as error:  # the live list: the manifest's was validated
