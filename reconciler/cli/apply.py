@@ -239,6 +239,7 @@ def apply(
     SIGTERM), after a summary of what was applied and how to go on.
     """
     from reconciler.plan.secrets import fingerprint_key_from
+    from reconciler.platform.connect import start_connecting
 
     _check_inputs(planfile, files, targets)
     request = ApplyRequest(
@@ -264,6 +265,7 @@ def apply(
             hint="pass --auto-approve (CI), or save a plan with `reconciler plan -f ... --out "
             "plan.json`, review it, and run `reconciler apply plan.json`",
         )
+    start_connecting(base_url)  # while the manifest or the saved plan is read
     run = _Run(manifest_files=files, targets=targets)
     try:
         succeeded = run_async(_apply(request, run))

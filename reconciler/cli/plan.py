@@ -93,12 +93,14 @@ def plan(
     from reconciler.plan.planner import PlanOptions
     from reconciler.plan.secrets import fingerprint_key_from
     from reconciler.plan.targets import Scope
+    from reconciler.platform.connect import start_connecting
 
     Scope.parse(targets)  # a bad --target fails before any file or network work
     if out is not None:
         from reconciler.files import check_replaceable
 
         check_replaceable(out)  # before reading live state, not after
+    start_connecting(base_url)  # while the manifest is read
     manifest = load_manifest(files)
     echo_warnings(manifest.warnings)
     options = PlanOptions(

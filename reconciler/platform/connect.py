@@ -23,6 +23,7 @@ from reconciler.platform.client import PlatformClient
 from reconciler.platform.log import CallLog
 from reconciler.platform.messages import API_KEY_ENV, BASE_URL_ENV
 from reconciler.platform.operations import OPERATIONS
+from reconciler.platform.transport import load_certificates_in_background
 
 if TYPE_CHECKING:
     from reconciler.emulator.store import StateLock
@@ -60,6 +61,14 @@ def connect(
     return PlatformClient(
         validate_base_url(base_url), api_key, parallelism=parallelism, call_log=call_log
     )
+
+
+def start_connecting(base_url: str | None) -> None:
+    """Begin what a connection to `base_url` needs and may do before the manifest is read:
+    loading the certificates TLS is verified with, on another thread. Errors wait for
+    `connect`; the local platform needs nothing."""
+    if base_url and base_url.strip() and not is_local(base_url):
+        load_certificates_in_background()
 
 
 def is_local(base_url: str | None) -> bool:

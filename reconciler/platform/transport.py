@@ -10,16 +10,22 @@ module decides once, the same way (tests/platform/test_transport.py compares the
 - the proxy the environment names for the origin: `HTTPS_PROXY` or `HTTP_PROXY` by its scheme,
   else `ALL_PROXY` (read by `urllib.request.getproxies`, as httpx reads them), unless
   `NO_PROXY` names it (httpx's reading of it: see `_bypassed`);
-- TLS verified against certifi's certificates, or those `SSL_CERT_FILE` / `SSL_CERT_DIR` name.
+- TLS verified against certifi's certificates, or those `SSL_CERT_FILE` / `SSL_CERT_DIR` name,
+  loaded once per process and setting, on another thread when a command starts it early
+  (`load_certificates_in_background`): OpenSSL parses the bundle without holding the GIL, so
+  the load costs nothing while the manifest is read.
 
 A setting that cannot be used is a usage error before the first call, not an internal error.
 """
 
 from __future__ import annotations
 
+import functools
 import ipaddress
+import os
 import ssl
 import urllib.request
+from concurrent.futures import Future, ThreadPoolExecutor
 from urllib.parse import urlsplit
 
 import httpx
@@ -51,9 +57,28 @@ def origin_transport(base_url: str, parallelism: int) -> httpx.AsyncHTTPTranspor
         ) from None
 
 
+def load_certificates_in_background() -> None:
+    """Start loading the certificates TLS is verified with, for the transport to take later."""
+    _loading_certificates(*_certificate_settings())
+
+
+def _certificate_settings() -> tuple[str | None, str | None]:
+    return os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
+
+
+@functools.cache
+def _loading_certificates(cert_file: str | None, cert_dir: str | None) -> Future[ssl.SSLContext]:
+    """One load per setting (the arguments key the cache; httpx reads them from the
+    environment itself). A failure is kept and raised where the transport is built."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reconciler-certificates")
+    loading = pool.submit(httpx.create_ssl_context, trust_env=True)
+    pool.shutdown(wait=False)
+    return loading
+
+
 def _certificates() -> ssl.SSLContext:
     try:
-        return httpx.create_ssl_context(trust_env=True)
+        return _loading_certificates(*_certificate_settings()).result()
     except OSError as error:  # ssl.SSLError included
         raise UsageError(
             f"cannot load the certificates to verify TLS with: {error.strerror or error}",

@@ -7,11 +7,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import ssl
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from unittest import mock
 
+import certifi
 import httpx
 import pytest
 from hypothesis import assume, given, settings
@@ -19,6 +22,7 @@ from hypothesis import strategies as st
 
 from reconciler.errors import UsageError
 from reconciler.platform.client import PlatformClient
+from reconciler.platform.connect import start_connecting
 from reconciler.platform.transport import environment_proxy
 from tests.platform.helpers import SENTINEL_KEY
 from tests.platform.servers import read_request
@@ -228,6 +232,47 @@ def test_certificates_that_cannot_be_loaded_are_a_usage_error(
     with pytest.raises(UsageError) as caught:
         PlatformClient("https://api.example.com", SENTINEL_KEY)
     assert "certificates" in str(caught.value) and "SSL_CERT_FILE" in str(caught.value.hint)
+
+
+def test_certificates_started_early_are_a_usage_error_where_the_client_is_made(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "also-missing.pem"))
+    start_connecting("https://api.example.com")  # the failure waits for the client
+    with pytest.raises(UsageError) as caught:
+        PlatformClient("https://api.example.com", SENTINEL_KEY)
+    assert "certificates" in str(caught.value)
+
+
+def test_certificates_load_once_on_another_thread_before_the_client_needs_them(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """OpenSSL parses the CA bundle without the GIL: started before the manifest is read, the
+    load overlaps it; the client then takes that context rather than loading another."""
+    made: list[tuple[str, ssl.SSLContext]] = []  # (thread, context)
+    create = httpx.create_ssl_context
+
+    def recording(**settings: object) -> ssl.SSLContext:
+        context = create(**settings)  # type: ignore[arg-type]
+        made.append((threading.current_thread().name, context))
+        return context
+
+    monkeypatch.setattr(httpx, "create_ssl_context", recording)
+    bundle = tmp_path / "bundle.pem"  # a setting of its own: nothing loaded it before
+    bundle.write_bytes(Path(certifi.where()).read_bytes())
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    start_connecting("https://api.example.com")
+    start_connecting("https://api.example.com")
+    client = PlatformClient("https://api.example.com", SENTINEL_KEY)
+    assert len(made) == 1  # the client took the context loaded early, it made none
+    assert made[0][0] != threading.main_thread().name
+    asyncio.run(client.aclose())
+
+
+def test_the_local_platform_loads_no_certificates(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(httpx, "create_ssl_context", mock.Mock(side_effect=AssertionError))
+    start_connecting("local")
+    start_connecting(None)
 
 
 def test_a_closed_client_sends_nothing() -> None:
