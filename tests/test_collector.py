@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import subprocess
+import sys
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -150,3 +152,22 @@ def test_plans_built_at_once_bring_full_passes_back_when_the_last_ends() -> None
         assert gc.get_threshold() == before
     finally:
         gc.set_threshold(*before)
+
+
+EXITING = """
+import atexit, gc, sys
+atexit.register(lambda: print("frozen at exit:", gc.get_freeze_count() > 0))  # runs last
+from reconciler.collector import skip_collection_at_exit
+skip_collection_at_exit()
+skip_collection_at_exit()  # once, however often a process runs a command
+print("frozen while running:", gc.get_freeze_count() > 0)
+gc.collect()
+"""
+
+
+def test_objects_are_frozen_at_exit_only() -> None:
+    """The collector works as usual while a command runs; at exit its last walk is skipped."""
+    done = subprocess.run(
+        [sys.executable, "-c", EXITING], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.splitlines() == ["frozen while running: False", "frozen at exit: True"]

@@ -17,6 +17,7 @@ import click
 
 from reconciler import __version__, sensitive
 from reconciler.cli.interrupts import interrupt_on_sigterm
+from reconciler.collector import skip_collection_at_exit
 from reconciler.errors import OutputError
 from reconciler.report.output import GuardedOutput, echo, guard_stdout, release_stdout
 
@@ -46,6 +47,7 @@ class LazyGroup(click.Group):
         """
         kwargs["standalone_mode"] = False
         sensitive.forget_all()  # one command per process: what it registers is its own
+        skip_collection_at_exit()
         output = guard_stdout()
         restore_sigterm = interrupt_on_sigterm()
         try:
