@@ -125,20 +125,22 @@ class CallGraph:
                 previous = node
 
     def _cover_batched_changes(self) -> None:
-        """A change without calls is decided by a call of another change of its kind in its
-        environment that covers it (the batch call that carries a variable's key)."""
-        batch_nodes: dict[tuple[str, tuple[str, ...] | None], list[CallNode]] = {}
+        """A change without calls is decided by each call of another change of its kind in its
+        environment that carries its key (the batch call that sets or removes a variable).
+        The calls' keys are indexed once: looking each change's key up in every batch call
+        of its environment grew with the square of the variables."""
+        deciding: dict[tuple[str, tuple[str, ...] | None, str], list[CallNode]] = {}
         for node in self.nodes:
-            key = (node.owner.kind, _environment_key(node.owner))
-            batch_nodes.setdefault(key, []).append(node)
+            place = (node.owner.kind, _environment_key(node.owner))
+            for key in kinds.get(node.owner.kind).batch_keys(node.call):
+                deciding.setdefault((*place, key), []).append(node)
         for change in self.changes:
-            if change.calls:
+            wanted = None if change.calls else kinds.get(change.kind).batch_key(change)
+            if wanted is None:
                 continue
-            kind = kinds.get(change.kind)
-            for node in batch_nodes.get((change.kind, _environment_key(change)), []):
-                if kind.covers(change, node.call):
-                    node.covers.append(change)
-                    self.nodes_of[change.address].append(node)
+            for node in deciding.get((change.kind, _environment_key(change), wanted), []):
+                node.covers.append(change)
+                self.nodes_of[change.address].append(node)
 
     def _add_slug_order(self) -> None:
         """Each call taking a slug requires the call of another change that frees it."""

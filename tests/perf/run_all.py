@@ -25,8 +25,9 @@ The goals table (each figure with its goal, met or not):
 - validate of a 2,000-app manifest, CPU over `yaml.load(CSafeLoader)` of the same file
   (`bench_validate`, <= 1.5);
 - growth between the `--growth-sizes`: plan CPU per app (the planner alone, every read
-  answered at once: `bench_plan_cpu`), validate CPU per app, and the emulator's CPU per
-  plan read (<= 1.2 each).
+  answered at once: `bench_plan_cpu`), validate CPU per app, the emulator's CPU per
+  plan read, and the CPU per variable of ordering apply's calls when one environment holds
+  that many variables (`bench_call_graph`) (<= 1.2 each).
 
 Below it, the detail: per size and stage, calls, wall, the bound and the ideal schedule (the
 time a client with no CPU cost needs for the same calls in their dependency order:
@@ -64,6 +65,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(PERF))
 
 import bench_apply  # noqa: E402
+import bench_call_graph  # noqa: E402
 import bench_client  # noqa: E402
 import bench_emulator_cpu  # noqa: E402
 import bench_plan_cpu  # noqa: E402
@@ -411,7 +413,7 @@ def goals(
     validate: tuple[int, float, float, float, float],
     client: bench_client.Figure,
     emulator: bench_emulator_cpu.Measured,
-    growth: tuple[list[int], float, float],
+    growth: tuple[list[int], float, float, float],
 ) -> list[Goal]:
     found: list[Goal] = []
     for r in results:
@@ -423,7 +425,7 @@ def goals(
         ]
     reads = emulator.figures[0].reads
     apps, _seconds, _cpu, to_parser, _to_paused = validate
-    sizes, plan_growth, validate_growth = growth
+    sizes, plan_growth, validate_growth, call_graph_growth = growth
     emulator_growth = emulator.figures[-1].reads.cpu_ms_per_call / reads.cpu_ms_per_call
     found += [
         Goal("client CPU per call (httpx transport)", client.client_ms, 1.0, unit=" ms"),
@@ -432,6 +434,12 @@ def goals(
         Goal(f"validate {apps} apps, CPU / yaml.load(CSafeLoader)", to_parser, 1.5),
         Goal(f"growth {sizes[-1]}/{sizes[0]} apps: plan CPU per app", plan_growth, 1.2),
         Goal(f"growth {sizes[-1]}/{sizes[0]} apps: validate CPU per app", validate_growth, 1.2),
+        Goal(
+            f"growth {sizes[-1]}/{sizes[0]} variables of one environment: apply's call order "
+            "CPU per variable",
+            call_graph_growth,
+            1.2,
+        ),
         Goal(
             f"growth {emulator.figures[-1].apps}/{emulator.figures[0].apps} apps: emulator CPU "
             "per plan read",
@@ -520,7 +528,12 @@ def main() -> int:
         print(f"  {size} apps measured", file=sys.stderr, flush=True)
     validate = (args.validate_apps, *run_validate(args.validate_apps))
     sizes = [int(s) for s in args.growth_sizes.split(",")]
-    growth = (sizes, run_plan_growth(sizes), run_validate_growth(sizes))
+    growth = (
+        sizes,
+        run_plan_growth(sizes),
+        run_validate_growth(sizes),
+        bench_call_graph.growth(sizes),
+    )
     print("  validate and growth measured", file=sys.stderr, flush=True)
     client_argv = ["--latency-ms", str(args.latency_ms), "--calls", str(args.client_calls)]
     clients = bench_client.figures(client_argv)

@@ -129,10 +129,14 @@ class Kind(ABC):
         domain creations, settings, variable sets, variable removals, policies); None for
         calls outside an environment."""
 
-    def covers(self, change: Change, call: Call) -> bool:
-        """Whether `call` (of another change of this kind) decides `change`, which carries no
-        call of its own (a batch of variables)."""
-        return False
+    def batch_key(self, change: Change) -> str | None:
+        """The key under which a batch call of another change of this kind decides `change`,
+        which carries no call of its own (a variable sent in a batch); None: no batch does."""
+        return None
+
+    def batch_keys(self, call: Call) -> Collection[str]:
+        """The keys of the changes without calls that `call` decides (a batch call's)."""
+        return ()
 
     def unique_key(self, change: Change) -> str | None:
         """A key unique in the whole workspace (a domain's host): a delete of it runs before

@@ -410,8 +410,11 @@ class VariablesKind(EnvironmentKind):
     def apply_phase(self, change: Change, call: Call) -> int | None:
         return 4 if call.operation == "environments.removeEnvironmentVariables" else 3
 
-    def covers(self, change: Change, call: Call) -> bool:
-        return change.address.rsplit("/", 1)[1] in variable_keys(call)
+    def batch_key(self, change: Change) -> str | None:
+        return change.address.rsplit("/", 1)[1]
+
+    def batch_keys(self, call: Call) -> Collection[str]:
+        return variable_keys(call)
 
     def rollout_reason(self, change: Change) -> str | None:
         return "variables"
