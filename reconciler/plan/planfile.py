@@ -5,7 +5,9 @@ The file is the documented JSON plan (`plan_to_dict`) with three more keys:
 reloads to refuse a plan whose manifest changed) and `checksum`, a SHA-256 of
 the rest that catches a file edited or cut after it was saved. It holds
 secret references, never secret values, and is written atomically with mode
-0600 because it still describes the infrastructure.
+0600 because it still describes the infrastructure: `plan_file_text` is its content,
+`reconciler.report.output.write_plan_file` the one writer (it also refuses a plan holding a
+plain write-only value or any registered secret).
 """
 
 from __future__ import annotations
@@ -17,11 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reconciler.errors import PlainSecretError, PlanFileError, PlanShapeError
-from reconciler.files import write_atomically
+from reconciler.errors import PlanFileError, PlanShapeError
 from reconciler.plan.changes import FORMAT_VERSION, Plan
 from reconciler.plan.json_form import plan_from_dict, plan_to_dict
-from reconciler.plan.secret_guard import check_no_plain_secrets
 
 PLAN_FILE_KIND = "reconciler-plan"
 _REPLAN = "run `reconciler plan --out FILE` again and apply the new file"
@@ -31,17 +31,6 @@ _REPLAN = "run `reconciler plan --out FILE` again and apply the new file"
 class SavedPlan:
     plan: Plan
     manifest_files: tuple[str, ...]
-
-
-def save_plan(plan: Plan, path: Path, *, manifest_files: Sequence[str]) -> None:
-    """Write `plan` to `path` atomically (a reader never sees half a file), readable by owner
-    only. The CLI saves through `reconciler.report.output.write_plan_file` instead, which also
-    redacts; this is for library use."""
-    try:
-        check_no_plain_secrets(plan)
-    except PlainSecretError as error:
-        raise PlanFileError(f"refusing to save the plan to {path}: {error.message}") from None
-    _write_atomically(Path(path), plan_file_text(plan, manifest_files=manifest_files))
 
 
 def plan_file_text(plan: Plan, *, manifest_files: Sequence[str]) -> str:
@@ -145,10 +134,3 @@ def _dump(document: dict[str, Any]) -> str:
     return (
         json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
     )
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    try:
-        write_atomically(path, text, mode=0o600)
-    except OSError as error:
-        raise PlanFileError(f"cannot write plan file {path}: {error.strerror}") from None

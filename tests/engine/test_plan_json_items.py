@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from reconciler.errors import PlanShapeError
 from reconciler.plan.changes import Action, Change, FieldDiff, ItemEdit, Plan, PolicyEdit
 from reconciler.plan.json_form import plan_from_dict, plan_to_dict
-from reconciler.plan.planfile import load_plan, save_plan
+from reconciler.plan.planfile import load_plan
 from reconciler.report.plan_json import render_json
+from tests.fixtures.planfiles import write_plan
 
 BEFORE = [f"10.0.0.{i}/32" for i in range(60)]
 AFTER = [*BEFORE[:7], "10.9.9.9/32", *BEFORE[8:]]
@@ -74,7 +75,7 @@ def test_items_are_written_next_to_the_whole_lists():
 
 def test_the_saved_plan_keeps_the_items_and_apply_reads_it_back(tmp_path: Path):
     path = tmp_path / "plan.json"
-    save_plan(_plan(), path, manifest_files=["platform/shop.yaml"])
+    write_plan(_plan(), path, manifest_files=["platform/shop.yaml"])
     loaded = load_plan(path).plan
     assert loaded == _plan()
     assert loaded.changes[0].policy_edits[0].diffs[0].items == EDITS

@@ -13,8 +13,9 @@ import pytest
 from reconciler.errors import PlanFileError, ReconcilerError
 from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, Plan, SecretRef
 from reconciler.plan.json_form import JsonArray
-from reconciler.plan.planfile import SavedPlan, _checksum, load_plan, save_plan
+from reconciler.plan.planfile import SavedPlan, _checksum, load_plan
 from tests.engine.test_render import SENTINEL, sample_plan, secret_create
+from tests.fixtures.planfiles import write_plan
 
 MANIFESTS = ("platform/shop.yaml", "platform/shared/base.yml")
 
@@ -22,7 +23,7 @@ MANIFESTS = ("platform/shop.yaml", "platform/shared/base.yml")
 @pytest.fixture
 def saved(tmp_path: Path) -> Path:
     path = tmp_path / "plan.json"
-    save_plan(sample_plan(), path, manifest_files=MANIFESTS)
+    write_plan(sample_plan(), path, manifest_files=MANIFESTS)
     return path
 
 
@@ -75,7 +76,7 @@ class TestRoundTrip:
             diffs=(FieldDiff("build.watchPaths", ABSENT, ("a", "b")),),
         )
         plan = Plan(changes=(change,))
-        save_plan(plan, tmp_path / "p.json", manifest_files=())
+        write_plan(plan, tmp_path / "p.json", manifest_files=())
         assert load_plan(tmp_path / "p.json").plan == plan
 
     def test_arrays_load_immutable_and_equal_to_lists_or_tuples(self, saved: Path) -> None:
@@ -123,14 +124,14 @@ class TestWriting:
         path = tmp_path / "plan.json"
         path.write_text("old")
         os.chmod(path, 0o644)
-        save_plan(sample_plan(), path, manifest_files=MANIFESTS)
+        write_plan(sample_plan(), path, manifest_files=MANIFESTS)
         assert load_plan(path).plan == sample_plan()
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.json"]
 
     def test_missing_directory_is_a_clear_error(self, tmp_path: Path) -> None:
         with pytest.raises(PlanFileError, match=r"cannot write plan file .*nowhere"):
-            save_plan(sample_plan(), tmp_path / "nowhere" / "plan.json", manifest_files=())
+            write_plan(sample_plan(), tmp_path / "nowhere" / "plan.json", manifest_files=())
 
     def test_refuses_a_plain_writeonly_value_in_a_call(self, tmp_path: Path) -> None:
         leaky_call = Call(
@@ -142,7 +143,7 @@ class TestWriting:
         leaky = Plan(changes=(Change(**{**secret_create().__dict__, "calls": (leaky_call,)}),))
         path = tmp_path / "plan.json"
         with pytest.raises(PlanFileError) as caught:
-            save_plan(leaky, path, manifest_files=())
+            write_plan(leaky, path, manifest_files=())
         assert "STRIPE_KEY" in str(caught.value) and "refusing" in str(caught.value)
         assert SENTINEL not in str(caught.value)
         assert not path.exists()
@@ -156,7 +157,7 @@ class TestWriting:
             }
         )
         path = tmp_path / "plan.json"
-        save_plan(Plan(changes=(change,)), path, manifest_files=())
+        write_plan(Plan(changes=(change,)), path, manifest_files=())
         text = path.read_text()
         assert SENTINEL not in text
         assert '"$secret"' in text

@@ -25,8 +25,9 @@ from reconciler.plan.changes import (
     SecretRef,
     SecretSource,
 )
-from reconciler.plan.planfile import load_plan, save_plan
+from reconciler.plan.planfile import load_plan
 from reconciler.report.plan_json import plan_to_dict, render_json, render_markdown, render_text
+from tests.fixtures.planfiles import write_plan
 
 SENSITIVE = "(sensitive value)"
 
@@ -129,7 +130,7 @@ _settings = settings(
 @given(plan=plans, files=st.lists(texts, max_size=3))
 def test_save_then_load_is_the_identity(tmp_path: Path, plan: Plan, files: list[str]) -> None:
     path = tmp_path / "plan.json"
-    save_plan(plan, path, manifest_files=files)
+    write_plan(plan, path, manifest_files=files)
     loaded = load_plan(path)
     assert loaded.plan == plan
     assert loaded.manifest_files == tuple(files)
