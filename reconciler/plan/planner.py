@@ -139,9 +139,7 @@ class _Planner(Planning):
         await self._order_slug_moves()
 
     async def _plan_project(self, desired: Project) -> None:
-        live = await project.read_project(self.platform, desired)
-        project.KIND.record(self.record, project.location(desired), desired.slug, live)
-        live = await self._hold_project_slugs(desired, live)
+        live = await self._read_project(desired)
         change = project.plan_project(desired, live)
         self._add(change)
         depends = _dependency(change, Action.CREATE)
@@ -203,6 +201,13 @@ class _Planner(Planning):
             and sum(self._wants(desired.slug, a, e, kind) for a, e in environments) > 1
         ]
 
+    async def _read_project(self, desired: Project) -> dict[str, Any] | None:
+        """The live project `desired` stands for (read and recorded), with the slugs it leaves
+        and takes noted."""
+        live = await project.read_project(self.platform, desired)
+        project.KIND.record(self.record, project.location(desired), desired.slug, live)
+        return await self._hold_project_slugs(desired, live)
+
     async def _hold_project_slugs(
         self, desired: Project, live: dict[str, Any] | None
     ) -> dict[str, Any] | None:
@@ -237,10 +242,7 @@ class _Planner(Planning):
         if desired is None or key in self.planned_projects:
             return
         self.planned_projects.add(key)
-        live = await project.read_project(self.platform, desired)
-        project.KIND.record(self.record, project.location(desired), desired.slug, live)
-        live = await self._hold_project_slugs(desired, live)
-        self._add(project.plan_project(desired, live))
+        self._add(project.plan_project(desired, await self._read_project(desired)))
 
     async def _order_slug_moves(self) -> None:
         """Make what takes a slug wait for what frees it, and break rename cycles through a
