@@ -25,7 +25,7 @@ from reconciler.manifest.formats import EXPLAINED_FORMATS
 from reconciler.manifest.model import Position
 from reconciler.manifest.problems import Path, Problem
 from reconciler.manifest.quick_schema import QuickCheck
-from reconciler.manifest.yaml_nodes import NonDecimalNumber, Yaml11Boolean
+from reconciler.manifest.yaml_nodes import NonDecimalNumber, RefusedNumber, Yaml11Boolean
 
 if TYPE_CHECKING:
     # Imported where the full validator is built: a document the quick check accepts is
@@ -96,15 +96,18 @@ def multiple_of_fails(step: Any, instance: Any) -> bool:
     """Whether a number is not a multiple of `step`, by exact arithmetic.
 
     Never kinder than jsonschema's check (a float quotient that must be an integer): when
-    instance / step is exactly an integer, the rounded float quotient is that integer too.
+    instance / step is exactly an integer, the rounded float quotient is that integer too (an
+    integer instance a float cannot hold exactly is left to jsonschema).
     Where it is not exactly one, this says so even if rounding would make it one; the
     document then goes to jsonschema, whose verdict stands (the schema's steps, 0.25, 256
     and 512, divide exactly, and there the two agree)."""
     if isinstance(instance, bool) or not isinstance(instance, int | float):
         return False  # not a number: `type` decides
     try:
+        if isinstance(step, float) and isinstance(instance, int) and float(instance) != instance:
+            return True  # jsonschema divides the rounded float: its verdict, not exact arithmetic's
         return Fraction(instance) % Fraction(step) != 0
-    except (ValueError, OverflowError):  # not finite: let jsonschema decide
+    except (ValueError, OverflowError):  # not finite, or beyond any float: jsonschema decides
         return True
 
 
@@ -442,7 +445,8 @@ def _type_message(error: ValidationError) -> str:
         )
     message = f"expected {' or '.join(wanted)}, got {_kind_of(value)}"
     if isinstance(value, str) and _is_quoted_number(value, wanted):
-        message += f"; write it without quotes: {value.strip()}"
+        if not isinstance(value, RefusedNumber):  # written unquoted, refused by the loader
+            message += f"; write it without quotes: {value.strip()}"
     elif isinstance(value, str) and "boolean" in wanted:
         message += "; write true or false, without quotes"
     return message

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,10 @@ MAX_ALIAS_EXPANSION = 100_000
 MAX_DEPTH = 64
 """A manifest is about 12 levels deep; anything past this is garbage or an attack."""
 _PARSER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+LARGEST_NUMBER = sys.float_info.max
+"""Integers beyond it are refused while loading: no float holds them, so JSON readers (the
+platform's, and the model's float() of a vCpus) cannot read them as numbers. (A smaller
+integer may still stand for a variable's text: `ID: 123456789012345678901` is taken as is.)"""
 _YAML = "tag:yaml.org,2002:"
 _MERGE_TAG = _YAML + "merge"
 _SCALAR_TAGS = {_YAML + t for t in ("str", "int", "float", "bool", "null", "timestamp")}
@@ -41,6 +46,11 @@ _UNCLEAR_FLOAT_MARKS = ("_", ":")
 Place = tuple[int, int]
 """(line, column), 1-based, in the file being read: a large manifest has a few hundred
 thousand, and a tuple costs a small part of what a `Position` (with its file) costs to make."""
+
+
+class RefusedNumber(str):
+    """The text of a number the loader refused (too large), its problem already reported:
+    kept as text, so no field takes it, and the schema does not suggest unquoting it."""
 
 
 @dataclass(frozen=True)
@@ -456,7 +466,18 @@ class Converter:
             if tag == _YAML + "bool":
                 return _boolean(node.value, self._constructor.construct_yaml_bool(plain))
             if tag == _YAML + "int":
-                return _integer(node.value, self._constructor.construct_yaml_int(plain))
+                integer = self._constructor.construct_yaml_int(plain)
+                if abs(integer) > LARGEST_NUMBER:
+                    self.problems.append(
+                        Problem.at(
+                            node_position(node, self.display),
+                            path,
+                            f"a {len(node.value)}-digit integer is too large a number: no "
+                            "JSON reader holds it (quote it if you mean the text)",
+                        )
+                    )
+                    return RefusedNumber(node.value)
+                return _integer(node.value, integer)
             number = self._constructor.construct_yaml_float(plain)
             if not math.isfinite(number):
                 self.problems.append(

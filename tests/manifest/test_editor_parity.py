@@ -37,6 +37,10 @@ YAML11 = (
     "YAML 1.1 reads this as a number or boolean, YAML 1.2 (editors) as something the field "
     "accepts; the CLI refuses the text both readings would not agree on"
 )
+BEYOND_JSON_INTEGERS = (
+    "JSON Schema takes any integer; the loader refuses those no float holds, which no JSON "
+    "reader can read (the spec sets no maximum the schema could state)"
+)
 CROSS_LAYER = "depends on how `defaults` merges into both environments (one schema sees one block)"
 NOT_EXPRESSIBLE = {
     # the YAML itself
@@ -56,6 +60,7 @@ NOT_EXPRESSIBLE = {
     "yaml-two-documents": YAML_LEVEL,
     "yaml-unknown-alias": YAML_LEVEL,
     "runtime-vcpus-infinite": "`.inf` is infinity to YAML but JSON (and JSON Schema) has no such number",
+    "runtime-vcpus-beyond-any-float": BEYOND_JSON_INTEGERS,
     # where YAML 1.1 and YAML 1.2 read the same text differently
     "runtime-memory-octal": YAML11,
     "runtime-port-octal": YAML11,

@@ -237,6 +237,7 @@ def test_dates_and_plain_decimal_integers_stay_text_where_text_is_expected(
         "        environments:\n          production:\n            variables:\n"
         "              RELEASED: 2024-01-01\n              PORT: 3000\n"
         "              ZERO: 0\n              OFFSET: -12\n              LONG: {value: 8080}\n"
+        "              SNOWFLAKE: 1234567890123456789012\n"  # past 2**53: still its text
     )
     project = load_manifest([path]).projects[0]
     assert project.name == "2024-01-01"
@@ -248,6 +249,7 @@ def test_dates_and_plain_decimal_integers_stay_text_where_text_is_expected(
         "0",
         "-12",
         "8080",
+        "1234567890123456789012",
     ]
 
 

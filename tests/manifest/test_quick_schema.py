@@ -350,12 +350,13 @@ def test_multiple_of_is_jsonschemas_exact_float_division() -> None:
 
 _NUMBERS = st.one_of(
     st.integers(-(10**20), 10**20),
+    st.integers(2**53 - 4, 2**70).map(lambda n: 3 * n),  # ints a float holds only rounded
     st.floats(allow_nan=False, allow_infinity=False),
     st.integers(-1000, 1000).map(lambda n: n * 0.25),
     st.integers(-1000, 1000).map(lambda n: n * 0.1),
 )
 _STEPS = st.one_of(
-    st.sampled_from([0.25, 256, 512, 0.1, 0.5, 3, 1e-3]),
+    st.sampled_from([0.25, 256, 512, 0.1, 0.5, 3, 3.0, 1e-3]),
     st.integers(1, 10**6),
     st.floats(min_value=1e-6, max_value=1e6),
 )
@@ -369,17 +370,19 @@ def test_multiple_of_never_passes_what_jsonschema_fails(instance: Any, step: Any
     python_fails = not Draft202012Validator({"multipleOf": step}).is_valid(instance)
     if python_fails:
         assert schema.multiple_of_fails(step, instance)
-    if step in (0.25, 256, 512):
+    if step in (0.25, 256, 512) and abs(instance) <= 2**53:  # integers a float holds exactly
         assert schema.multiple_of_fails(step, instance) == python_fails
 
 
 @given(
-    pattern=st.sampled_from([r"^[a-z]+$", r"^\S+$", r"^acme/[a-z.-]+$", r"[0-9]"]),
+    pattern=st.sampled_from([r"^[a-z]+", r"\S+", r"^acme/[a-z.-]+", r"[0-9]"]),
     instance=st.one_of(st.text(max_size=12), st.integers(), st.none()),
 )
-def test_the_quick_checks_pattern_is_the_full_validators(pattern: str, instance: Any) -> None:
-    full = type(schema._validator())({"pattern": pattern})
-    assert schema.pattern_fails(pattern, instance) == (not full.is_valid(instance))
+def test_the_quick_checks_pattern_reads_as_jsonschema_does(pattern: str, instance: Any) -> None:
+    """Against jsonschema's own pattern keyword (patterns without a final `$`, where the
+    manifest's reading and Python's agree): strings are searched, anything else passes."""
+    stock = Draft202012Validator({"pattern": pattern})
+    assert schema.pattern_fails(pattern, instance) == (not stock.is_valid(instance))
 
 
 def test_the_manifests_quick_check_delegates_both() -> None:
