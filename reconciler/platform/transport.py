@@ -24,8 +24,9 @@ import functools
 import ipaddress
 import os
 import ssl
+import threading
 import urllib.request
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from urllib.parse import urlsplit
 
 import httpx
@@ -68,11 +69,20 @@ def _certificate_settings() -> tuple[str | None, str | None]:
 
 @functools.cache
 def _loading_certificates(cert_file: str | None, cert_dir: str | None) -> Future[ssl.SSLContext]:
-    """One load per setting (the arguments key the cache; httpx reads them from the
-    environment itself). A failure is kept and raised where the transport is built."""
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reconciler-certificates")
-    loading = pool.submit(httpx.create_ssl_context, trust_env=True)
-    pool.shutdown(wait=False)
+    """One load per setting (the arguments key the cache; httpx reads the same variables
+    itself, a moment later on the loading thread). A failure is kept and raised where the
+    transport is built."""
+    loading: Future[ssl.SSLContext] = Future()
+
+    def load() -> None:
+        try:
+            loading.set_result(httpx.create_ssl_context(trust_env=True))
+        except Exception as error:  # handed to whoever builds the transport
+            loading.set_exception(error)
+
+    # a daemon: a command that stops before it connects (an invalid manifest) never waits at
+    # exit for certificates it did not need, even on a stalled mount
+    threading.Thread(target=load, name="reconciler-certificates", daemon=True).start()
     return loading
 
 

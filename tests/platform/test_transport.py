@@ -258,7 +258,9 @@ def test_certificates_load_once_on_another_thread_before_the_client_needs_them(
         return context
 
     monkeypatch.setattr(httpx, "create_ssl_context", recording)
-    bundle = tmp_path / "bundle.pem"  # a setting of its own: nothing loaded it before
+    # the loads are cached per (SSL_CERT_FILE, SSL_CERT_DIR) for the process: a setting of its
+    # own (a fresh path) is one that no earlier test loaded
+    bundle = tmp_path / "bundle.pem"
     bundle.write_bytes(Path(certifi.where()).read_bytes())
     monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
     start_connecting("https://api.example.com")
