@@ -135,7 +135,8 @@ class Kind(ABC):
         return None
 
     def batch_keys(self, call: Call) -> Collection[str]:
-        """The keys of the changes without calls that `call` decides (a batch call's)."""
+        """The distinct keys of the changes without calls that `call` decides (a batch
+        call's): each is looked up once, so a key listed twice would cover its change twice."""
         return ()
 
     def unique_key(self, change: Change) -> str | None:
