@@ -3,9 +3,10 @@ operations. Loaded lazily: naming `reconciler.platform.Platform` does not import
 
 from __future__ import annotations
 
-import importlib
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reconciler.lazy_names import lazy_names
 
 # httpx imports its own command-line client when click and rich are installed (the CLI uses
 # both), and with it rich's console, progress bar and syntax highlighter and pygments'
@@ -46,9 +47,4 @@ _WHERE = {
     "permission": "reconciler.platform.operations",
 }
 __all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(_WHERE[name]), name)
+__getattr__, __dir__ = lazy_names(__name__, _WHERE)

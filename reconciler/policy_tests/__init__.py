@@ -17,8 +17,9 @@ list, `reconciler test`, or a name taken from here, imports the engine and re2.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reconciler.lazy_names import lazy_names
 
 if TYPE_CHECKING:  # what `__getattr__` returns, for type checkers
     from reconciler.policy_tests.choices import OPEN_CHOICES, OpenChoice
@@ -75,13 +76,4 @@ _WHERE = {
     "compile_policies": "reconciler.policy_tests.engine",
 }
 __all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(_WHERE[name]), name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_WHERE})
+__getattr__, __dir__ = lazy_names(__name__, _WHERE)
