@@ -472,8 +472,8 @@ class Converter:
                         Problem.at(
                             node_position(node, self.display),
                             path,
-                            f"a {len(node.value)}-digit integer is too large a number: no "
-                            "JSON reader holds it (quote it if you mean the text)",
+                            f"an integer written in {len(node.value)} characters is too large a "
+                            "number: no JSON reader holds it (quote it if you mean the text)",
                         )
                     )
                     return RefusedNumber(node.value)
