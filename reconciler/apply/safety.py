@@ -9,6 +9,7 @@ from typing import Any
 from reconciler.credentials import FINGERPRINT_KEY_ENV
 from reconciler.errors import ApplyRefused, ReconcilerError
 from reconciler.manifest.secret_sources import SecretTooLong
+from reconciler.plan import kinds
 from reconciler.plan.changes import Action, Call, Change, Plan, SecretRef
 from reconciler.plan.secrets import ref_matches, split_fingerprint
 
@@ -58,15 +59,13 @@ def secret_refs(plan: Plan) -> tuple[tuple[str, SecretRef], ...]:
 
 
 def _variable_secrets(change: Change, call: Call) -> Iterable[tuple[str, str, SecretRef]]:
-    """(the variable's address, its key, ref) for each secret value a variables call sends."""
-    items = call.body.get("variables")
-    for item in items if isinstance(items, (list, tuple)) else ():
-        if isinstance(item, Mapping) and isinstance(item.get("value"), SecretRef):
-            key = str(item.get("key"))
-            address = change.address
-            if change.kind == "variable":  # the batch may be carried by another variable's change
-                address = f"{address.rsplit('/', 1)[0]}/{key}"
-            yield address, key, item["value"]
+    """(the variable's address, its key, ref) for each secret value a call sends in a list of
+    variables, by the part of the call it is in (a batch's: its variable's; `Kind.call_parts`)."""
+    for address, part in kinds.get(change.kind).call_parts(change, call):
+        items = part.get("variables")
+        for item in items if isinstance(items, (list, tuple)) else ():
+            if isinstance(item, Mapping) and isinstance(item.get("value"), SecretRef):
+                yield address, str(item.get("key")), item["value"]
 
 
 def _walk_refs(value: Any) -> Iterable[SecretRef]:
@@ -297,31 +296,9 @@ def _sent(plan: Plan) -> dict[str, tuple[str | None, list[tuple[str, Any]]]]:
     parts: dict[str, list[tuple[str, Any]]] = {}
     for change in changes:
         for call in change.calls:
-            for address, part in _call_parts(change, call):
+            for address, part in kinds.get(change.kind).call_parts(change, call):
                 parts.setdefault(address, []).append((call.operation, _comparable(part)))
     return {a: (actions.get(a), parts.get(a, [])) for a in actions.keys() | parts.keys()}
-
-
-_VARIABLE_BATCHES = (
-    "environments.setEnvironmentVariables",
-    "environments.removeEnvironmentVariables",
-)
-
-
-def _call_parts(change: Change, call: Call) -> Iterable[tuple[str, Mapping[str, Any]]]:
-    """(address, body) of what `call` sends for each variable of a batch, else for `change`."""
-    items = call.body.get("variables")
-    if change.kind != "variable" or call.operation not in _VARIABLE_BATCHES:
-        yield change.address, call.body
-        return
-    if not isinstance(items, (list, tuple)) or not items:
-        yield change.address, call.body
-        return
-    rest = {key: value for key, value in call.body.items() if key != "variables"}
-    environment = change.address.rsplit("/", 1)[0]
-    for item in items:
-        key = item.get("key") if isinstance(item, Mapping) else item
-        yield f"{environment}/{key}", {**rest, "variable": item}
 
 
 def unknown_secrets(plan: Plan) -> frozenset[str]:

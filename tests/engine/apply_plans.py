@@ -9,7 +9,7 @@ plan implementation.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,13 +80,24 @@ def settings(p: str, a: str, env: str, *, depends: tuple[str, ...] = ()) -> Chan
 
 
 def variables(
-    p: str, a: str, env: str, keys: list[str], *, value: Any = "v", depends: tuple[str, ...] = ()
+    p: str,
+    a: str,
+    env: str,
+    keys: list[str],
+    *,
+    value: Any = "v",
+    depends: tuple[str, ...] = (),
+    secrets: Collection[str] = (),
 ) -> list[Change]:
-    """One change per key; the first change of each batch of 50 carries the batch call."""
+    """One change per key; the first change of each batch of 50 carries the batch call. The
+    keys in `secrets` are sent by reference (`fromEnv:KEY`)."""
     changes = []
     for start in range(0, len(keys), 50):
         batch = keys[start : start + 50]
-        items = [{"key": k, "value": value, "kind": "recoverable"} for k in batch]
+        items = [
+            {"key": k, "value": secret(k) if k in secrets else value, "kind": "recoverable"}
+            for k in batch
+        ]
         body = env_body(p, a, env, variables=items)
         for i, key in enumerate(batch):
             calls = (call("environments.setEnvironmentVariables", body),) if i == 0 else ()

@@ -22,6 +22,7 @@ from tests.engine.apply_plans import (
     policies,
     project_create,
     variable_removals,
+    variables,
 )
 
 KEY = b"fingerprint-key-for-unit-tests"
@@ -190,3 +191,22 @@ def test_a_batch_that_lost_a_secret_now_matching_the_platform_names_that_secret_
     message = _refusal(saved, current, {"SHOP_TOKEN": "old"})
     assert "NODE_ENV" not in message
     assert f"{TOKEN}: " in message and "the plan's update is outdated" in message
+
+
+def test_a_field_added_beside_a_variables_batch_is_refused_naming_each_variable() -> None:
+    """What a batch sends is compared per variable; a field added to the batch's body goes
+    with every variable's part, so the edit cannot hide behind the split."""
+    current = plan_of(variables("shop", "web", "production", ["A", "B"]))
+    carrier = current.changes[0]
+    batch = carrier.calls[0]
+    edited = dataclasses.replace(batch, body={**batch.body, "variable": {"key": "X", "value": "1"}})
+    saved = dataclasses.replace(
+        current,
+        changes=(dataclasses.replace(carrier, calls=(edited,)), *current.changes[1:]),
+    )
+    message = _refusal(saved, current, {})
+    named = message.partition("the saved plan's calls for ")[2].partition(" differ")[0]
+    assert named.split(", ") == [
+        "variable.shop/web/production/A",
+        "variable.shop/web/production/B",
+    ]

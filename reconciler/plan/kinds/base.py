@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -138,6 +138,13 @@ class Kind(ABC):
         """The distinct keys of the changes without calls that `call` decides (a batch
         call's): each is looked up once, so a key listed twice would cover its change twice."""
         return ()
+
+    def call_parts(self, change: Change, call: Call) -> Iterable[tuple[str, Mapping[str, Any]]]:
+        """What `call`, carried by `change`, sends for each change it decides, by that change's
+        address: all of it for `change`, unless it is a batch deciding other changes of this
+        kind too (a variables batch: one part per variable). Apply's checks of a saved plan
+        compare what plans send, and find the secrets they send, part by part."""
+        yield change.address, call.body
 
     def unique_key(self, change: Change) -> str | None:
         """A key unique in the whole workspace (a domain's host): a delete of it runs before

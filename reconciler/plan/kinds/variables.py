@@ -26,7 +26,7 @@ and kind otherwise. A secret whose source is missing is `(known after apply)`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -59,6 +59,9 @@ from reconciler.platform.protocol import Platform
 
 READ_OPERATION = "environments.listEnvironmentVariables"
 BATCH_SIZE = 50
+SET_OPERATION = "environments.setEnvironmentVariables"
+REMOVE_OPERATION = "environments.removeEnvironmentVariables"
+BATCH_OPERATIONS = (SET_OPERATION, REMOVE_OPERATION)
 
 
 @dataclass
@@ -315,7 +318,7 @@ def _attach_set_calls(sets: Sequence[tuple[Change, dict[str, Any]]], ref: Locati
     changes: list[Change] = []
     for batch in batched(list(sets), BATCH_SIZE):
         body = ref.body(variables=[item for _, item in batch])
-        call = make_call("environments.setEnvironmentVariables", body, object_id=ref.object_id)
+        call = make_call(SET_OPERATION, body, object_id=ref.object_id)
         changes.extend(_carry(call, [change for change, _ in batch]))
     return changes
 
@@ -325,7 +328,7 @@ def _attach_remove_calls(deletes: Sequence[Change], ref: Location) -> list[Chang
     for batch in batched(list(deletes), BATCH_SIZE):
         names = [change.address.rsplit("/", 1)[1] for change in batch]
         call = make_call(
-            "environments.removeEnvironmentVariables",
+            REMOVE_OPERATION,
             ref.body(variables=names),
             object_id=ref.object_id,
         )
@@ -350,13 +353,12 @@ def variable_keys(call: Call) -> set[str]:
     items = call.body.get("variables")
     if not isinstance(items, (list, tuple)):
         return set()
-    keys: set[str] = set()
-    for item in items:
-        if isinstance(item, str):
-            keys.add(item)
-        elif isinstance(item, Mapping) and isinstance(item.get("key"), str):
-            keys.add(item["key"])
-    return keys
+    return {key for key in map(_item_key, items) if isinstance(key, str)}
+
+
+def _item_key(item: Any) -> Any:
+    """The variable a batch's item is about: a set's item names it, a removal's item is it."""
+    return item.get("key") if isinstance(item, Mapping) else item
 
 
 class VariablesKind(EnvironmentKind):
@@ -408,13 +410,30 @@ class VariablesKind(EnvironmentKind):
             planning.add(change, job.depends_on)
 
     def apply_phase(self, change: Change, call: Call) -> int | None:
-        return 4 if call.operation == "environments.removeEnvironmentVariables" else 3
+        return 4 if call.operation == REMOVE_OPERATION else 3
 
     def batch_key(self, change: Change) -> str | None:
         return change.address.rsplit("/", 1)[1]
 
     def batch_keys(self, call: Call) -> Collection[str]:
         return variable_keys(call)
+
+    def call_parts(self, change: Change, call: Call) -> Iterable[tuple[str, Mapping[str, Any]]]:
+        """A batch's part for each variable: the call's other fields with that variable alone
+        (`variables`: that item alone, set or removed), under the variable's address. A part
+        keeps every other field of the call, so nothing the call sends is in no part."""
+        items = call.body.get("variables")
+        if (
+            call.operation not in BATCH_OPERATIONS
+            or not isinstance(items, (list, tuple))
+            or not items
+        ):
+            yield from super().call_parts(change, call)
+            return
+        rest = {key: value for key, value in call.body.items() if key != "variables"}
+        environment = change.address.rsplit("/", 1)[0]
+        for item in items:
+            yield f"{environment}/{_item_key(item)}", {**rest, "variables": [item]}
 
     def rollout_reason(self, change: Change) -> str | None:
         return "variables"
