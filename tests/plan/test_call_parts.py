@@ -5,15 +5,24 @@ it decides other changes."""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconciler.apply import secret_refs
+from reconciler.apply import ApplyOptions, execute, secret_refs
+from reconciler.emulator.app import EmulatorConfig, create_app
+from reconciler.manifest.validate import load_manifest
 from reconciler.plan import kinds
 from reconciler.plan.changes import Call, Change, Plan, SecretRef
+from reconciler.plan.planner import PlanOptions, build_plan
+from reconciler.plan.secrets import resolve_ref
+from reconciler.platform.client import PlatformClient
 from tests.engine.apply_plans import call as make_call
 from tests.engine.apply_plans import (
     domain,
@@ -28,6 +37,7 @@ from tests.engine.apply_plans import (
 )
 
 SET = "environments.setEnvironmentVariables"
+KEY = "call-parts-key"
 
 
 def variables_of(names: list[str]) -> list[Change]:
@@ -121,3 +131,60 @@ def test_a_field_beside_a_batch_is_in_every_part() -> None:
         "variable.shop/web/production/B",
     ]
     assert all(part["variable"] == body["variable"] for _, part in parts)
+
+
+def _manifest(variables: dict[str, Any]) -> str:
+    return yaml.safe_dump(
+        {
+            "version": 1,
+            "projects": {
+                "shop": {
+                    "name": "Shop",
+                    "apps": {
+                        "web": {
+                            "oci": {"image": "ghcr.io/acme/web:1"},
+                            "environments": {"production": {"variables": variables}},
+                        }
+                    },
+                }
+            },
+        }
+    )
+
+
+async def _planned_batches(tmp: Path) -> Plan:
+    """The real planner's plan of 60 variables (10 of them secrets) over 60 others: two set
+    batches of 50 and 10, and a removal batch of 30."""
+    before = {f"K{i}": "old" for i in range(60)}
+    after: dict[str, Any] = {f"K{i}": "new" for i in range(30, 80)}
+    after.update({f"S{i}": {"fromEnv": f"SHOP_S{i}"} for i in range(10)})
+    app = create_app(EmulatorConfig(dev_key=KEY, seed=1))
+    async with PlatformClient("http://local", KEY, transport=httpx.ASGITransport(app=app)) as c:
+        live = await _plan(c, tmp / "before.yaml", before)
+        await execute(live, c, resolve=resolve_ref, options=ApplyOptions())
+        return await _plan(c, tmp / "after.yaml", after)
+
+
+async def _plan(client: PlatformClient, path: Path, variables: dict[str, Any]) -> Plan:
+    path.write_text(_manifest(variables), encoding="utf-8")
+    return await build_plan(load_manifest([path]), client, PlanOptions(max_deletes=100))
+
+
+def test_the_planners_batches_are_split_per_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(10):
+        monkeypatch.setenv(f"SHOP_S{i}", f"secret-{i}")
+    plan = asyncio.run(_planned_batches(tmp_path))
+    batches = [
+        (change, call)
+        for change in plan.changes
+        for call in change.calls
+        if kinds.get(change.kind).batch_keys(call)
+    ]
+    assert sorted(len(call.body["variables"]) for _, call in batches) == [10, 30, 50]
+    for change in plan.changes:
+        for call in change.calls:
+            _check_parts(change, call)
+    owners = {address: ref.source for address, ref in secret_refs(plan)}
+    assert owners == {f"variable.shop/web/production/S{i}": f"fromEnv:SHOP_S{i}" for i in range(10)}
