@@ -60,7 +60,8 @@ def secret_refs(plan: Plan) -> tuple[tuple[str, SecretRef], ...]:
 
 def _variable_secrets(change: Change, call: Call) -> Iterable[tuple[str, str, SecretRef]]:
     """(the variable's address, its key, ref) for each secret value a call sends in a list of
-    variables, by the part of the call it is in (a batch's: its variable's; `Kind.call_parts`)."""
+    variables; a batch's secret is named under the address of the variable that sends it
+    (`Kind.call_parts`), whichever change carries the batch."""
     for address, part in kinds.get(change.kind).call_parts(change, call):
         items = part.get("variables")
         for item in items if isinstance(items, (list, tuple)) else ():

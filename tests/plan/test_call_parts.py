@@ -1,7 +1,7 @@
 """`Kind.call_parts`: what a call sends for each change it decides, the unit apply's checks of
 a saved plan compare and find secrets in. Nothing a call sends may fall outside its parts (an
-edit there would go unseen), and a batch is split exactly where its kind's `batch_keys` says
-it decides other changes."""
+edit there would go unseen), and a batch the planner makes is split exactly where its kind's
+`batch_keys` says it decides other changes."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from reconciler.emulator.app import EmulatorConfig, create_app
 from reconciler.manifest.validate import load_manifest
 from reconciler.plan import kinds
 from reconciler.plan.changes import Call, Change, Plan, SecretRef
+from reconciler.plan.kinds.variables import SET_OPERATION
 from reconciler.plan.planner import PlanOptions, build_plan
 from reconciler.plan.secrets import resolve_ref
 from reconciler.platform.client import PlatformClient
@@ -36,7 +37,6 @@ from tests.engine.apply_plans import (
     variables,
 )
 
-SET = "environments.setEnvironmentVariables"
 KEY = "call-parts-key"
 
 
@@ -44,7 +44,9 @@ def variables_of(names: list[str]) -> list[Change]:
     return variables("shop", "web", "production", names)
 
 
-keys = st.lists(st.from_regex(r"[A-Z][A-Z0-9_]{0,6}", fullmatch=True), min_size=1, max_size=120)
+variable_names = st.lists(
+    st.from_regex(r"[A-Z][A-Z0-9_]{0,6}", fullmatch=True), min_size=1, max_size=120
+)
 
 
 def _every_kind(names: list[str], secret_keys: set[str]) -> Plan:
@@ -84,7 +86,7 @@ def _check_parts(change: Change, call: Call) -> None:
         assert {**part, "variables": call.body["variables"]} == call.body
 
 
-@given(names=keys.map(lambda k: list(dict.fromkeys(k))), data=st.data())
+@given(names=variable_names.map(lambda k: list(dict.fromkeys(k))), data=st.data())
 def test_every_call_of_every_kind_is_sent_whole_by_its_parts(
     names: list[str], data: st.DataObject
 ) -> None:
@@ -125,7 +127,7 @@ def test_a_field_beside_a_batch_is_in_every_part() -> None:
     body = env_body("shop", "web", "production", variables=[{"key": "A"}, {"key": "B"}])
     body["variable"] = {"key": "C", "value": secret("C")}
     change = variables_of(["A", "B"])[0]
-    parts = list(kinds.get("variable").call_parts(change, make_call(SET, body)))
+    parts = list(kinds.get("variable").call_parts(change, make_call(SET_OPERATION, body)))
     assert [address for address, _ in parts] == [
         "variable.shop/web/production/A",
         "variable.shop/web/production/B",
@@ -153,8 +155,8 @@ def _manifest(variables: dict[str, Any]) -> str:
 
 
 async def _planned_batches(tmp: Path) -> Plan:
-    """The real planner's plan of 60 variables (10 of them secrets) over 60 others: two set
-    batches of 50 and 10, and a removal batch of 30."""
+    """The real planner's plan from 60 live variables (K0-K59) to 60 in the manifest (K30-K79
+    and ten secrets): 60 sets, in batches of 50 and 10, and 30 removals in one batch."""
     before = {f"K{i}": "old" for i in range(60)}
     after: dict[str, Any] = {f"K{i}": "new" for i in range(30, 80)}
     after.update({f"S{i}": {"fromEnv": f"SHOP_S{i}"} for i in range(10)})

@@ -421,7 +421,9 @@ class VariablesKind(EnvironmentKind):
     def call_parts(self, change: Change, call: Call) -> Iterable[tuple[str, Mapping[str, Any]]]:
         """A batch's part for each variable: the call's other fields with that variable alone
         (`variables`: that item alone, set or removed), under the variable's address. A part
-        keeps every other field of the call, so nothing the call sends is in no part."""
+        keeps every other field of the call, and every item gets one, even an item without a
+        string key, which `batch_keys` leaves out (under `.../None` then): a saved plan is
+        untrusted, and nothing a call sends may be left out of the comparison."""
         items = call.body.get("variables")
         if (
             call.operation not in BATCH_OPERATIONS
