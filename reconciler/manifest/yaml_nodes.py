@@ -133,6 +133,14 @@ class Refused(Exception):
         self.problem = problem
 
 
+class SyntaxRefused(Refused):
+    """The YAML parser's own refusal (syntax, or a limit of the parser itself)."""
+
+
+class TooDeep(Refused):
+    """Collections nested past MAX_DEPTH."""
+
+
 SCALAR, SEQUENCE, MAPPING = "scalar", "sequence", "mapping"
 
 
@@ -155,10 +163,30 @@ class Node:
 
 
 def compose_single_document(text: str, display: str) -> Node:
+    try:
+        return _single_document(text, display, _PARSER)
+    except SyntaxRefused as refused:
+        if _PARSER is yaml.SafeLoader:
+            raise
+        # libyaml has limits of its own that fire before ours, with its own message and
+        # position (PyYAML 6.0.4's scanner refuses 1,000 flow levels while it looks ahead for
+        # keys, so the depth limit below is never reached). The pure-Python parser reads
+        # lazily and has no such limit: where it meets the depth limit, that is the answer,
+        # whichever PyYAML is installed; any other syntax error stays the C parser's.
+        try:
+            _single_document(text, display, yaml.SafeLoader)
+        except TooDeep as too_deep:
+            raise too_deep from None
+        except Refused:
+            pass
+        raise refused from None
+
+
+def _single_document(text: str, display: str, parser: Any) -> Node:
     documents = 0
     root: Node | None = None
     try:
-        for document in _compose(text, display):
+        for document in _compose(text, display, parser):
             documents += 1
             if documents > 1:
                 raise Refused(
@@ -174,7 +202,9 @@ def compose_single_document(text: str, display: str) -> Node:
         mark = error.problem_mark or error.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)
         reason = error.problem or error.context or "invalid YAML"
-        raise Refused(Problem(display, line, column, "", f"YAML syntax error: {reason}")) from None
+        raise SyntaxRefused(
+            Problem(display, line, column, "", f"YAML syntax error: {reason}")
+        ) from None
     except yaml.reader.ReaderError as error:
         line = text.count("\n", 0, error.position) + 1
         column = error.position - (text.rfind("\n", 0, error.position) + 1) + 1
@@ -195,7 +225,7 @@ def compose_single_document(text: str, display: str) -> Node:
     return root
 
 
-def _compose(text: str, display: str) -> Iterator[Node]:
+def _compose(text: str, display: str, parser: Any) -> Iterator[Node]:
     """Build node trees from parser events with an explicit stack (no recursion)."""
     resolve = _cached_resolver()
     anchors: dict[str, Node] = {}
@@ -220,7 +250,7 @@ def _compose(text: str, display: str) -> Iterator[Node]:
             anchors[anchor] = node
             node.anchored = True
 
-    for event in yaml.parse(text, Loader=_PARSER):
+    for event in yaml.parse(text, Loader=parser):
         done: Node | None = None
         if isinstance(event, yaml.DocumentStartEvent):
             anchors.clear()
@@ -239,7 +269,7 @@ def _compose(text: str, display: str) -> Iterator[Node]:
             done = attach(anchors[event.anchor])
         elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             if len(stack) >= MAX_DEPTH:
-                raise Refused(
+                raise TooDeep(
                     _mark_problem(
                         display, event.start_mark, f"nested more than {MAX_DEPTH} levels deep"
                     )

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from reconciler.manifest import load, yaml_nodes
 from reconciler.manifest.model import FromFile
@@ -155,6 +157,41 @@ def test_deep_nesting_is_refused_without_crashing(tmp_path: Path) -> None:
         1,
         f"nested more than {yaml_nodes.MAX_DEPTH} levels deep",
     )
+
+
+class _ShallowParser(yaml.SafeLoader):
+    """A stand-in for a libyaml with a nesting limit below the loader's (PyYAML 6.0.4's C
+    scanner refuses 1,000 flow levels while looking ahead, before the loader sees level 65)."""
+
+    def fetch_flow_collection_start(self, token_class: Any) -> None:
+        if self.flow_level >= 8:
+            raise yaml.scanner.ScannerError(
+                None, None, "exceeded maximum nesting depth", self.get_mark()
+            )
+        super().fetch_flow_collection_start(token_class)  # type: ignore[no-untyped-call]
+
+
+@pytest.mark.parametrize("text", ["[" * 70 + "]" * 70, "a:\n" + "  [" * 70 + "]" * 70])
+def test_a_parser_limit_below_the_loaders_gives_the_loaders_message_at_its_place(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, text: str
+) -> None:
+    path = tmp_path / "deep.yaml"
+    path.write_text(text)
+    expected = only_problem([path])
+    monkeypatch.setattr(yaml_nodes, "_PARSER", _ShallowParser)
+    assert only_problem([path]) == expected
+    assert expected.message == f"nested more than {yaml_nodes.MAX_DEPTH} levels deep"
+
+
+def test_a_parser_limit_on_a_shallow_file_stays_the_parsers_message(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = tmp_path / "flow.yaml"
+    path.write_text("version: 1\nprojects: " + "[" * 10 + "]" * 10 + "\n")
+    monkeypatch.setattr(yaml_nodes, "_PARSER", _ShallowParser)
+    problem = only_problem([path])
+    assert problem.message == "YAML syntax error: exceeded maximum nesting depth"
+    assert (problem.line, problem.column) == (2, 19)
 
 
 def test_all_files_problems_are_reported_together(tmp_path: Path) -> None:
