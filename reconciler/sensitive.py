@@ -155,10 +155,16 @@ def _cut_prefix(text: str, secret: str) -> str:
 
 def _registered_in(text: str) -> list[str]:
     """The registered values that may occur in `text`: a cheap substring test of each one's
-    first word first (in the text as its JSON escapes read, where it has any), so that output
-    is not scanned once per secret."""
-    read = _decode_escapes(text)[0] if "\\" in text else text
-    return [value for value in registered() if any(a in read for a in _anchors(value))]
+    first word first, so that output is not scanned once per secret. The test looks in the
+    text as written and, where it has backslashes, as its JSON escapes read: a secret holding
+    `\\n` or `\\\\` printed as written is found only in the first, a JSON-escaped one only in
+    the second."""
+    forms = (text, _decode_escapes(text)[0]) if "\\" in text else (text,)
+    return [
+        value
+        for value in registered()
+        if any(anchor in form for anchor in _anchors(value) for form in forms)
+    ]
 
 
 @functools.lru_cache(maxsize=4096)

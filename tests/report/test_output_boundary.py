@@ -58,6 +58,24 @@ def test_a_registered_secret_never_leaves_through_any_channel(
     assert not target.exists()
 
 
+@pytest.mark.parametrize(
+    "secret",
+    [
+        r"C:\new\tmp\secret",  # `\n` and `\t` read as JSON escapes are other characters
+        "00\\\\00000000",  # the property test's counterexample: `\\` reads as one backslash
+        "tab\\there-and-more",
+    ],
+)
+def test_a_secret_with_backslashes_printed_as_written_is_redacted(
+    secret: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sensitive.register(secret)
+    assert secret not in sensitive.redact("key=" + secret)
+    assert sensitive.contains_registered("key=" + secret)
+    output.echo("key=" + secret)
+    assert secret not in capsys.readouterr().out
+
+
 def test_text_without_a_registered_value_is_written_unchanged(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
