@@ -6,6 +6,12 @@ through the platform client (reads only). The request goes to `https://<host>`, 
 `via` (`--live-via URL`, for the emulator or a proxy), to that URL with `Host: <host>`, so the
 gateway routes it as it would the host's own traffic.
 
+The request is the test's, byte for byte: its method and target (path and query) as written,
+no dot segment removed, nothing encoded or upper-cased, and its headers and `Host`, nothing
+else (no body, so no `Content-Length`). httpx normalises both (`httpx.Request` upper-cases
+the method, `httpx.URL` resolves dot segments, a POST gets `Content-Length: 0`), so the request
+is made one level down, by httpcore (httpx's own transport), which takes these as bytes.
+
 The gateway takes the client IP from the connection, so a request is sent from the test's
 `clientIp`: a test whose address this machine cannot bind is skipped, with the reason. Only
 the verdict is compared (403: denied, any other answer: allowed, as the app answers then);
@@ -15,9 +21,12 @@ which policy decided or logged is not visible from outside the platform.
 from __future__ import annotations
 
 import socket
+import ssl
 from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import Any, Literal, Protocol
 
+import httpcore
 import httpx
 
 from reconciler.errors import UnexpectedResponse
@@ -31,6 +40,15 @@ from reconciler.policy_tests.run import (
 )
 
 TIMEOUT_SECONDS = 10.0
+SEND_ERRORS = (
+    httpcore.TimeoutException,
+    httpcore.NetworkError,
+    httpcore.ProtocolError,
+    httpcore.UnsupportedProtocol,
+    httpcore.ConnectionNotAvailable,
+    OSError,
+)
+"""What sending a request can raise (httpcore has no common base for them)."""
 
 
 class Client(Protocol):
@@ -127,14 +145,26 @@ async def _send(address: str, test: PolicyTestCase, host: str, via: str | None) 
     reason = not_sendable(test)
     if reason is not None:
         return _skipped(address, test, reason)
-    transport = httpx.AsyncHTTPTransport(local_address=test.client_ip, retries=0)
-    async with httpx.AsyncClient(transport=transport, timeout=TIMEOUT_SECONDS) as http:
+    base = httpx.URL(via) if via else httpx.URL(f"https://{host}")
+    url = httpcore.URL(
+        scheme=base.raw_scheme, host=base.raw_host, port=base.port, target=_target(test)
+    )
+    tls = _tls() if base.scheme == "https" else None
+    timeouts = dict.fromkeys(("connect", "read", "write", "pool"), TIMEOUT_SECONDS)
+    async with httpcore.AsyncConnectionPool(
+        ssl_context=tls, local_address=test.client_ip, retries=0
+    ) as pool:
         try:
-            response = await http.send(_request(test, host, via))
-        except httpx.HTTPError as error:
+            response = await pool.request(
+                test.method.encode("ascii"),
+                url,
+                headers=_headers(test, host),
+                extensions={"timeout": timeouts},
+            )
+        except SEND_ERRORS as error:
             failure = f"could not send the request to {host}: {type(error).__name__}: {error}"
             return TestResult(address, test, "failed", failures=(failure,), host=host)
-    actual: Literal["allow", "deny"] = "deny" if response.status_code == BLOCKED_STATUS else "allow"
+    actual: Literal["allow", "deny"] = "deny" if response.status == BLOCKED_STATUS else "allow"
     failures = expectation_failures(test, actual, None, None)
     return TestResult(
         environment=address,
@@ -142,19 +172,30 @@ async def _send(address: str, test: PolicyTestCase, host: str, via: str | None) 
         status="failed" if failures else "passed",
         actual=actual,
         failures=failures,
-        explanation=f"the gateway at {host} answered HTTP {response.status_code}",
+        explanation=f"the gateway at {host} answered HTTP {response.status}",
         host=host,
     )
 
 
-def _request(test: PolicyTestCase, host: str, via: str | None) -> httpx.Request:
-    """The test's request with its path and query exactly as written (nothing encoded)."""
-    target = request_target(test).encode("latin-1", "replace")
-    base = httpx.URL(via) if via else httpx.URL(f"https://{host}")
-    url = base.copy_with(raw_path=target)
-    headers = [(name, value) for name, values in test.headers.items() for value in values]
-    headers.append(("Host", host))
-    return httpx.Request(test.method, url, headers=headers)
+@cache
+def _tls() -> ssl.SSLContext:
+    """The TLS settings httpx would use (its CA bundle, SSL_CERT_FILE/SSL_CERT_DIR)."""
+    return httpx.create_ssl_context()
+
+
+def _target(test: PolicyTestCase) -> bytes:
+    """The test's path and query exactly as written (nothing encoded, no dot segment removed)."""
+    return request_target(test).encode("latin-1", "replace")
+
+
+def _headers(test: PolicyTestCase, host: str) -> list[tuple[bytes, bytes]]:
+    """The test's headers, names as written, a line per value, and `Host`."""
+    headers = [
+        (name.encode("ascii"), value.encode("ascii"))
+        for name, values in test.headers.items()
+        for value in values
+    ]
+    return [(b"Host", host.encode("ascii")), *headers]
 
 
 def _skipped(address: str, test: PolicyTestCase, reason: str) -> TestResult:

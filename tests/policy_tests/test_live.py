@@ -17,8 +17,8 @@ from reconciler.errors import UnexpectedResponse
 from reconciler.policy_tests.live import sendable_from, serving_host
 from tests.fixtures.cli import platform_env, run_cli
 from tests.policy_tests.cli_helpers import Sample, firewall, logging, manifest_text, run_json, write
+from tests.policy_tests.cli_helpers import deployed as deployed_with
 
-FAST_DEPLOY = ("--auto-approve", "--deploy", "--poll-interval", "0.02s", "--wait-timeout", "30s")
 SECOND_LOOPBACK = "127.0.0.2"
 
 pytestmark = pytest.mark.skipif(
@@ -40,11 +40,7 @@ OTHER_HOST = Sample("another host", "/", "allow", client_ip="127.0.0.1", headers
 
 
 def deployed(emulator: Any, tmp_path: Path, samples: list[Sample]) -> Path:
-    text = manifest_text(POLICIES, samples, settings={"runtime": {"port": 8080}})
-    manifest = write(tmp_path, text)
-    applied = run_cli(["apply", "-f", str(manifest), *FAST_DEPLOY], env=platform_env(emulator))
-    assert applied.exit_code == 0, applied.output
-    return manifest
+    return deployed_with(emulator, tmp_path, POLICIES, samples)
 
 
 def live(emulator: Any, manifest: Path, *args: str) -> tuple[int, Any]:
