@@ -140,3 +140,20 @@ class GarbageDomains:
 def test_an_answer_without_host_names_is_reported_not_used() -> None:
     with pytest.raises(UnexpectedResponse, match="lists its domains as str, not host names"):
         asyncio.run(serving_host(GarbageDomains(), "shop/web/production"))
+
+
+@pytest.mark.parametrize(
+    ("via", "problem"),
+    [
+        ("127.0.0.1:8787", "it needs http:// or https:// and a host"),
+        ("ftp://127.0.0.1", "it needs http:// or https:// and a host"),
+        ("http://[::1", "it does not parse (Invalid port: ':1')"),
+    ],
+)
+def test_a_live_via_that_is_no_http_url_is_a_usage_error(
+    tmp_path: Path, via: str, problem: str
+) -> None:
+    manifest = write(tmp_path, manifest_text(POLICIES, SENT[:1]))
+    result = run_cli(["test", "-f", str(manifest), "--live", "--live-via", via])
+    assert result.exit_code == 1
+    assert f"--live-via {via!r} is not a URL to send requests to: {problem}" in result.stderr
