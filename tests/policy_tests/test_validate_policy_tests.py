@@ -248,3 +248,55 @@ def test_warnings_do_not_fail_validate_unless_strict(tmp_path: Path) -> None:
     path.write_text(HEAD + WARNED, encoding="utf-8")
     assert run_cli(["validate", "-f", str(path)]).exit_code == 0
     assert run_cli(["validate", "-f", str(path), "--strict"]).exit_code == 1
+
+
+def test_methods_header_names_and_control_characters_are_refused_at_their_place(
+    tmp_path: Path,
+) -> None:
+    tests = r"""
+            policyTests:
+              - name: t
+                request:
+                  method: "GE T"
+                  path: "/a\r\nX-Injected: 1"
+                  query: {"q\x00": "1", tag: [ok, "b\x1b[2J"]}
+                  headers: {"X Y": a, X-Ok: "v\n", X-List: [fine, "tab\tis fine", "del\x7f"]}
+                  clientIp: 198.51.100.7
+                expect: allow
+    """
+    code, problems = validate(tmp_path, env(tests))
+    assert code == 1
+    base = "projects.shop.apps.web.environments.production.policyTests[0].request"
+    assert places(problems, "error") == [
+        (24, 27, f"{base}.method"),
+        (25, 25, f"{base}.path"),
+        (26, 27, f"{base}.query.q\x00"),
+        (26, 51, f"{base}.query.tag[1]"),
+        (27, 29, f"{base}.headers.X Y"),
+        (27, 45, f"{base}.headers.X-Ok"),
+        (27, 83, f"{base}.headers.X-List[2]"),
+    ]
+    method, path, name, value, header, header_value, listed = [
+        p["message"] for p in problems if p["severity"] == "error"
+    ]
+    assert method == (
+        "'GE T' is not an HTTP method: a method is a token of letters, digits and "
+        "!#$%&'*+-.^_`|~ (no space or control character), sent as written: e.g. GET, POST"
+    )
+    assert path == (
+        "the path holds the control character '\\r' (U+000D) at character 3, which no request "
+        "carries (CR and LF end the request line): remove it, or write it percent-encoded as a "
+        "client sends it (%0D)"
+    )
+    assert name.startswith("the name of query parameter 'q\\x00' holds the control character")
+    assert value.startswith("the value holds the control character '\\x1b' (U+001B) at charac")
+    assert header == (
+        "'X Y' is not a header name: a name is a token of letters, digits and !#$%&'*+-.^_`|~ "
+        "(no space, colon or control character)"
+    )
+    assert header_value == (
+        "the value holds the control character '\\n' (U+000A) at character 2, which HTTP does "
+        "not allow in a header value (CR and LF end the header line): remove it (a tab inside "
+        "a value is allowed)"
+    )
+    assert listed.startswith("the value holds the control character '\\x7f' (U+007F) at")
