@@ -1,9 +1,10 @@
 """Rules for `policyTests`, and warnings about what a policy list does to requests.
 
 Errors: a test names policies that exist in its environment's list and are of the right kind
-(`decidedBy` a firewall policy, `loggedBy` logging policies), its client IP is an address,
-its request is one HTTP carries (the method and header names are tokens, the path, query and
-header values hold no control character), its name is unique in the environment, and the environment's
+(`decidedBy` a firewall policy, `loggedBy` logging policies), its client IP is an address a
+request can come from (one address, not unspecified, multicast or broadcast), its request is
+one HTTP carries (the method and header names are tokens, the path, query and header values
+hold no control character), its name is unique in the environment, and the environment's
 `policies` are managed (tests of a list the manifest does not hold would test nothing). The
 request path's shape is the JSON Schema's rule, where editors see it too.
 
@@ -39,6 +40,7 @@ CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 """HTTP's control characters (RFC 5234 CTL)."""
 CONTROL_BUT_TAB = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 """What a header value cannot hold: a tab is whitespace inside a value (RFC 9110)."""
+LIMITED_BROADCAST = ipaddress.IPv4Address("255.255.255.255")
 
 
 def check_tests(report: Report, environment: str, layered: Layered) -> None:
@@ -106,7 +108,7 @@ def _check_test(
 
 
 def _check_request(report: Report, path: Path, request: dict[str, Any]) -> None:
-    """A request HTTP carries, from an address."""
+    """A request HTTP carries, from an address a request can come from."""
     method = request.get("method")
     if isinstance(method, str) and method and not TOKEN.fullmatch(method):
         report(
@@ -139,14 +141,7 @@ def _check_request(report: Report, path: Path, request: dict[str, Any]) -> None:
                 )
     client_ip = request.get("clientIp")
     if isinstance(client_ip, str) and client_ip:
-        try:
-            ipaddress.ip_address(client_ip)
-        except ValueError:
-            report(
-                (*path, "clientIp"),
-                f"{client_ip!r} is not an IP address (e.g. 198.51.100.7 or 2001:db8::7); "
-                "a test request comes from one address, not a range",
-            )
+        _check_client_ip(report, (*path, "clientIp"), client_ip)
 
 
 def _names(table: Any, path: Path) -> list[tuple[str, Path, list[tuple[Path, str]]]]:
@@ -179,6 +174,36 @@ def _in_target(report: Report, path: Path, what: str, text: str, *, key: bool = 
 def _control(found: re.Match[str]) -> str:
     char = found.group()
     return f"the control character {char!r} (U+{ord(char):04X}) at character {found.start() + 1}"
+
+
+def _check_client_ip(report: Report, path: Path, client_ip: str) -> None:
+    try:
+        address = ipaddress.ip_address(client_ip)
+    except ValueError:
+        report(
+            path,
+            f"{client_ip!r} is not an IP address (e.g. 198.51.100.7 or 2001:db8::7); "
+            "a test request comes from one address, not a range",
+        )
+        return
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    plain = mapped if mapped is not None else address
+    if plain.is_unspecified:
+        what = (
+            "the unspecified address, which no request comes from (and which every machine can "
+            "bind, so a live run would send from another address)"
+        )
+    elif plain.is_multicast:
+        what = "a multicast address, which no request comes from (a connection is from one host)"
+    elif plain == LIMITED_BROADCAST:
+        what = "the broadcast address, which no request comes from"
+    else:
+        return
+    report(
+        path,
+        f"{client_ip!r} is {what}: write the address of the client the test is about, e.g. "
+        "198.51.100.7 or 2001:db8::7",
+    )
 
 
 def _named(

@@ -300,3 +300,50 @@ def test_methods_header_names_and_control_characters_are_refused_at_their_place(
         "a value is allowed)"
     )
     assert listed.startswith("the value holds the control character '\\x7f' (U+007F) at")
+
+
+def test_a_client_ip_no_request_comes_from_is_refused(tmp_path: Path) -> None:
+    addresses = ["0.0.0.0", "::", "::ffff:0.0.0.0", "224.0.0.1", "ff02::1", "255.255.255.255"]
+    tests = "            policyTests:\n" + "".join(
+        f"""\
+              - name: t{index}
+                request: {{method: GET, path: /, clientIp: "{address}"}}
+                expect: allow
+"""
+        for index, address in enumerate(addresses)
+    )
+    code, problems = validate(tmp_path, env(tests))
+    assert code == 1
+    base = "projects.shop.apps.web.environments.production.policyTests"
+    assert places(problems, "error") == [
+        (22 + 3 * i, 59, f"{base}[{i}].request.clientIp") for i in range(len(addresses))
+    ]
+    found = [p["message"] for p in problems]
+    assert found[0] == (
+        "'0.0.0.0' is the unspecified address, which no request comes from (and which every "
+        "machine can bind, so a live run would send from another address): write the address "
+        "of the client the test is about, e.g. 198.51.100.7 or 2001:db8::7"
+    )
+    assert found[1].startswith("'::' is the unspecified address, which no request comes from")
+    assert found[2].startswith("'::ffff:0.0.0.0' is the unspecified address")
+    assert found[3].startswith("'224.0.0.1' is a multicast address, which no request comes from")
+    assert found[4].startswith("'ff02::1' is a multicast address")
+    assert found[5].startswith("'255.255.255.255' is the broadcast address, which no request")
+
+
+def test_a_live_run_refuses_the_unspecified_address_before_sending(tmp_path: Path) -> None:
+    """Binding 0.0.0.0 always works, so a live run would send from another address and report
+    that address's verdict as the test's."""
+    tests = """\
+            policyTests:
+              - {name: t, request: {method: GET, path: /, clientIp: 0.0.0.0}, expect: allow}
+    """
+    path = tmp_path / "platform.yaml"
+    path.write_text(HEAD + env(tests), encoding="utf-8")
+    nowhere = "http://127.0.0.1:1"
+    result = run_cli(
+        ["test", "-f", str(path), "--live", "--live-via", nowhere, "--base-url", nowhere]
+    )
+    assert result.exit_code == 1
+    assert "platform.yaml:21:69: " in result.stderr
+    assert "'0.0.0.0' is the unspecified address, which no request comes from" in result.stderr
