@@ -270,7 +270,7 @@ def test_methods_header_names_and_control_characters_are_refused_at_their_place(
     assert places(problems, "error") == [
         (24, 27, f"{base}.method"),
         (25, 25, f"{base}.path"),
-        (26, 27, f"{base}.query.q\x00"),
+        (26, 27, f"{base}.query.q\\x00"),  # a key's control characters shown escaped
         (26, 51, f"{base}.query.tag[1]"),
         (27, 29, f"{base}.headers.X Y"),
         (27, 45, f"{base}.headers.X-Ok"),
@@ -347,3 +347,25 @@ def test_a_live_run_refuses_the_unspecified_address_before_sending(tmp_path: Pat
     assert result.exit_code == 1
     assert "platform.yaml:21:69: " in result.stderr
     assert "'0.0.0.0' is the unspecified address, which no request comes from" in result.stderr
+
+
+def test_a_key_with_a_line_break_is_shown_escaped_in_the_problem_line(tmp_path: Path) -> None:
+    tests = r"""
+            policyTests:
+              - name: t
+                request:
+                  method: GET
+                  path: /
+                  headers: {"X\nerror: forged\e[2J": a}
+                  clientIp: 198.51.100.7
+                expect: allow
+    """
+    path = tmp_path / "platform.yaml"
+    path.write_text(HEAD + env(tests), encoding="utf-8")
+    result = run_cli(["validate", "-f", str(path)])
+    assert result.exit_code == 1
+    [line] = result.stdout.splitlines()
+    assert line.startswith(
+        f"{path}:26:29: projects.shop.apps.web.environments.production.policyTests[0].request"
+        ".headers.X\\x0aerror: forged\\x1b[2J: 'X\\nerror: forged\\x1b[2J' is not a header name"
+    )
