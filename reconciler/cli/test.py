@@ -81,6 +81,8 @@ def test(
     scope = Scope.parse(targets)
     if via and not live:
         raise click.UsageError("--live-via is for --live runs: add --live, or drop --live-via")
+    if via is not None:
+        _check_via(via)
     if live and is_local(base_url):
         raise click.UsageError(
             "--live sends real requests, and --base-url local has no server to receive them: "
@@ -101,6 +103,23 @@ def test(
         echo(report.render_text(results), nl=False)
     if any(result.status == "failed" for result in results):
         sys.exit(1)
+
+
+def _check_via(via: str) -> None:
+    import httpx
+
+    try:
+        url = httpx.URL(via)
+    except httpx.InvalidURL as error:
+        problem = f"it does not parse ({error})"
+    else:
+        if url.scheme in ("http", "https") and url.host:
+            return
+        problem = "it needs http:// or https:// and a host"
+    raise click.UsageError(
+        f"--live-via {via!r} is not a URL to send requests to: {problem} "
+        "(e.g. http://127.0.0.1:8787)"
+    )
 
 
 def environments_with_tests(

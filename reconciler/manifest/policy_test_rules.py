@@ -1,10 +1,12 @@
 """Rules for `policyTests`, and warnings about what a policy list does to requests.
 
 Errors: a test names policies that exist in its environment's list and are of the right kind
-(`decidedBy` a firewall policy, `loggedBy` logging policies), its client IP is an address,
-its name is unique in the environment, and the environment's `policies` are managed (tests of
-a list the manifest does not hold would test nothing). The request path's shape is the JSON
-Schema's rule, where editors see it too.
+(`decidedBy` a firewall policy, `loggedBy` logging policies), its client IP is an address a
+request can come from (one address, not unspecified, multicast or broadcast), its request is
+one HTTP carries (the method and header names are tokens, the path, query and header values
+hold no control character), its name is unique in the environment, and the environment's
+`policies` are managed (tests of a list the manifest does not hold would test nothing). The
+request path's shape is the JSON Schema's rule, where editors see it too.
 
 Warnings: an enabled firewall policy without conditions (it blocks every request), policies no
 request reaches (after such a policy, or after an enabled firewall policy with the same
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -27,6 +30,17 @@ from reconciler.manifest.problems import Path
 MemberCheck = Callable[[str, Mapping[str, Any]], Sequence[str]]
 """`check(kind, member)`: warnings about one match member (`kind` is `path`, `method`,
 `header`, `queryParam` or `remoteIp`, `member` its value as written)."""
+
+
+TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+"""An HTTP token (RFC 9110 `tchar`s): a method, a header name. (reconciler/policy_tests/wire.py
+holds the same; the two packages import nothing from each other.)"""
+TOKEN_CHARACTERS = "letters, digits and !#$%&'*+-.^_`|~"
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+"""HTTP's control characters (RFC 5234 CTL)."""
+CONTROL_BUT_TAB = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+"""What a header value cannot hold: a tab is whitespace inside a value (RFC 9110)."""
+LIMITED_BROADCAST = ipaddress.IPv4Address("255.255.255.255")
 
 
 def check_tests(report: Report, environment: str, layered: Layered) -> None:
@@ -75,16 +89,8 @@ def _check_test(
     report: Report, environment: str, path: Path, test: dict[str, Any], kinds: dict[str, str]
 ) -> None:
     request = test.get("request")
-    client_ip = request.get("clientIp") if isinstance(request, dict) else None
-    if isinstance(client_ip, str) and client_ip:
-        try:
-            ipaddress.ip_address(client_ip)
-        except ValueError:
-            report(
-                (*path, "request", "clientIp"),
-                f"{client_ip!r} is not an IP address (e.g. 198.51.100.7 or 2001:db8::7); "
-                "a test request comes from one address, not a range",
-            )
+    if isinstance(request, dict):
+        _check_request(report, (*path, "request"), request)
     decided_by = test.get("decidedBy")
     if isinstance(decided_by, str) and decided_by:
         if test.get("expect") == "allow":
@@ -99,6 +105,105 @@ def _check_test(
         for index, name in enumerate(logged_by):
             if isinstance(name, str) and name:
                 _named(report, environment, (*path, "loggedBy", index), name, "logging", kinds)
+
+
+def _check_request(report: Report, path: Path, request: dict[str, Any]) -> None:
+    """A request HTTP carries, from an address a request can come from."""
+    method = request.get("method")
+    if isinstance(method, str) and method and not TOKEN.fullmatch(method):
+        report(
+            (*path, "method"),
+            f"{method!r} is not an HTTP method: a method is a token of {TOKEN_CHARACTERS} (no "
+            "space or control character), sent as written: e.g. GET, POST",
+        )
+    if isinstance(request.get("path"), str):
+        _in_target(report, (*path, "path"), "the path", request["path"])
+    for name, at, values in _names(request.get("query"), (*path, "query")):
+        _in_target(report, at, f"the name of query parameter {name!r}", name, key=True)
+        for place, value in values:
+            _in_target(report, place, "the value", value)
+    for name, at, values in _names(request.get("headers"), (*path, "headers")):
+        if not TOKEN.fullmatch(name):
+            report(
+                at,
+                f"{name!r} is not a header name: a name is a token of {TOKEN_CHARACTERS} (no "
+                "space, colon or control character)",
+                key=True,
+            )
+        for place, value in values:
+            found = CONTROL_BUT_TAB.search(value)
+            if found:
+                report(
+                    place,
+                    f"the value holds {_control(found)}, which HTTP does not allow in a header "
+                    "value (CR and LF end the header line): remove it (a tab inside a value is "
+                    "allowed)",
+                )
+    client_ip = request.get("clientIp")
+    if isinstance(client_ip, str) and client_ip:
+        _check_client_ip(report, (*path, "clientIp"), client_ip)
+
+
+def _names(table: Any, path: Path) -> list[tuple[str, Path, list[tuple[Path, str]]]]:
+    """`query` or `headers` as (name, its path, [(a value's path, the value)])."""
+    if not isinstance(table, dict):
+        return []
+    found = []
+    for name, values in table.items():
+        at = (*path, name)
+        if isinstance(values, list):
+            listed = [((*at, i), v) for i, v in enumerate(values) if isinstance(v, str)]
+        else:
+            listed = [(at, values)] if isinstance(values, str) else []
+        found.append((name, at, listed))
+    return found
+
+
+def _in_target(report: Report, path: Path, what: str, text: str, *, key: bool = False) -> None:
+    found = CONTROL.search(text)
+    if found:
+        report(
+            path,
+            f"{what} holds {_control(found)}, which no request carries (CR and LF end the "
+            "request line): remove it, or write it percent-encoded as a client sends it "
+            f"(%{ord(found.group()):02X})",
+            key=key,
+        )
+
+
+def _control(found: re.Match[str]) -> str:
+    char = found.group()
+    return f"the control character {char!r} (U+{ord(char):04X}) at character {found.start() + 1}"
+
+
+def _check_client_ip(report: Report, path: Path, client_ip: str) -> None:
+    try:
+        address = ipaddress.ip_address(client_ip)
+    except ValueError:
+        report(
+            path,
+            f"{client_ip!r} is not an IP address (e.g. 198.51.100.7 or 2001:db8::7); "
+            "a test request comes from one address, not a range",
+        )
+        return
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    plain = mapped if mapped is not None else address
+    if plain.is_unspecified:
+        what = (
+            "the unspecified address, which no request comes from (and which every machine can "
+            "bind, so a live run would send from another address)"
+        )
+    elif plain.is_multicast:
+        what = "a multicast address, which no request comes from (a connection is from one host)"
+    elif plain == LIMITED_BROADCAST:
+        what = "the broadcast address, which no request comes from"
+    else:
+        return
+    report(
+        path,
+        f"{client_ip!r} is {what}: write the address of the client the test is about, e.g. "
+        "198.51.100.7 or 2001:db8::7",
+    )
 
 
 def _named(

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from reconciler.errors import ReconcilerError
+from reconciler.escaping import clean
 from reconciler.manifest.model import Position
 
 Path = tuple[str | int, ...]
@@ -29,13 +30,14 @@ WARNING: Severity = "warning"
 
 
 def format_path(path: Path) -> str:
-    """`("projects", "shop", "policies", 1)` -> `projects.shop.policies[1]`."""
+    """`("projects", "shop", "policies", 1)` -> `projects.shop.policies[1]`; a key's control
+    and invisible characters escaped (`reconciler.escaping.clean`): keys are the manifest's."""
     text = ""
     for part in path:
         if isinstance(part, int):
             text += f"[{part}]"
         else:
-            text += f".{part}" if text else part
+            text += f".{clean(part)}" if text else clean(part)
     return text
 
 

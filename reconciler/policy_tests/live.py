@@ -6,6 +6,13 @@ through the platform client (reads only). The request goes to `https://<host>`, 
 `via` (`--live-via URL`, for the emulator or a proxy), to that URL with `Host: <host>`, so the
 gateway routes it as it would the host's own traffic.
 
+The request is the test's, byte for byte (reconciler/policy_tests/wire.py says what is sent):
+its method and target as written, its headers and `Host`, nothing else; a test that no request
+carries as written is skipped, with the reason. httpx normalises requests (`httpx.Request`
+upper-cases the method and gives a POST `Content-Length: 0`, `httpx.URL` resolves dot
+segments), so the request is made one level down, by httpcore (httpx's own transport), which
+takes the method, target and headers as bytes.
+
 The gateway takes the client IP from the connection, so a request is sent from the test's
 `clientIp`: a test whose address this machine cannot bind is skipped, with the reason. Only
 the verdict is compared (403: denied, any other answer: allowed, as the app answers then);
@@ -15,22 +22,30 @@ which policy decided or logged is not visible from outside the platform.
 from __future__ import annotations
 
 import socket
+import ssl
 from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import Any, Literal, Protocol
 
+import httpcore
 import httpx
 
 from reconciler.errors import UnexpectedResponse
 from reconciler.policy_tests.cases import PolicyTestCase
 from reconciler.policy_tests.engine import BLOCKED_STATUS
-from reconciler.policy_tests.run import (
-    EnvironmentTests,
-    TestResult,
-    expectation_failures,
-    request_target,
-)
+from reconciler.policy_tests.run import EnvironmentTests, TestResult, expectation_failures
+from reconciler.policy_tests.wire import NotSendable, on_the_wire
 
 TIMEOUT_SECONDS = 10.0
+SEND_ERRORS = (
+    httpcore.TimeoutException,
+    httpcore.NetworkError,
+    httpcore.ProtocolError,
+    httpcore.UnsupportedProtocol,
+    httpcore.ConnectionNotAvailable,
+    OSError,
+)
+"""What sending a request can raise (httpcore has no common base for them)."""
 
 
 class Client(Protocol):
@@ -79,7 +94,9 @@ def _first_host(deployment: Any, address: str) -> str | None:
     if not isinstance(deployment, Mapping) or deployment.get("status") != "ready":
         return None
     domains = deployment.get("domains")
-    if not isinstance(domains, list) or not all(isinstance(d, str) and d for d in domains):
+    if not isinstance(domains, list) or not all(
+        isinstance(d, str) and d and d.isascii() for d in domains
+    ):
         what = f"the deployment serving {address} lists its domains as {type(domains).__name__}"
         raise _unexpected("deployments", f"{what}, not host names")
     return domains[0] if domains else None
@@ -107,34 +124,34 @@ def sendable_from(client_ip: str) -> str | None:
     return None
 
 
-# Headers the connection itself decides: the gateway routes by Host, and the others frame
-# the request; a test setting one cannot be sent as written.
-CONNECTION_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
-
-
-def not_sendable(test: PolicyTestCase) -> str | None:
-    """None when the test can be sent as written, else why not."""
-    fixed = sorted(name for name in test.headers if name.lower() in CONNECTION_HEADERS)
-    if fixed:
-        return (
-            f"the test sets {', '.join(fixed)}, which a live request cannot carry as written "
-            "(the connection decides it; Host is the environment's host)"
-        )
-    return sendable_from(test.client_ip)
-
-
 async def _send(address: str, test: PolicyTestCase, host: str, via: str | None) -> TestResult:
-    reason = not_sendable(test)
+    try:
+        wire = on_the_wire(test)
+    except NotSendable as unsendable:
+        return _skipped(address, test, str(unsendable))
+    reason = sendable_from(test.client_ip)
     if reason is not None:
         return _skipped(address, test, reason)
-    transport = httpx.AsyncHTTPTransport(local_address=test.client_ip, retries=0)
-    async with httpx.AsyncClient(transport=transport, timeout=TIMEOUT_SECONDS) as http:
+    base = httpx.URL(via) if via else httpx.URL(f"https://{host}")
+    url = httpcore.URL(
+        scheme=base.raw_scheme, host=base.raw_host, port=base.port, target=wire.target
+    )
+    tls = _tls() if base.scheme == "https" else None
+    timeouts = dict.fromkeys(("connect", "read", "write", "pool"), TIMEOUT_SECONDS)
+    async with httpcore.AsyncConnectionPool(
+        ssl_context=tls, local_address=test.client_ip, retries=0
+    ) as pool:
         try:
-            response = await http.send(_request(test, host, via))
-        except httpx.HTTPError as error:
+            response = await pool.request(
+                wire.method,
+                url,
+                headers=[(b"Host", host.encode("ascii")), *wire.headers],
+                extensions={"timeout": timeouts},
+            )
+        except SEND_ERRORS as error:
             failure = f"could not send the request to {host}: {type(error).__name__}: {error}"
             return TestResult(address, test, "failed", failures=(failure,), host=host)
-    actual: Literal["allow", "deny"] = "deny" if response.status_code == BLOCKED_STATUS else "allow"
+    actual: Literal["allow", "deny"] = "deny" if response.status == BLOCKED_STATUS else "allow"
     failures = expectation_failures(test, actual, None, None)
     return TestResult(
         environment=address,
@@ -142,19 +159,15 @@ async def _send(address: str, test: PolicyTestCase, host: str, via: str | None) 
         status="failed" if failures else "passed",
         actual=actual,
         failures=failures,
-        explanation=f"the gateway at {host} answered HTTP {response.status_code}",
+        explanation=f"the gateway at {host} answered HTTP {response.status}",
         host=host,
     )
 
 
-def _request(test: PolicyTestCase, host: str, via: str | None) -> httpx.Request:
-    """The test's request with its path and query exactly as written (nothing encoded)."""
-    target = request_target(test).encode("latin-1", "replace")
-    base = httpx.URL(via) if via else httpx.URL(f"https://{host}")
-    url = base.copy_with(raw_path=target)
-    headers = [(name, value) for name, values in test.headers.items() for value in values]
-    headers.append(("Host", host))
-    return httpx.Request(test.method, url, headers=headers)
+@cache
+def _tls() -> ssl.SSLContext:
+    """The TLS settings httpx would use (its CA bundle, SSL_CERT_FILE/SSL_CERT_DIR)."""
+    return httpx.create_ssl_context()
 
 
 def _skipped(address: str, test: PolicyTestCase, reason: str) -> TestResult:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from reconciler.escaping import clean
 from reconciler.plan.changes import (
     ABSENT,
     SENSITIVE,
@@ -70,14 +70,6 @@ class Line:
     symbol: str
     depth: int
     text: str
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def clean(text: str) -> str:
-    """Free text with control characters made visible: no escape code or line break sneaks in."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 # --------------------------------------------------------------------------- headings

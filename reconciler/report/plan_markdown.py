@@ -11,13 +11,13 @@ import html
 import re
 
 from reconciler.checks.capacity import CAPACITY_HEADING, capacity_lines, shows_capacity
+from reconciler.escaping import clean
 from reconciler.plan.changes import Action, Change, Plan
 from reconciler.report.plan_lines import (
     CONTEXT,
     NEUTRAL,
     Line,
     change_body,
-    clean,
     note_lines,
     outcome,
     plural,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from reconciler.checks.capacity import CAPACITY_HEADING, capacity_lines, shows_capacity
+from reconciler.escaping import clean
 from reconciler.plan.changes import Action, Change, Note, Plan
 from reconciler.report.plan_lines import (
     ACTION_LEGEND,
@@ -11,7 +12,6 @@ from reconciler.report.plan_lines import (
     Line,
     block_label,
     change_body,
-    clean,
     heading,
     note_lines,
     plural,

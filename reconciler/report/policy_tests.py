@@ -5,6 +5,11 @@ The JSON shape is a contract: `{"format_version": "1.0", "results": [{"environme
 "expected", "actual", "decidedBy", "loggedBy", "passed"}], "summary": {"passed", "failed"}}`.
 A live run adds `"skipped": N` to the summary and, on a skipped result, `"skipped": reason`
 (with `actual` and `passed` null) and `"host"` on results that were sent.
+
+Names, requests and reasons come from the manifest (and a live run's server): text and JUnit
+show each through `reconciler.escaping.clean`, so a line break or escape sequence in a test's
+name never starts a line of its own (a forged `PASS`) or reaches the terminal, and the XML is
+well-formed whatever a name holds. JSON keeps the text exact (its encoder escapes it).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from collections.abc import Sequence
 from itertools import groupby
 from typing import Any
 
+from reconciler.escaping import clean
 from reconciler.policy_tests.run import TestResult, describe, summary
 
 FORMAT_VERSION = "1.0"
@@ -29,7 +35,7 @@ def render_text(results: Sequence[TestResult]) -> str:
             lines.append(f"  {_LABEL[result.status]}  {result.name}")
             lines += [f"        {line}" for line in _details(result)]
     lines.append(_summary_line(results))
-    return "\n".join(lines) + "\n"
+    return "\n".join(map(clean, lines)) + "\n"
 
 
 def _details(result: TestResult) -> list[str]:
@@ -42,7 +48,7 @@ def _details(result: TestResult) -> list[str]:
     return [
         f"{describe(result.test)}{sent}{where}",
         *result.failures,
-        *result.explanation.splitlines(),
+        *result.explanation.split("\n"),
     ]
 
 
@@ -110,21 +116,26 @@ def _suite(root: ET.Element, environment: str, results: list[TestResult]) -> Non
     suite = ET.SubElement(
         root,
         "testsuite",
-        name=environment,
+        name=clean(environment),
         tests=str(len(results)),
         failures=str(counts["failed"]),
         skipped=str(counts["skipped"]),
         errors="0",
     )
     for result in results:
-        case = ET.SubElement(suite, "testcase", name=result.name, classname=environment)
+        case = ET.SubElement(
+            suite, "testcase", name=clean(result.name), classname=clean(environment)
+        )
         if result.position is not None:
-            case.set("file", result.position.file)
+            case.set("file", clean(result.position.file))
             case.set("line", str(result.position.line))
         if result.status == "failed":
             failure = ET.SubElement(
-                case, "failure", message="; ".join(result.failures), type="PolicyTestFailure"
+                case,
+                "failure",
+                message=clean("; ".join(result.failures)),
+                type="PolicyTestFailure",
             )
-            failure.text = "\n".join(_details(result))
+            failure.text = "\n".join(map(clean, _details(result)))
         elif result.status == "skipped":
-            ET.SubElement(case, "skipped", message=result.skip_reason)
+            ET.SubElement(case, "skipped", message=clean(result.skip_reason))

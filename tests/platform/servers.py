@@ -1,10 +1,13 @@
 """Servers for client tests: an ASGI app answering like a web server that is not the platform
-(serve it with `tests.fixtures.loopback.LoopbackServer`), and raw asyncio servers on loopback
-for answers no framework would send (endless chunked bodies, trickles)."""
+(serve it with `tests.fixtures.loopback.LoopbackServer`), raw asyncio servers on loopback
+for answers no framework would send (endless chunked bodies, trickles), and a recording server
+that keeps the bytes of each request as they arrived (no framework between: header names keep
+their case, the method and target are not parsed)."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -85,3 +88,55 @@ async def read_request(reader: asyncio.StreamReader) -> bytes:
         if name.strip().lower() == b"content-length":
             length = int(value.strip())
     return head + await reader.readexactly(length)
+
+
+class RecordingServer:
+    """An HTTP/1.1 server on 127.0.0.1, in a thread of its own (so that code under test may run
+    its own event loop meanwhile), answering every request `status` with no body and closing the
+    connection. `received` holds each request's bytes (head and Content-Length body) exactly as
+    they arrived, `clients` the address each came from; `stop()` ends it."""
+
+    def __init__(self, status: int = 200) -> None:
+        self.received: list[bytes] = []
+        self.clients: list[str] = []
+        self._answer = f"HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        self._loop = asyncio.new_event_loop()
+        self._port: int | None = None
+        started = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(started,), daemon=True)
+        self._thread.start()
+        started.wait()
+        if self._port is None:
+            raise RuntimeError("the recording server did not start")
+        self.base_url = f"http://127.0.0.1:{self._port}"
+
+    def _run(self, started: threading.Event) -> None:
+        try:
+            server = self._loop.run_until_complete(
+                asyncio.start_server(self._serve, "127.0.0.1", 0)
+            )
+            self._port = server.sockets[0].getsockname()[1]
+        finally:
+            started.set()
+        try:
+            self._loop.run_forever()
+        finally:
+            server.close()
+            self._loop.run_until_complete(server.wait_closed())
+            self._loop.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            request = await read_request(reader)
+            self.clients.append(writer.get_extra_info("peername")[0])
+            self.received.append(request)
+            writer.write(self._answer.encode())
+            await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+    def stop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()

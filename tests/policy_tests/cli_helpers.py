@@ -10,7 +10,9 @@ from typing import Any
 
 import yaml
 
-from tests.fixtures.cli import CliResult, run_cli
+from tests.fixtures.cli import CliResult, platform_env, run_cli
+
+FAST_DEPLOY = ("--auto-approve", "--deploy", "--poll-interval", "0.02s", "--wait-timeout", "30s")
 
 
 @dataclass(frozen=True)
@@ -114,3 +116,16 @@ def run_json(*args: str | Path, env: Mapping[str, str | None] | None = None) -> 
     result = run_test(*args, "--format", "json", env=env)
     assert result.stdout, result.stderr
     return result.exit_code, json.loads(result.stdout)
+
+
+def deployed(
+    emulator: Any, directory: Path, policies: Sequence[dict[str, Any]], samples: Sequence[Sample]
+) -> Path:
+    """A manifest of the policies and samples, applied to `emulator` and deployed (production,
+    so that its gateway serves the list); its path."""
+    manifest = write(
+        directory, manifest_text(policies, samples, settings={"runtime": {"port": 8080}})
+    )
+    applied = run_cli(["apply", "-f", str(manifest), *FAST_DEPLOY], env=platform_env(emulator))
+    assert applied.exit_code == 0, applied.output
+    return manifest

@@ -17,8 +17,8 @@ from reconciler.errors import UnexpectedResponse
 from reconciler.policy_tests.live import sendable_from, serving_host
 from tests.fixtures.cli import platform_env, run_cli
 from tests.policy_tests.cli_helpers import Sample, firewall, logging, manifest_text, run_json, write
+from tests.policy_tests.cli_helpers import deployed as deployed_with
 
-FAST_DEPLOY = ("--auto-approve", "--deploy", "--poll-interval", "0.02s", "--wait-timeout", "30s")
 SECOND_LOOPBACK = "127.0.0.2"
 
 pytestmark = pytest.mark.skipif(
@@ -40,11 +40,7 @@ OTHER_HOST = Sample("another host", "/", "allow", client_ip="127.0.0.1", headers
 
 
 def deployed(emulator: Any, tmp_path: Path, samples: list[Sample]) -> Path:
-    text = manifest_text(POLICIES, samples, settings={"runtime": {"port": 8080}})
-    manifest = write(tmp_path, text)
-    applied = run_cli(["apply", "-f", str(manifest), *FAST_DEPLOY], env=platform_env(emulator))
-    assert applied.exit_code == 0, applied.output
-    return manifest
+    return deployed_with(emulator, tmp_path, POLICIES, samples)
 
 
 def live(emulator: Any, manifest: Path, *args: str) -> tuple[int, Any]:
@@ -144,3 +140,20 @@ class GarbageDomains:
 def test_an_answer_without_host_names_is_reported_not_used() -> None:
     with pytest.raises(UnexpectedResponse, match="lists its domains as str, not host names"):
         asyncio.run(serving_host(GarbageDomains(), "shop/web/production"))
+
+
+@pytest.mark.parametrize(
+    ("via", "problem"),
+    [
+        ("127.0.0.1:8787", "it needs http:// or https:// and a host"),
+        ("ftp://127.0.0.1", "it needs http:// or https:// and a host"),
+        ("http://[::1", "it does not parse (Invalid port: ':1')"),
+    ],
+)
+def test_a_live_via_that_is_no_http_url_is_a_usage_error(
+    tmp_path: Path, via: str, problem: str
+) -> None:
+    manifest = write(tmp_path, manifest_text(POLICIES, SENT[:1]))
+    result = run_cli(["test", "-f", str(manifest), "--live", "--live-via", via])
+    assert result.exit_code == 1
+    assert f"--live-via {via!r} is not a URL to send requests to: {problem}" in result.stderr

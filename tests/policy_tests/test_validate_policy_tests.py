@@ -248,3 +248,124 @@ def test_warnings_do_not_fail_validate_unless_strict(tmp_path: Path) -> None:
     path.write_text(HEAD + WARNED, encoding="utf-8")
     assert run_cli(["validate", "-f", str(path)]).exit_code == 0
     assert run_cli(["validate", "-f", str(path), "--strict"]).exit_code == 1
+
+
+def test_methods_header_names_and_control_characters_are_refused_at_their_place(
+    tmp_path: Path,
+) -> None:
+    tests = r"""
+            policyTests:
+              - name: t
+                request:
+                  method: "GE T"
+                  path: "/a\r\nX-Injected: 1"
+                  query: {"q\x00": "1", tag: [ok, "b\x1b[2J"]}
+                  headers: {"X Y": a, X-Ok: "v\n", X-List: [fine, "tab\tis fine", "del\x7f"]}
+                  clientIp: 198.51.100.7
+                expect: allow
+    """
+    code, problems = validate(tmp_path, env(tests))
+    assert code == 1
+    base = "projects.shop.apps.web.environments.production.policyTests[0].request"
+    assert places(problems, "error") == [
+        (24, 27, f"{base}.method"),
+        (25, 25, f"{base}.path"),
+        (26, 27, f"{base}.query.q\\x00"),  # a key's control characters shown escaped
+        (26, 51, f"{base}.query.tag[1]"),
+        (27, 29, f"{base}.headers.X Y"),
+        (27, 45, f"{base}.headers.X-Ok"),
+        (27, 83, f"{base}.headers.X-List[2]"),
+    ]
+    method, path, name, value, header, header_value, listed = [
+        p["message"] for p in problems if p["severity"] == "error"
+    ]
+    assert method == (
+        "'GE T' is not an HTTP method: a method is a token of letters, digits and "
+        "!#$%&'*+-.^_`|~ (no space or control character), sent as written: e.g. GET, POST"
+    )
+    assert path == (
+        "the path holds the control character '\\r' (U+000D) at character 3, which no request "
+        "carries (CR and LF end the request line): remove it, or write it percent-encoded as a "
+        "client sends it (%0D)"
+    )
+    assert name.startswith("the name of query parameter 'q\\x00' holds the control character")
+    assert value.startswith("the value holds the control character '\\x1b' (U+001B) at charac")
+    assert header == (
+        "'X Y' is not a header name: a name is a token of letters, digits and !#$%&'*+-.^_`|~ "
+        "(no space, colon or control character)"
+    )
+    assert header_value == (
+        "the value holds the control character '\\n' (U+000A) at character 2, which HTTP does "
+        "not allow in a header value (CR and LF end the header line): remove it (a tab inside "
+        "a value is allowed)"
+    )
+    assert listed.startswith("the value holds the control character '\\x7f' (U+007F) at")
+
+
+def test_a_client_ip_no_request_comes_from_is_refused(tmp_path: Path) -> None:
+    addresses = ["0.0.0.0", "::", "::ffff:0.0.0.0", "224.0.0.1", "ff02::1", "255.255.255.255"]
+    tests = "            policyTests:\n" + "".join(
+        f"""\
+              - name: t{index}
+                request: {{method: GET, path: /, clientIp: "{address}"}}
+                expect: allow
+"""
+        for index, address in enumerate(addresses)
+    )
+    code, problems = validate(tmp_path, env(tests))
+    assert code == 1
+    base = "projects.shop.apps.web.environments.production.policyTests"
+    assert places(problems, "error") == [
+        (22 + 3 * i, 59, f"{base}[{i}].request.clientIp") for i in range(len(addresses))
+    ]
+    found = [p["message"] for p in problems]
+    assert found[0] == (
+        "'0.0.0.0' is the unspecified address, which no request comes from (and which every "
+        "machine can bind, so a live run would send from another address): write the address "
+        "of the client the test is about, e.g. 198.51.100.7 or 2001:db8::7"
+    )
+    assert found[1].startswith("'::' is the unspecified address, which no request comes from")
+    assert found[2].startswith("'::ffff:0.0.0.0' is the unspecified address")
+    assert found[3].startswith("'224.0.0.1' is a multicast address, which no request comes from")
+    assert found[4].startswith("'ff02::1' is a multicast address")
+    assert found[5].startswith("'255.255.255.255' is the broadcast address, which no request")
+
+
+def test_a_live_run_refuses_the_unspecified_address_before_sending(tmp_path: Path) -> None:
+    """Binding 0.0.0.0 always works, so a live run would send from another address and report
+    that address's verdict as the test's."""
+    tests = """\
+            policyTests:
+              - {name: t, request: {method: GET, path: /, clientIp: 0.0.0.0}, expect: allow}
+    """
+    path = tmp_path / "platform.yaml"
+    path.write_text(HEAD + env(tests), encoding="utf-8")
+    nowhere = "http://127.0.0.1:1"
+    result = run_cli(
+        ["test", "-f", str(path), "--live", "--live-via", nowhere, "--base-url", nowhere]
+    )
+    assert result.exit_code == 1
+    assert "platform.yaml:21:69: " in result.stderr
+    assert "'0.0.0.0' is the unspecified address, which no request comes from" in result.stderr
+
+
+def test_a_key_with_a_line_break_is_shown_escaped_in_the_problem_line(tmp_path: Path) -> None:
+    tests = r"""
+            policyTests:
+              - name: t
+                request:
+                  method: GET
+                  path: /
+                  headers: {"X\nerror: forged\e[2J": a}
+                  clientIp: 198.51.100.7
+                expect: allow
+    """
+    path = tmp_path / "platform.yaml"
+    path.write_text(HEAD + env(tests), encoding="utf-8")
+    result = run_cli(["validate", "-f", str(path)])
+    assert result.exit_code == 1
+    [line] = result.stdout.splitlines()
+    assert line.startswith(
+        f"{path}:26:29: projects.shop.apps.web.environments.production.policyTests[0].request"
+        ".headers.X\\x0aerror: forged\\x1b[2J: 'X\\nerror: forged\\x1b[2J' is not a header name"
+    )
