@@ -98,7 +98,14 @@ class DeployReport:
 
     @property
     def succeeded(self) -> bool:
+        """Every deployment reached a final status that is not a failure."""
         return all(o.succeeded for o in self.outcomes)
+
+    @property
+    def went_live(self) -> bool:
+        """Every deployment succeeded and serves: none is held back by a rollback, so what
+        `apply --deploy` was asked for happened (its exit status)."""
+        return self.succeeded and not any(o.held_back for o in self.outcomes)
 
 
 class DeployObserver(Protocol):

@@ -235,8 +235,9 @@ def apply(
     the plan is stale or a secret changed, then apply exactly that plan.
 
     Exit status: 0 when everything applied (and, with --deploy, every
-    deployment went live); 1 otherwise; 130 when interrupted (Ctrl-C or
-    SIGTERM), after a summary of what was applied and how to go on.
+    deployment went live: a ready production deployment that a rolled-back
+    app keeps from serving did not); 1 otherwise; 130 when interrupted
+    (Ctrl-C or SIGTERM), after a summary of what was applied and how to go on.
     """
     from reconciler.plan.secrets import fingerprint_key_from
     from reconciler.platform.connect import start_connecting
@@ -360,7 +361,7 @@ async def _apply(request: ApplyRequest, run: _Run) -> bool:
             if not request.deploy:
                 return result.complete
         deployed = await _deploy(request, result, manifest, client, run)
-        return result.complete and deployed.succeeded
+        return result.complete and deployed.went_live
 
 
 async def _check_rollouts(

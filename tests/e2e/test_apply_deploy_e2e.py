@@ -140,7 +140,9 @@ def test_an_image_change_names_and_deploys_preview_only_once_it_ran_a_deployment
     assert newest["docker"]["image"] == "ghcr.io/acme/web:1.2"
 
 
-def test_a_rolled_back_app_is_warned_about(emulator: Any, tmp_path: Path) -> None:
+def test_a_rolled_back_app_is_warned_about_and_the_deploy_fails(
+    emulator: Any, tmp_path: Path
+) -> None:
     manifest = write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.0"))
     assert apply(emulator, "-f", manifest, *FAST).exit_code == 0
     write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.0", level="debug"))
@@ -152,7 +154,9 @@ def test_a_rolled_back_app_is_warned_about(emulator: Any, tmp_path: Path) -> Non
     write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.0", level="warn"))
     result = apply(emulator, "-f", manifest, *FAST)
 
-    assert result.exit_code == 0, result.output
+    # What was asked for (the change serving production) did not happen: CI must see it.
+    assert result.exit_code == 1, result.output
+    assert "Apply complete!" in result.output  # the configuration itself applied
     assert (
         "Warning: app.shop/web is rolled back: its new production deployment will not take over "
         "production until a deployment is promoted (deployments.promoteDeployment)"
@@ -162,9 +166,19 @@ def test_a_rolled_back_app_is_warned_about(emulator: Any, tmp_path: Path) -> Non
     assert app["currentDeploymentId"] == first["id"]
     # The new deployment is ready but does not serve: the summary must not call it live.
     assert "ready, not serving production: the app is rolled back" in result.output
-    assert "Deploy complete! 0 of 1 deployment(s) went live, 1 ready but not serving" in (
-        result.output
-    )
+    assert (
+        "Deploy incomplete! 0 of 1 deployment(s) went live, 1 ready but not serving production "
+        "(rolled back until a deployment is promoted)."
+    ) in result.output
+
+    # promoted, it serves; a later change then goes live and apply exits 0 again
+    [newest, *_] = deployments(emulator)
+    promoted = emulator.call("deployments.promoteDeployment", {"deploymentId": newest["id"]})
+    assert promoted.status_code == 202, promoted.text
+    write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.0", level="error"))
+    again = apply(emulator, "-f", manifest, *FAST)
+    assert again.exit_code == 0, again.output
+    assert "Deploy complete! 1 of 1 deployment(s) went live." in again.output
 
 
 def test_an_environment_whose_changes_all_failed_is_named_as_not_deployed(
