@@ -300,6 +300,9 @@ def _translate(error: ValidationError, data: Any, locate: Locate) -> Iterator[Pr
                 message = declared or f"missing required field {field!r}"
                 yield Problem.at(locate(path, False), path, message)
         return
+    if kind == "not":  # a key the schema refuses by name, with the reason it declares
+        yield Problem.at(locate(path, True), path, _declared_message(error) or error.message)
+        return
     if kind in ("anyOf", "oneOf"):
         branch = _matching_branch(error)
         if branch:

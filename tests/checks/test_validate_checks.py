@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from reconciler.cli import main
@@ -78,6 +79,42 @@ def test_a_waiver_needs_a_reason(write: Write) -> None:
     assert (
         f"{path}:11:37: " in out and "checks.query-logging: missing required field 'reason'" in out
     )
+
+
+CAPACITY_WAIVER = 'checks: {capacity-limits: {"off": true, reason: "batch jobs scale to zero"}}'
+
+
+@pytest.mark.parametrize(
+    ("parts", "line", "column", "path"),
+    [
+        ({"project": CAPACITY_WAIVER}, 5, 14, "projects.shop"),
+        ({"app": CAPACITY_WAIVER}, 9, 18, "projects.shop.apps.web"),
+        ({"app": "defaults:\n  " + CAPACITY_WAIVER}, 10, 20, "projects.shop.apps.web.defaults"),
+        (
+            {"production": "runtime: {port: 8080}\n" + CAPACITY_WAIVER},
+            12,
+            22,
+            "projects.shop.apps.web.environments.production",
+        ),
+    ],
+    ids=["project", "app", "defaults", "environment"],
+)
+def test_a_capacity_limits_waiver_on_an_object_is_refused_at_its_place(
+    write: Write, parts: dict[str, str], line: int, column: int, path: str
+) -> None:
+    """The finding is about the whole workspace, so no waiver on an object could match it:
+    refused, never accepted and ignored."""
+    manifest = write(**parts)
+    code, out, _ = run("validate", "-f", str(manifest), "--format", "json")
+    assert code == 1
+    [problem] = json.loads(out)
+    assert (problem["line"], problem["column"]) == (line, column), problem
+    assert problem["path"] == f"{path}.checks.capacity-limits"
+    assert problem["message"].startswith(
+        "capacity-limits cannot be waived on a project, app or environment: it judges the "
+        "whole workspace"
+    )
+    assert "checks: {capacity-limits: warning}" in problem["message"]
 
 
 def test_an_unknown_rule_is_refused_with_a_suggestion(write: Write) -> None:
