@@ -273,6 +273,8 @@ def _rule(error: ValidationError) -> dict[str, Any]:
 
 
 def _translate(error: ValidationError, data: Any, locate: Locate) -> Iterator[Problem]:
+    if isinstance(_instance(error), RefusedNumber):
+        return  # the loader refused the value and said so, at the same place
     if error.schema is False:
         yield from _ruled_out_keys(error, data, locate)
         return
@@ -448,8 +450,7 @@ def _type_message(error: ValidationError) -> str:
         )
     message = f"expected {' or '.join(wanted)}, got {_kind_of(value)}"
     if isinstance(value, str) and _is_quoted_number(value, wanted):
-        if not isinstance(value, RefusedNumber):  # written unquoted, refused by the loader
-            message += f"; write it without quotes: {value.strip()}"
+        message += f"; write it without quotes: {value.strip()}"
     elif isinstance(value, str) and "boolean" in wanted:
         message += "; write true or false, without quotes"
     return message
