@@ -36,6 +36,7 @@ from reconciler.apply.safety import (
     check_saved_plan,
     check_secrets,
     executable_changes,
+    planned_without,
     secret_refs,
     unknown_secrets,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "executable_changes",
     "execute",
     "materialize",
+    "planned_without",
     "reread_for",
     "secret_refs",
     "unknown_secrets",

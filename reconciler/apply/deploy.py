@@ -33,7 +33,7 @@ from reconciler.apply import (
 )
 from reconciler.errors import ApiError
 from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest, OciSource, listed
-from reconciler.plan import kinds
+from reconciler.plan import golive, kinds
 from reconciler.plan.kinds.base import address_parts
 from reconciler.plan.targets import Scope
 from reconciler.platform.protocol import Platform
@@ -98,7 +98,14 @@ class DeployReport:
 
     @property
     def succeeded(self) -> bool:
+        """Every deployment reached a final status that is not a failure."""
         return all(o.succeeded for o in self.outcomes)
+
+    @property
+    def went_live(self) -> bool:
+        """Every deployment succeeded and serves: none is held back by a rollback, so what
+        `apply --deploy` was asked for happened (its exit status)."""
+        return self.succeeded and not any(o.held_back for o in self.outcomes)
 
 
 class DeployObserver(Protocol):
@@ -127,8 +134,7 @@ class _SilentDeployObserver:
 
 # --- what to deploy ------------------------------------------------------------------
 
-EnvironmentKey = tuple[str, str, str]
-"""(project, app, environment) slugs."""
+EnvironmentKey = golive.EnvironmentKey
 
 
 def deploy_targets(
@@ -165,78 +171,47 @@ def managed_environments(manifest: Manifest, scope: Scope) -> list[tuple[Environ
 
 
 class _WantedRollouts:
-    """The environments whose effective configuration changed, and why."""
+    """The environments whose effective configuration changed, and why, by the rule the
+    plan's note follows too (reconciler/plan/golive.py)."""
 
     def __init__(self, manifest: Manifest | None) -> None:
         self.manifest = manifest
-        self.reasons: dict[EnvironmentKey, list[str]] = {}
-        self.app_level: set[EnvironmentKey] = set()
-        """Asked for only by an app-level change (image, project slug)."""
+        self.asked: list[golive.Rollout] = []
         self.incomplete: set[tuple[str, ...]] = set()
         """Projects, apps and environments with a change that did not apply."""
-        self.named: set[EnvironmentKey] = set()
-        """Redeployed because the manifest names them (never only if deployed before)."""
-        self.app_level_reasons: set[str] = set()
-        """The reasons given by changes above an environment (an app's image, a project's
-        slug): alone, they deploy a preview environment only if it ran a deployment before."""
 
     def add(self, item: ChangeResult) -> None:
         """What one change's outcome asks of the rollout, as its kind says: a change that
         configures deployments and did not apply leaves what is under it out; one that applied
         deploys every environment under it (an environment, an app's, a project's apps')."""
         change, kind = item.change, kinds.get(item.change.kind)
-        where = address_parts(change.address)[:3]
         if kind.configures_deployment() and item.outcome in _NOT_APPLIED:
-            self.incomplete.add(where)
-            return
-        reason = kind.rollout_reason(change) if item.outcome is Outcome.DONE else None
-        if reason is None:
-            return
-        if len(where) == 3:
-            self._environment_level((where[0], where[1], where[2]), reason)
-            return
-        self.app_level_reasons.add(reason)
-        if len(where) == 2:
-            self._app_level(where[0], [where[1]], reason)
-            return
-        project = self.manifest.project(where[0]) if self.manifest else None
-        self._app_level(where[0], [a.slug for a in listed(project.apps)] if project else [], reason)
-
-    def _environment_level(self, key: EnvironmentKey, reason: str) -> None:
-        reasons = self.reasons.setdefault(key, [])
-        if reason not in reasons:
-            reasons.append(reason)
+            self.incomplete.add(address_parts(change.address)[:3])
+        elif item.outcome is Outcome.DONE:
+            self.asked.extend(golive.rollouts(change, self.manifest))
 
     def redeploy(self, key: EnvironmentKey, *, named: bool) -> None:
-        reasons = self.reasons.setdefault(key, [])
-        if REDEPLOY not in reasons:
-            reasons.append(REDEPLOY)
-        (self.named if named else self.app_level).add(key)
-
-    def _app_level(self, project: str, apps: Sequence[str], reason: str) -> None:
-        for app in apps:
-            for environment in ("production", "preview"):
-                key = (project, app, environment)
-                self.app_level.add(key)
-                self.reasons.setdefault(key, []).append(reason)
+        """An environment `--redeploy` reaches: one the manifest names is deployed; of an app
+        naming none, preview only if it has a deployment already (as for an image change)."""
+        conditional = not named and key[2] != "production"
+        self.asked.append(golive.Rollout(key, REDEPLOY, only_if_deployed=conditional))
 
     def targets(self) -> tuple[tuple[DeployTarget, ...], tuple[str, ...]]:
         targets: list[DeployTarget] = []
         left_out: list[str] = []
+        wanted = golive.wanted(self.asked)
         # An environment whose every change failed has no reason to deploy, yet it must be
         # named: otherwise the summary says "nothing to deploy" while its changes are pending.
-        failed_only = [k for k in sorted(self.incomplete) if len(k) == 3 and k not in self.reasons]
+        asked = {item.environment for item in wanted}
+        failed_only = [k for k in sorted(self.incomplete) if len(k) == 3 and k not in asked]
         left_out.extend(f"{'/'.join(key)}: its changes did not apply" for key in failed_only)
-        for key, why in self.reasons.items():
+        for item in wanted:
+            key = item.environment
             if {key, key[:2], key[:1]} & self.incomplete:
-                left_out.append(f"{'/'.join(key)}: some of its changes did not apply")
+                left_out.append(f"{item.address}: some of its changes did not apply")
                 continue
-            env_level = key in self.named or any(
-                r not in (*self.app_level_reasons, REDEPLOY) for r in why
-            )
-            only_if_deployed = key[2] != "production" and not env_level and key in self.app_level
             targets.append(
-                DeployTarget(*key, reasons=tuple(why), only_if_deployed=only_if_deployed)
+                DeployTarget(*key, reasons=item.reasons, only_if_deployed=item.only_if_deployed)
             )
         return tuple(targets), tuple(left_out)
 
@@ -313,16 +288,7 @@ class _Rollout:
 
 
 async def _latest_deployment(client: Platform, target: DeployTarget) -> Mapping[str, Any] | None:
-    found = await client.call(
-        "deployments.listDeployments",
-        {
-            "project": target.project,
-            "app": target.app,
-            "environment": target.environment,
-            "limit": 1,
-        },
-    )
-    return found[0] if found else None
+    return await golive.latest_deployment(client, (target.project, target.app, target.environment))
 
 
 class _DeploymentRequests:
@@ -343,7 +309,7 @@ class _DeploymentRequests:
             )
         except ApiError as error:
             return DeploymentOutcome(target, None, "error", error_message=error.message)
-        if latest is None and target.only_if_deployed:
+        if not golive.deploys(target.only_if_deployed, has_deployment=latest is not None):
             return None
         if target.environment == "production" and app.get("isRolledBack"):
             self.warnings.append(

@@ -302,12 +302,18 @@ def _sent(plan: Plan) -> dict[str, tuple[str | None, list[tuple[str, Any]]]]:
     return {a: (actions.get(a), parts.get(a, [])) for a in actions.keys() | parts.keys()}
 
 
+def planned_without(plan: Plan) -> frozenset[str]:
+    """The addresses of the changes whose secret values `plan` was made without (missing when
+    it was planned: shown as known after apply, with no fingerprint)."""
+    return frozenset(c.address for c in plan.changes if any(d.known_after_apply for d in c.diffs))
+
+
 def unknown_secrets(plan: Plan) -> frozenset[str]:
     """The references of the secrets `plan` was made without (their values known after apply):
     the plan rebuilt to check it is planned without them too (`PlanOptions.unavailable_secrets`).
     Marking more of them unknown in an edited file gains nothing: the rebuilt plan then only
     sends those secrets again, from their declared sources."""
-    unknown = {c.address for c in plan.changes if any(d.known_after_apply for d in c.diffs)}
+    unknown = planned_without(plan)
     return frozenset(ref.source for address, ref in secret_refs(plan) if address in unknown)
 
 

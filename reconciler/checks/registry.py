@@ -39,6 +39,9 @@ class Rule:
     fix: str
     """What to change to satisfy the rule (the finding's help text)."""
     params: tuple[Param, ...] = ()
+    workspace: bool = False
+    """The rule judges the whole workspace, not an object (a finding has no object a waiver
+    could be on): only the top-level `checks:` block sets it, and a waiver is refused."""
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
@@ -155,6 +158,7 @@ RULES: tuple[Rule, ...] = (
         "error",
         "plan",
         "lower vCpus, memoryMib, storageMib or replicas.max, or raise the top-level limits",
+        workspace=True,
     ),
 )
 
@@ -216,15 +220,30 @@ def waivers_schema() -> dict[str, Any]:
         '(quote `"off"`: YAML 1.1 reads it as false).',
         "examples": [{"production-healthcheck": {"off": True, "reason": "a batch worker"}}],
         "additionalProperties": False,
-        "properties": {
-            rule.id: {
-                "title": f"Waiver of {rule.id}",
-                "$ref": "#/$defs/waiver",
-                "description": f"Turns {rule.id} off here, for the reason given.",
-                "examples": [{"off": True, "reason": "agreed with the platform team"}],
-            }
-            for rule in RULES
-        },
+        "properties": {rule.id: _waiver_schema(rule) for rule in RULES},
+    }
+
+
+def _waiver_schema(rule: Rule) -> dict[str, Any]:
+    if rule.workspace:
+        # Refused with its own message rather than left out: an unknown key would read as a
+        # typo, and accepted it would silence nothing (its findings belong to no object).
+        return {
+            "title": f"{rule.id} cannot be waived here",
+            "description": f"Not allowed: {rule.id} judges the whole workspace; set its "
+            "severity in the top-level checks block instead.",
+            "not": {},
+            "errorMessage": f"{rule.id} cannot be waived on a project, app or environment: it "
+            "judges the whole workspace (the platform's quotas count every environment), so "
+            "no object's waiver can match its finding; set its severity for the workspace in "
+            f'the top-level checks block (checks: {{{rule.id}: warning}}, or "off"), or '
+            "raise the limits",
+        }
+    return {
+        "title": f"Waiver of {rule.id}",
+        "$ref": "#/$defs/waiver",
+        "description": f"Turns {rule.id} off here, for the reason given.",
+        "examples": [{"off": True, "reason": "agreed with the platform team"}],
     }
 
 

@@ -29,6 +29,7 @@ from reconciler.apply import (
     check_saved_plan,
     executable_changes,
     execute,
+    planned_without,
     secret_refs,
     unknown_secrets,
 )
@@ -235,8 +236,9 @@ def apply(
     the plan is stale or a secret changed, then apply exactly that plan.
 
     Exit status: 0 when everything applied (and, with --deploy, every
-    deployment went live); 1 otherwise; 130 when interrupted (Ctrl-C or
-    SIGTERM), after a summary of what was applied and how to go on.
+    deployment went live: a ready production deployment that a rolled-back
+    app keeps from serving did not); 1 otherwise; 130 when interrupted
+    (Ctrl-C or SIGTERM), after a summary of what was applied and how to go on.
     """
     from reconciler.plan.secrets import fingerprint_key_from
     from reconciler.platform.connect import start_connecting
@@ -360,7 +362,7 @@ async def _apply(request: ApplyRequest, run: _Run) -> bool:
             if not request.deploy:
                 return result.complete
         deployed = await _deploy(request, result, manifest, client, run)
-        return result.complete and deployed.succeeded
+        return result.complete and deployed.went_live
 
 
 async def _check_rollouts(
@@ -447,14 +449,25 @@ async def _plan(
 
 
 def _warn_unfingerprinted(saved: Plan) -> None:
-    """A saved plan without fingerprints cannot show that a secret changed since it was
-    reviewed: say so rather than let the check pass in silence."""
+    """Say why a secret of a saved plan has no fingerprint, rather than let the check pass in
+    silence: missing when the plan was saved (the review saw "known after apply"), or read
+    while the fingerprint key was not set (a change since the review cannot be detected)."""
+    missing_then = planned_without(saved)
     unchecked = sorted({address for address, ref in secret_refs(saved) if not ref.fingerprint})
-    if unchecked:
+    missing = [address for address in unchecked if address in missing_then]
+    unkeyed = [address for address in unchecked if address not in missing_then]
+    if missing:
         echo(
-            f"Warning: {len(unchecked)} secret value(s) of this plan have no fingerprint "
+            f"Note: {len(missing)} secret value(s) of this plan were missing when it was saved "
+            "(it shows them as known after apply and holds no fingerprint of them), so apply "
+            f"sends them as they are now: {', '.join(missing)}.",
+            err=True,
+        )
+    if unkeyed:
+        echo(
+            f"Warning: {len(unkeyed)} secret value(s) of this plan have no fingerprint "
             f"({ENV_FINGERPRINT_KEY} was not set when it was saved), so a value changed since "
-            f"the review cannot be detected: {', '.join(unchecked)}. Set {ENV_FINGERPRINT_KEY} "
+            f"the review cannot be detected: {', '.join(unkeyed)}. Set {ENV_FINGERPRINT_KEY} "
             "for both plan and apply to have such changes refused.",
             err=True,
         )

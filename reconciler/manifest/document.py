@@ -29,7 +29,8 @@ class Document:
     files: list[LoadedFile]
     projects: dict[str, Any] = field(default_factory=dict)
     blocks: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """The workspace-wide blocks (`SHARED_BLOCKS`) by name, as the files agree on them."""
+    """The workspace-wide blocks (`SHARED_BLOCKS`) by name, as the files agree on them
+    (`normalised_block`)."""
     project_files: dict[str, LoadedFile] = field(default_factory=dict)
     directories: dict[str, FsPath] = field(default_factory=dict)
     block_files: dict[str, LoadedFile] = field(default_factory=dict)
@@ -135,9 +136,9 @@ def _merge_block(document: Document, loaded: LoadedFile, name: str) -> list[Prob
     first_file = document.block_files.get(name)
     if first_file is None:
         document.block_files[name] = loaded
-        document.blocks[name] = block if isinstance(block, dict) else {}
+        document.blocks[name] = normalised_block(name, block) if isinstance(block, dict) else {}
         return []
-    if block == first_file.data.get(name):
+    if normalised_block(name, block) == normalised_block(name, first_file.data.get(name)):
         return []
     first = first_file.position_of(first_file.values[(name,)])
     return [
@@ -148,6 +149,15 @@ def _merge_block(document: Document, loaded: LoadedFile, name: str) -> list[Prob
             f"`{name}` must say the same (or set it in one file only)",
         )
     ]
+
+
+def normalised_block(name: str, block: Any) -> Any:
+    """What a workspace-wide block says, in one form, so that files agree on what they say
+    rather than on how they write it: a check's setting written as a severity
+    (`query-logging: error`) is the mapping it abbreviates (`{severity: error}`)."""
+    if name != "checks" or not isinstance(block, dict):
+        return block
+    return {rule: {"severity": s} if isinstance(s, str) else s for rule, s in block.items()}
 
 
 class Layered:

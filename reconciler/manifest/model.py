@@ -368,8 +368,9 @@ class Waiver:
 class ChecksSettings:
     """The top-level `checks:` and `limits:` blocks and the waivers on objects, as written.
 
-    `rules` maps a rule id to its setting (a severity, or a mapping with `severity` and
-    parameters); reconciler/checks/ gives all of it its meaning."""
+    `rules` maps a rule id to its setting, a mapping with `severity` and parameters (a
+    severity written alone is read as `{severity: ...}`: document.normalised_block);
+    reconciler/checks/ gives all of it its meaning."""
 
     rules: Mapping[str, Any] = field(default_factory=_empty)
     limits: Mapping[str, float] = field(default_factory=_empty)

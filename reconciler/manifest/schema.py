@@ -273,6 +273,8 @@ def _rule(error: ValidationError) -> dict[str, Any]:
 
 
 def _translate(error: ValidationError, data: Any, locate: Locate) -> Iterator[Problem]:
+    if isinstance(_instance(error), RefusedNumber):
+        return  # the loader refused the value and said so, at the same place
     if error.schema is False:
         yield from _ruled_out_keys(error, data, locate)
         return
@@ -299,6 +301,9 @@ def _translate(error: ValidationError, data: Any, locate: Locate) -> Iterator[Pr
             if field not in _instance(error):
                 message = declared or f"missing required field {field!r}"
                 yield Problem.at(locate(path, False), path, message)
+        return
+    if kind == "not":  # a key the schema refuses by name, with the reason it declares
+        yield Problem.at(locate(path, True), path, _declared_message(error) or error.message)
         return
     if kind in ("anyOf", "oneOf"):
         branch = _matching_branch(error)
@@ -445,8 +450,7 @@ def _type_message(error: ValidationError) -> str:
         )
     message = f"expected {' or '.join(wanted)}, got {_kind_of(value)}"
     if isinstance(value, str) and _is_quoted_number(value, wanted):
-        if not isinstance(value, RefusedNumber):  # written unquoted, refused by the loader
-            message += f"; write it without quotes: {value.strip()}"
+        message += f"; write it without quotes: {value.strip()}"
     elif isinstance(value, str) and "boolean" in wanted:
         message += "; write true or false, without quotes"
     return message

@@ -49,8 +49,8 @@ thousand, and a tuple costs a small part of what a `Position` (with its file) co
 
 
 class RefusedNumber(str):
-    """The text of a number the loader refused (too large), its problem already reported:
-    kept as text, so no field takes it, and the schema does not suggest unquoting it."""
+    """The text of a number the loader refused (too large, or not finite), its problem already
+    reported: kept as text, so no field takes it, and the schema says nothing more about it."""
 
 
 @dataclass(frozen=True)
@@ -518,7 +518,7 @@ class Converter:
                         "infinity or NaN (quote it if you mean the text)",
                     )
                 )
-                return node.value
+                return RefusedNumber(node.value)
             return _float(node.value, number)
         except (ValueError, yaml.YAMLError):
             self.problems.append(

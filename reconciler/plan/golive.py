@@ -4,23 +4,37 @@ The platform API spec: changes to environment settings, variables, policies and 
 reach running traffic only from the next deployment (a deployment copies them when it is
 created); `apps.updateApp` changes an image app's image and "deploys nothing". So a plan with
 such changes is live only once each environment they touch is deployed again, which
-`apply --deploy` does. Pure functions over the plan's changes; reconciler/plan/planner.py adds
-the notes, and the renderers show `goes_live` per change.
+`apply --deploy` does.
+
+Which environments those are is decided here, once, for both the plan's closing note and
+`apply --deploy` (reconciler/apply/deploy.py): `rollouts` says what one change asks for (its
+kind's `rollout_reason`), `wanted` merges them per environment, and `deploys` is the last
+word, given whether the environment has a deployment already. A change to an environment
+deploys it; a change above one (an app's image, a project's slug) deploys production, and
+preview only if preview has a deployment already (one that never ran is left alone). The
+planner reads that fact for the note; apply reads it again when it deploys.
+reconciler/plan/planner.py adds the notes, and the renderers show `goes_live` per change.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
-from typing import Literal
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from reconciler.checks.capacity import LiveEnvironment
 from reconciler.manifest.model import ENVIRONMENT_NAMES, UNSET, Build, Manifest, listed
+from reconciler.plan import kinds
 from reconciler.plan.changes import Action, Change, Note
 from reconciler.plan.kinds.base import address_parts
+from reconciler.platform.protocol import Platform
 
 GoesLive = Literal["at_apply", "next_deployment"]
 NEXT_DEPLOYMENT_NOTE = "reaches traffic only from the next deployment of this environment"
 _SOURCE_FIELDS = ("oci.image", "git")
+
+EnvironmentKey = tuple[str, str, str]
+"""(project, app, environment) slugs."""
 
 
 def goes_live(change: Change) -> GoesLive:
@@ -48,24 +62,111 @@ def change_note(change: Change) -> str | None:
     return NEXT_DEPLOYMENT_NOTE
 
 
-def environments_to_deploy(manifest: Manifest, changes: Iterable[Change]) -> list[str]:
-    """`project/app/environment` of each environment a change waits for, in plan order."""
-    found: dict[str, None] = {}
-    for change in changes:
-        if goes_live(change) != "next_deployment":
-            continue
-        parts = address_parts(change.address)
-        for app in _apps(manifest, parts):
-            names = [parts[2]] if len(parts) > 2 else list(ENVIRONMENT_NAMES)
-            found.update(dict.fromkeys(f"{app}/{name}" for name in names))
-    return list(found)
+@dataclass(frozen=True)
+class Rollout:
+    """One environment a change (or `--redeploy`) asks to deploy, and why."""
+
+    environment: EnvironmentKey
+    reason: str
+    """`settings`, `variables`, `policies`, `image`, `project slug`, `redeploy`..."""
+    only_if_deployed: bool = False
+    """Asked for from above the environment (an app's image, a project's slug): a preview
+    environment that never had a deployment is left alone."""
 
 
-def _apps(manifest: Manifest, parts: Sequence[str]) -> list[str]:
+@dataclass(frozen=True)
+class Wanted:
+    """An environment to deploy, with every reason given for it."""
+
+    environment: EnvironmentKey
+    reasons: tuple[str, ...]
+    only_if_deployed: bool
+    """True when every reason came from above the environment."""
+
+    @property
+    def address(self) -> str:
+        return "/".join(self.environment)
+
+
+def rollouts(change: Change, manifest: Manifest | None) -> list[Rollout]:
+    """The environments a change that applied needs deployed, as its kind says: an environment's
+    own change deploys it; an app's deploys its production, and its preview if that has a
+    deployment already; a project's does so for each of the manifest's apps of the project."""
+    reason = kinds.get(change.kind).rollout_reason(change)
+    if reason is None:
+        return []
+    parts = address_parts(change.address)[:3]
+    if len(parts) == 3:
+        return [Rollout((parts[0], parts[1], parts[2]), reason)]
+    return [
+        Rollout((project, app, name), reason, only_if_deployed=name != "production")
+        for project, app in _apps(manifest, parts)
+        for name in ENVIRONMENT_NAMES
+    ]
+
+
+def wanted(asked: Iterable[Rollout]) -> list[Wanted]:
+    """The rollouts merged per environment, in the order first asked."""
+    reasons: dict[EnvironmentKey, list[str]] = {}
+    conditional: dict[EnvironmentKey, bool] = {}
+    for rollout in asked:
+        found = reasons.setdefault(rollout.environment, [])
+        if rollout.reason not in found:
+            found.append(rollout.reason)
+        conditional[rollout.environment] = (
+            conditional.get(rollout.environment, True) and rollout.only_if_deployed
+        )
+    return [Wanted(key, tuple(why), conditional[key]) for key, why in reasons.items()]
+
+
+def deploys(only_if_deployed: bool, *, has_deployment: bool) -> bool:
+    """Whether a wanted environment is deployed: always, unless only a change above it asked
+    and it has never had a deployment."""
+    return has_deployment or not only_if_deployed
+
+
+def planned_rollouts(manifest: Manifest, changes: Iterable[Change]) -> list[Wanted]:
+    """What `apply --deploy` will want once every change of a plan has applied (a blocked
+    deletion changes nothing)."""
+    return wanted(
+        rollout
+        for change in changes
+        if change.action is not Action.BLOCKED
+        for rollout in rollouts(change, manifest)
+    )
+
+
+def environments_to_deploy(
+    manifest: Manifest,
+    changes: Iterable[Change],
+    has_deployment: Callable[[EnvironmentKey], bool],
+) -> list[str]:
+    """`project/app/environment` of each environment `apply --deploy` deploys after the plan, in
+    plan order; `has_deployment` says whether an environment has a deployment already."""
+    return [
+        item.address
+        for item in planned_rollouts(manifest, changes)
+        if deploys(item.only_if_deployed, has_deployment=has_deployment(item.environment))
+    ]
+
+
+async def latest_deployment(
+    platform: Platform, environment: EnvironmentKey
+) -> Mapping[str, Any] | None:
+    """The newest deployment of an environment (slugs or IDs), None when it has none."""
+    project, app, name = environment
+    found = await platform.call(
+        "deployments.listDeployments",
+        {"project": project, "app": app, "environment": name, "limit": 1},
+    )
+    return found[0] if found else None
+
+
+def _apps(manifest: Manifest | None, parts: Sequence[str]) -> list[tuple[str, str]]:
     if len(parts) > 1:
-        return [f"{parts[0]}/{parts[1]}"]
-    project = manifest.project(parts[0])
-    return [] if project is None else [f"{parts[0]}/{a.slug}" for a in listed(project.apps)]
+        return [(parts[0], parts[1])]
+    project = manifest.project(parts[0]) if manifest is not None else None
+    return [] if project is None else [(parts[0], a.slug) for a in listed(project.apps)]
 
 
 def auto_deploying(

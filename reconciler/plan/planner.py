@@ -127,6 +127,11 @@ class _Planner(Planning):
         self.planned_projects: set[str] = set()
         self.collected: dict[str, list[Any]] = {}
         self.environment_kinds = kinds.environment_kinds()
+        self.live_apps: dict[tuple[str, str], tuple[str, str]] = {}
+        """(project, app) slugs of the manifest -> the IDs of the live app it plans (not one it
+        creates or replaces)."""
+        self.deployed: set[golive.EnvironmentKey] = set()
+        """The environments the going-live rule asked about that have a deployment."""
 
     # -- reading and diffing -----------------------------------------------------------------
 
@@ -137,6 +142,7 @@ class _Planner(Planning):
         for kind in self.environment_kinds:
             await kind.finish(self)
         await self._order_slug_moves()
+        await self._read_deployed()
 
     async def _plan_project(self, desired: Project) -> None:
         live = await self._read_project(desired)
@@ -319,6 +325,8 @@ class _Planner(Planning):
         if change is not None and replaced and live is not None:
             self.going_away[live["id"]] = change.address
         fresh = live is None or replaced
+        if not fresh and live is not None and project_id is not None:
+            self.live_apps[(desired_project.slug, desired.slug)] = (project_id, str(live["id"]))
         context = _AppContext(
             project=desired_project,
             app=desired,
@@ -506,10 +514,35 @@ class _Planner(Planning):
             capacity=self._capacity(),
         )
 
+    async def _read_deployed(self) -> None:
+        """Whether each environment that `apply --deploy` would deploy only if it has a
+        deployment has one (golive.py's rule): one listDeployments each, for the few a change
+        above them (an image, a project slug) asks for; an app this plan creates or replaces
+        has none."""
+        changes, _ = self._targeted(self.changes)
+        asked = [
+            item.environment
+            for item in golive.planned_rollouts(self.manifest, changes)
+            if item.only_if_deployed and item.environment[:2] in self.live_apps
+        ]
+        if asked:
+            self.record.read("deployments.listDeployments")
+        found = await asyncio.gather(
+            *(
+                golive.latest_deployment(self.platform, (*self.live_apps[key[:2]], key[2]))
+                for key in asked
+            )
+        )
+        self.deployed.update(
+            key for key, latest in zip(asked, found, strict=True) if latest is not None
+        )
+
     def _deployment_notes(self, changes: Sequence[Change]) -> list[Note]:
         """Which environments need a deployment for the plan to reach traffic
         (reconciler/plan/golive.py)."""
-        to_deploy = golive.environments_to_deploy(self.manifest, changes)
+        to_deploy = golive.environments_to_deploy(
+            self.manifest, changes, self.deployed.__contains__
+        )
         auto = golive.auto_deploying(self.manifest, to_deploy, self.record.environment)
         return golive.deployment_notes(to_deploy, self.record.rolled_back, auto)
 

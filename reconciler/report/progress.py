@@ -370,7 +370,9 @@ def render_deploy_report(report: DeployReport) -> str:
     # "went live" only counts deployments that serve: a ready one held back by a rollback
     # does not, and saying so would contradict the warning above.
     live = f"{ready - held} of {total} deployment(s) went live" + (
-        f", {held} ready but not serving (rolled back)" if held else ""
+        f", {held} ready but not serving production (rolled back until a deployment is promoted)"
+        if held
+        else ""
     )
     if not report.outcomes and not left_out:
         sections.append(
@@ -387,6 +389,8 @@ def render_deploy_report(report: DeployReport) -> str:
             f"Deploy incomplete! {live}; {left_out} environment(s) not deployed because "
             "some of their changes did not apply."
         )
+    elif held:  # what was asked for, the change serving production, did not happen: exit 1
+        sections.append(f"Deploy incomplete! {live}.")
     else:
         sections.append(f"Deploy complete! {live}.")
     return "\n\n".join(sections)

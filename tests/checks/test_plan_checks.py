@@ -241,7 +241,18 @@ def test_a_project_rename_needs_a_deployment_of_each_app(
     _, plan = plan_json(cli, path)
     [change] = plan["changes"]
     assert (change["address"], change["goes_live"]) == ("project.store", "next_deployment")
-    assert "needs one in: store/web/production, store/web/preview" in plan["notes"][-1]["message"]
+    # as `apply --deploy` decides: a preview that never had a deployment is left alone
+    assert "needs one in: store/web/production (" in plan["notes"][-1]["message"]
+
+    image = {"dockerImage": "ghcr.io/acme/web:1.0"}
+    seed.call(
+        "deployments.createDeployment",
+        {"project": "shop", "app": "web", "environment": "preview", "image": image},
+    )
+    _, plan = plan_json(cli, path)
+    message = plan["notes"][-1]["message"]
+    assert "needs one in: store/web/production, store/web/preview (" in message
+    assert "environment.*.read_deployment" in plan["permissions"]
 
 
 def test_the_markdown_comment_shows_findings_and_ceilings(

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from reconciler.checks.registry import RULES, SEVERITIES, Rule
+from reconciler.checks.settings import RuleSettings
 from reconciler.cli import main
+from reconciler.manifest.validate import ManifestInvalid, load_manifest
 from tests.checks.conftest import Write
 from tests.checks.manifests import findings_of
 
@@ -80,6 +87,42 @@ def test_a_waiver_needs_a_reason(write: Write) -> None:
     )
 
 
+CAPACITY_WAIVER = 'checks: {capacity-limits: {"off": true, reason: "batch jobs scale to zero"}}'
+
+
+@pytest.mark.parametrize(
+    ("parts", "line", "column", "path"),
+    [
+        ({"project": CAPACITY_WAIVER}, 5, 14, "projects.shop"),
+        ({"app": CAPACITY_WAIVER}, 9, 18, "projects.shop.apps.web"),
+        ({"app": "defaults:\n  " + CAPACITY_WAIVER}, 10, 20, "projects.shop.apps.web.defaults"),
+        (
+            {"production": "runtime: {port: 8080}\n" + CAPACITY_WAIVER},
+            12,
+            22,
+            "projects.shop.apps.web.environments.production",
+        ),
+    ],
+    ids=["project", "app", "defaults", "environment"],
+)
+def test_a_capacity_limits_waiver_on_an_object_is_refused_at_its_place(
+    write: Write, parts: dict[str, str], line: int, column: int, path: str
+) -> None:
+    """The finding is about the whole workspace, so no waiver on an object could match it:
+    refused, never accepted and ignored."""
+    manifest = write(**parts)
+    code, out, _ = run("validate", "-f", str(manifest), "--format", "json")
+    assert code == 1
+    [problem] = json.loads(out)
+    assert (problem["line"], problem["column"]) == (line, column), problem
+    assert problem["path"] == f"{path}.checks.capacity-limits"
+    assert problem["message"].startswith(
+        "capacity-limits cannot be waived on a project, app or environment: it judges the "
+        "whole workspace"
+    )
+    assert "checks: {capacity-limits: warning}" in problem["message"]
+
+
 def test_an_unknown_rule_is_refused_with_a_suggestion(write: Write) -> None:
     path = write(checks="querry-logging: error")
     code, out, _ = run("validate", "-f", str(path))
@@ -108,6 +151,34 @@ def test_the_checks_block_merges_across_files_like_prune(tmp_path: Path, write: 
     code, out, _ = run("validate", "-f", str(first), "-f", str(other))
     assert code == 1
     assert f"{other}:2:9: checks: differs from the checks settings at {first}:3:3" in out
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rule=st.sampled_from(RULES),
+    severity=st.sampled_from(SEVERITIES),
+    other=st.sampled_from(SEVERITIES),
+    mapping_first=st.booleans(),
+)
+def test_a_setting_in_its_two_forms_in_two_files_is_the_same_setting(
+    rule: Rule, severity: str, other: str, mapping_first: bool
+) -> None:
+    """`rule: error` and `rule: {severity: error}` say the same; files must agree on what they
+    say, not on how they write it."""
+    short = f'version: 1\nchecks:\n  {rule.id}: "{severity}"\n'
+    mapping = f'version: 1\nchecks:\n  {rule.id}: {{severity: "{other}"}}\n'
+    with tempfile.TemporaryDirectory() as directory:
+        first, second = Path(directory, "a.yaml"), Path(directory, "b.yaml")
+        first.write_text(mapping if mapping_first else short)
+        second.write_text(short if mapping_first else mapping)
+        if severity != other:
+            with pytest.raises(ManifestInvalid) as refused:
+                load_manifest([first, second])
+            [problem] = refused.value.problems
+            assert problem.message.startswith("differs from the checks settings at ")
+            return
+        manifest = load_manifest([first, second])
+    assert RuleSettings(manifest.checks).severity(rule) == severity
 
 
 def test_the_checks_block_of_one_file_applies_to_the_projects_of_another(

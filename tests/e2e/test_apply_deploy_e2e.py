@@ -8,7 +8,7 @@ from typing import Any
 
 from reconciler.emulator.app import EmulatorConfig
 from tests.e2e.processes import CliProcess
-from tests.e2e.test_apply_e2e import apply, run_cli, write_manifest
+from tests.e2e.test_apply_e2e import apply, plan, run_cli, write_manifest
 from tests.fixtures.cli import platform_env, shop_manifest
 from tests.fixtures.emulator import API_KEY
 
@@ -30,10 +30,10 @@ def image_app(image: str, *, level: str = "info", git: bool = False) -> str:
     )
 
 
-def deployments(emulator: Any) -> list[dict[str, Any]]:
+def deployments(emulator: Any, environment: str = "production") -> list[dict[str, Any]]:
     response = emulator.call(
         "deployments.listDeployments",
-        {"project": "shop", "app": "web", "environment": "production"},
+        {"project": "shop", "app": "web", "environment": environment},
     )
     return response.json()["data"]
 
@@ -99,7 +99,50 @@ def test_a_repository_app_reruns_the_latest_deployment(emulator: Any, tmp_path: 
     assert newest["status"] == "ready"
 
 
-def test_a_rolled_back_app_is_warned_about(emulator: Any, tmp_path: Path) -> None:
+def test_an_image_change_names_and_deploys_preview_only_once_it_ran_a_deployment(
+    emulator: Any, tmp_path: Path
+) -> None:
+    """The plan's note and `apply --deploy` decide from one rule: an app-level change (a new
+    image) deploys production, and preview only if preview already has a deployment."""
+    manifest = write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.0"))
+    assert apply(emulator, "-f", manifest, *FAST).exit_code == 0  # production only
+
+    write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.1"))
+    planned = plan(emulator, "-f", manifest)
+    assert planned.exit_code == 0, planned.output
+    assert "this plan needs one in: shop/web/production (`reconciler apply --deploy`" in (
+        planned.output
+    )
+    result = apply(emulator, "-f", manifest, *FAST)
+    assert result.exit_code == 0, result.output
+    assert "Deploying 1 environment(s)" in result.output
+    assert "shop/web/preview" not in result.output
+    assert deployments(emulator, "preview") == []
+
+    # once preview runs a deployment, the next image change names it and deploys it
+    created = emulator.call(
+        "deployments.createDeployment",
+        {
+            "project": "shop",
+            "app": "web",
+            "environment": "preview",
+            "image": {"dockerImage": "ghcr.io/acme/web:1.1"},
+        },
+    )
+    assert created.status_code == 201, created.text
+    write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.2"))
+    planned = plan(emulator, "-f", manifest)
+    assert "this plan needs one in: shop/web/production, shop/web/preview (" in planned.output
+    result = apply(emulator, "-f", manifest, *FAST)
+    assert result.exit_code == 0, result.output
+    assert "Deploying 2 environment(s)" in result.output
+    [newest, _] = deployments(emulator, "preview")
+    assert newest["docker"]["image"] == "ghcr.io/acme/web:1.2"
+
+
+def test_a_rolled_back_app_is_warned_about_and_the_deploy_fails(
+    emulator: Any, tmp_path: Path
+) -> None:
     manifest = write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.0"))
     assert apply(emulator, "-f", manifest, *FAST).exit_code == 0
     write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.0", level="debug"))
@@ -111,7 +154,9 @@ def test_a_rolled_back_app_is_warned_about(emulator: Any, tmp_path: Path) -> Non
     write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.0", level="warn"))
     result = apply(emulator, "-f", manifest, *FAST)
 
-    assert result.exit_code == 0, result.output
+    # What was asked for (the change serving production) did not happen: CI must see it.
+    assert result.exit_code == 1, result.output
+    assert "Apply complete!" in result.output  # the configuration itself applied
     assert (
         "Warning: app.shop/web is rolled back: its new production deployment will not take over "
         "production until a deployment is promoted (deployments.promoteDeployment)"
@@ -121,9 +166,19 @@ def test_a_rolled_back_app_is_warned_about(emulator: Any, tmp_path: Path) -> Non
     assert app["currentDeploymentId"] == first["id"]
     # The new deployment is ready but does not serve: the summary must not call it live.
     assert "ready, not serving production: the app is rolled back" in result.output
-    assert "Deploy complete! 0 of 1 deployment(s) went live, 1 ready but not serving" in (
-        result.output
-    )
+    assert (
+        "Deploy incomplete! 0 of 1 deployment(s) went live, 1 ready but not serving production "
+        "(rolled back until a deployment is promoted)."
+    ) in result.output
+
+    # promoted, it serves; a later change then goes live and apply exits 0 again
+    [newest, *_] = deployments(emulator)
+    promoted = emulator.call("deployments.promoteDeployment", {"deploymentId": newest["id"]})
+    assert promoted.status_code == 202, promoted.text
+    write_manifest(tmp_path, image_app("ghcr.io/acme/web:1.0", level="error"))
+    again = apply(emulator, "-f", manifest, *FAST)
+    assert again.exit_code == 0, again.output
+    assert "Deploy complete! 1 of 1 deployment(s) went live." in again.output
 
 
 def test_an_environment_whose_changes_all_failed_is_named_as_not_deployed(

@@ -259,6 +259,29 @@ def test_a_saved_plan_without_fingerprints_warns_that_a_changed_secret_goes_unse
     assert "no fingerprint" not in again.output
 
 
+@pytest.mark.parametrize("key", ["fp-key-for-the-tests", None], ids=["keyed", "no key"])
+def test_a_plan_saved_while_a_secret_was_missing_says_so_not_that_the_key_was_unset(
+    emulator: Any, shop: str, tmp_path: Path, key: str | None
+) -> None:
+    """The secret was missing when the plan was saved: that is why it has no fingerprint,
+    whether or not the key was set, and apply says so."""
+    env = {**SHOP_ENV, "RECONCILER_FINGERPRINT_KEY": key}
+    saved = tmp_path / "plan.json"
+    planned = plan(emulator, "-f", shop, "--out", str(saved), env={**env, "SHOP_STRIPE_KEY": None})
+    assert planned.exit_code == 0, planned.output
+
+    result = apply(emulator, str(saved), env=env)
+
+    assert result.exit_code == 0, result.output
+    assert "was not set when it was saved" not in result.output
+    assert (
+        "Note: 1 secret value(s) of this plan were missing when it was saved (it shows them as "
+        "known after apply and holds no fingerprint of them), so apply sends them as they are "
+        "now: variable.shop/web/production/STRIPE_KEY." in result.output
+    )
+    assert SENTINEL not in result.output
+
+
 def test_a_missing_secret_is_refused_before_any_write(emulator: Any, shop: str) -> None:
     result = apply(emulator, "-f", shop, "--auto-approve", env={"SHOP_STRIPE_KEY": None})
     assert result.exit_code == 1

@@ -7,6 +7,9 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from reconciler.apply import ApplyResult, CallResult, ChangeResult, Outcome
 from reconciler.apply.deploy import (
     DeployOptions,
@@ -27,6 +30,7 @@ from reconciler.manifest.model import (
     Prune,
 )
 from reconciler.plan.changes import Action, Change, FieldDiff
+from reconciler.plan.golive import environments_to_deploy
 from reconciler.plan.targets import Scope
 from reconciler.report.progress import PlainDeployProgress, render_deploy_report
 
@@ -238,6 +242,49 @@ def deploy(
 
 def target(app: str, environment: str = "production", **extra: Any) -> DeployTarget:
     return DeployTarget("shop", app, environment, reasons=("settings",), **extra)
+
+
+PLANNED = (
+    change("settings.shop/web/production", "settings"),
+    change("settings.shop/api/preview", "settings", Action.CREATE),
+    change("variable.shop/api/production/A", "variable", Action.DELETE),
+    change("policies.shop/web/preview", "policies"),
+    change("app.shop/api", "app", diffs=(FieldDiff("oci.image", "a:1", "a:2"),)),
+    change("app.shop/web", "app", diffs=(FieldDiff("name", "A", "B"),)),
+    change("app.shop/web", "app", Action.BLOCKED),
+    change("project.shop", "project", reason="renamed"),
+    change("domain.shop/web/preview/a.example.com", "domain", Action.CREATE),
+)
+ENVIRONMENTS = [f"shop/{a}/{e}" for a in ("web", "api") for e in ("production", "preview")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    chosen=st.sets(st.integers(0, len(PLANNED) - 1)),
+    deployed=st.sets(st.sampled_from(ENVIRONMENTS)),
+)
+def test_the_plan_names_exactly_the_environments_apply_deploy_deploys(
+    chosen: set[int], deployed: set[str]
+) -> None:
+    """The plan's going-live note and `apply --deploy` follow one rule, whatever the changes
+    and whichever environments ran a deployment before."""
+    changes = [PLANNED[i] for i in sorted(chosen)]
+    changes = list({c.address + c.action.value: c for c in changes}.values())
+    named = environments_to_deploy(MANIFEST, changes, lambda key: "/".join(key) in deployed)
+
+    applied = ApplyResult(
+        tuple(
+            done(c, Outcome.BLOCKED if c.action is Action.BLOCKED else Outcome.DONE)
+            for c in changes
+        )
+    )
+    targets, _ = deploy_targets(applied, MANIFEST)
+    platform = FakeDeployments(latest={where: "d_before" for where in deployed})
+    deploy(platform, *targets)
+    created = [f"{b['project']}/{b['app']}/{b['environment']}" for b in platform.created]
+
+    assert sorted(named) == sorted(created)
+    assert len(set(named)) == len(named)
 
 
 def test_an_image_app_deploys_the_manifest_image() -> None:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reconciler.manifest import load, yaml_nodes
 from reconciler.manifest.model import FromFile
@@ -420,6 +423,56 @@ def test_a_number_field_refuses_non_decimal_forms_and_names_the_decimal(
     assert (problem.line, problem.column) == (8, column)
     assert problem.path == f"projects.shop.apps.web.environments.production.{path}"
     assert problem.message == message
+
+
+REFUSED_NUMBERS = st.sampled_from(
+    [".inf", "-.inf", "+.inf", ".Inf", "-.INF", ".nan", ".NaN", ".NAN", "1.0e+400", "-2.5e+999"]
+) | st.integers(min_value=400, max_value=420).map(lambda digits: "9" * digits)
+NUMBER_FIELDS = [
+    ("runtime: {vCpus: %s}", "runtime.vCpus"),
+    ("runtime: {memoryMib: %s}", "runtime.memoryMib"),
+    ("runtime: {storageMib: %s}", "runtime.storageMib"),
+    ("runtime: {port: %s}", "runtime.port"),
+    (
+        "runtime: {healthcheck: {method: GET, path: /, intervalSeconds: %s}}",
+        "runtime.healthcheck.intervalSeconds",
+    ),
+    ("regions: [{name: fra, replicas: {min: %s, max: 10}}]", "regions[0].replicas.min"),
+    ("regions: [{name: fra, replicas: {min: 1, max: %s}}]", "regions[0].replicas.max"),
+    ("variables: {A: %s}", "variables.A"),  # a text field: the loader's problem alone, as before
+]
+
+
+SHARED_NUMBER_FIELDS = [
+    ("limits: {vCpus: %s}", "limits.vCpus"),
+    ("limits: {memoryMib: %s}", "limits.memoryMib"),
+    ("checks: {replica-bounds: {maxReplicas: %s}}", "checks.replica-bounds.maxReplicas"),
+]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    field=st.sampled_from(
+        [(manifest_with(t), 8, 13 + t.index("%s"), p) for t, p in NUMBER_FIELDS]
+        + [(f"version: 1\n{t}\n", 2, 1 + t.index("%s"), p) for t, p in SHARED_NUMBER_FIELDS]
+    ),
+    written=REFUSED_NUMBERS,
+)
+def test_a_number_the_loader_refuses_is_one_problem_at_its_place(
+    field: tuple[str, int, int, str], written: str
+) -> None:
+    """Infinity, NaN and integers no float holds are refused while loading; the schema does
+    not report the same value again (it was "expected number, got string '.inf'")."""
+    text, line, column, path = field
+    with tempfile.TemporaryDirectory() as directory:
+        manifest = Path(directory, "m.yaml")
+        manifest.write_text(text.replace("%s", written))
+        problem = only_problem([manifest])
+    assert (problem.line, problem.column) == (line, column)
+    if line == 8:
+        path = f"projects.shop.apps.web.environments.production.{path}"
+    assert problem.path == path
+    assert "is not a finite number" in problem.message or "too large a number" in problem.message
 
 
 def test_a_non_decimal_number_in_a_shared_block_is_reported_where_it_is_written(
