@@ -55,7 +55,7 @@ RULES: tuple[Rule, ...] = (
         "production-healthcheck",
         "Without a health check the platform never restarts a hung production instance, "
         "and traffic keeps reaching it.",
-        "off",
+        "warning",
         "static",
         "set runtime.healthcheck (method and path) for the production environment",
     ),

@@ -2,7 +2,10 @@
 
 GitHub's upload-sarif (and other code-scanning tools) show each result on the line it names in
 the pull request. A waived finding is a result with an in-source suppression carrying the
-waiver's reason, so the tools list it as dismissed instead of hiding it.
+waiver's reason, so the tools list it as dismissed instead of hiding it. What the manifests turn
+off or down is in the log too, whether or not it silenced a finding: a rule set below its default
+as a rule configuration override of the run's invocation, a waiver as a notification of the tool's
+configuration at the waiver's place.
 tests/checks/test_sarif.py validates the output against the OASIS schema.
 """
 
@@ -15,6 +18,7 @@ from typing import Any
 
 from reconciler import __version__
 from reconciler.checks.findings import Finding
+from reconciler.checks.overrides import Override
 from reconciler.checks.registry import RULES, Rule
 from reconciler.manifest.problems import Problem
 
@@ -25,15 +29,37 @@ MANIFEST_RULE = "manifest"
 _LEVELS = {"error": "error", "warning": "warning", "off": "none"}
 
 
-def render_sarif(findings: Sequence[Finding], problems: Iterable[Problem] = ()) -> str:
-    return json.dumps(sarif_log(findings, problems), indent=2) + "\n"
+def render_sarif(
+    findings: Sequence[Finding],
+    problems: Iterable[Problem] = (),
+    overrides: Iterable[Override] = (),
+) -> str:
+    return json.dumps(sarif_log(findings, problems, overrides), indent=2) + "\n"
 
 
-def sarif_log(findings: Sequence[Finding], problems: Iterable[Problem] = ()) -> dict[str, Any]:
+def sarif_log(
+    findings: Sequence[Finding],
+    problems: Iterable[Problem] = (),
+    overrides: Iterable[Override] = (),
+) -> dict[str, Any]:
     rules = [_manifest_rule(), *(_rule(rule) for rule in RULES)]
     index = {rule["id"]: position for position, rule in enumerate(rules)}
     results = [_problem_result(problem, index[MANIFEST_RULE]) for problem in problems]
     results += [_finding_result(finding, index[finding.rule]) for finding in findings]
+    present = [override for override in overrides if override.change != "removed"]
+    invocation = {
+        "executionSuccessful": True,
+        "ruleConfigurationOverrides": [
+            _configuration_override(override, index[override.rule])
+            for override in present
+            if override.kind != "waiver"
+        ],
+        "toolConfigurationNotifications": [
+            _waiver_notification(override, index[override.rule])
+            for override in present
+            if override.kind == "waiver"
+        ],
+    }
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -48,6 +74,7 @@ def sarif_log(findings: Sequence[Finding], problems: Iterable[Problem] = ()) -> 
                     }
                 },
                 "columnKind": "unicodeCodePoints",
+                "invocations": [invocation],
                 "results": results,
             }
         ],
@@ -115,3 +142,39 @@ def _finding_result(finding: Finding, rule_index: int) -> dict[str, Any]:
     if finding.waived is not None:
         result["suppressions"] = [{"kind": "inSource", "justification": finding.waived}]
     return result
+
+
+def _configuration_override(override: Override, rule_index: int) -> dict[str, Any]:
+    """A rule the manifests set below its default: off (disabled) or a lower level."""
+    configuration: dict[str, Any] = (
+        {"enabled": False}
+        if override.severity == "off"
+        else {"level": _LEVELS[override.severity or "off"]}
+    )
+    return {
+        "descriptor": {"id": override.rule, "index": rule_index},
+        "configuration": configuration,
+        "properties": {"manifestPath": override.path, **_place(override)},
+    }
+
+
+def _waiver_notification(override: Override, rule_index: int) -> dict[str, Any]:
+    """A waiver, at the place it was written, with its reason."""
+    notification: dict[str, Any] = {
+        "level": "note",
+        "message": {"text": f"{override.description}"},
+        "associatedRule": {"id": override.rule, "index": rule_index},
+    }
+    position = override.position
+    if position is not None:
+        notification["locations"] = [
+            _location(position.file, position.line, position.column, override.path)
+        ]
+    return notification
+
+
+def _place(override: Override) -> dict[str, Any]:
+    position = override.position
+    if position is None:
+        return {}
+    return {"file": position.file, "line": position.line, "column": position.column}

@@ -22,16 +22,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
+from reconciler import pipeline
 from reconciler.apply import (
     ApplyOptions,
     ApplyResult,
-    check_safety,
-    check_saved_plan,
     executable_changes,
     execute,
     planned_without,
     secret_refs,
-    unknown_secrets,
 )
 from reconciler.apply.deploy import (
     FAILED_STATUSES,
@@ -70,7 +68,7 @@ from reconciler.report.progress import (
 if TYPE_CHECKING:
     from reconciler.plan.planfile import SavedPlan
 
-DEFAULT_MAX_DELETES = 10
+DEFAULT_MAX_DELETES = pipeline.DEFAULT_MAX_DELETES
 CONFIRMATION = "Do you want to perform these actions? Only 'yes' will be accepted:"
 EXIT_INTERRUPTED = 130
 """Ctrl-C (SIGINT) and SIGTERM alike: 128 + SIGINT, the shell's code for an interrupt."""
@@ -118,7 +116,7 @@ class ApplyRequest:
     redeploy: bool
     wait_timeout: float
     poll_interval: float
-    max_deletes: int | None
+    max_deletes: int
     allow_replace: bool
     targets: tuple[str, ...]
     color: bool
@@ -192,9 +190,10 @@ class _Run:
 @click.option(
     "--max-deletes",
     type=click.IntRange(min=0),
-    default=None,
-    help="Refuse to apply a plan that deletes more objects than this. "
-    "[default: 10; for PLANFILE the value it was planned with]",
+    default=DEFAULT_MAX_DELETES,
+    show_default=True,
+    help="Refuse to apply a plan that deletes more objects than this. A saved plan is held to "
+    "this limit too, never to one read from its file.",
 )
 @click.option(
     "--allow-replace",
@@ -221,7 +220,7 @@ def apply(
     redeploy: bool,
     wait_timeout: float,
     poll_interval: float,
-    max_deletes: int | None,
+    max_deletes: int,
     allow_replace: bool,
     targets: tuple[str, ...],
     no_color: bool,
@@ -232,8 +231,10 @@ def apply(
     """Apply the manifest (-f) or a saved plan (PLANFILE) to the platform.
 
     With -f: plan, show the plan, ask for 'yes' (or --auto-approve), apply.
-    With PLANFILE (from `reconciler plan --out`): re-read live state, refuse if
-    the plan is stale or a secret changed, then apply exactly that plan.
+    With PLANFILE (from `reconciler plan --out`): on the platform it was made
+    against, re-read live state, refuse if the plan is stale or a secret
+    changed, then apply exactly that plan. Either way, an error finding of
+    the built-in checks refuses the apply before any write.
 
     Exit status: 0 when everything applied (and, with --deploy, every
     deployment went live: a ready production deployment that a rolled-back
@@ -340,14 +341,12 @@ def _check_inputs(planfile: str | None, files: tuple[str, ...], targets: tuple[s
 
 
 async def _apply(request: ApplyRequest, run: _Run) -> bool:
-    from reconciler.platform.connect import connect
-
     manifest, saved = _load_inputs(request)
+    connection = pipeline.Connection(request.base_url, request.parallelism, request.verbose)
     if saved is not None:
         run.manifest_files, run.targets = saved.manifest_files, saved.plan.targets
-    async with connect(
-        request.base_url, parallelism=request.parallelism, verbose=request.verbose
-    ) as client:
+        connection = pipeline.saved_plan_connection(saved, connection, request.fingerprint_key)
+    async with pipeline.connected(connection, read_only=False) as client:
         plan = await _plan(request, manifest, saved, client, run)
         if plan is None:
             if not request.deploy:
@@ -406,16 +405,15 @@ async def _check_rollouts(
 
 def _load_inputs(request: ApplyRequest) -> tuple[Manifest, SavedPlan | None]:
     """The manifest (its warnings printed, before any plan) and the saved plan, if any."""
-    from reconciler.cli.options import load_manifest
     from reconciler.cli.validate import echo_warnings
 
     if request.planfile is None:
-        manifest, saved = load_manifest(list(request.files)), None
+        manifest, saved = pipeline.load_manifest(list(request.files)), None
     else:
         from reconciler.plan.planfile import load_plan
 
         saved = load_plan(Path(request.planfile))
-        manifest = load_manifest(list(saved.manifest_files))
+        manifest = pipeline.load_manifest(list(saved.manifest_files))
     echo_warnings(manifest.warnings)
     return manifest, saved
 
@@ -424,22 +422,22 @@ async def _plan(
     request: ApplyRequest, manifest: Manifest, saved: SavedPlan | None, client: Any, run: _Run
 ) -> Plan | None:
     """The plan to apply, checked and approved; None when there is nothing to do."""
-    from reconciler.plan.secrets import resolve_ref
-
     if saved is None:
         plan = await _fresh_plan(request, manifest, client)
     else:
-        plan = await _checked_saved_plan(request, manifest, saved, client)
+        plan = await pipeline.checked_saved_plan(
+            saved,
+            manifest,
+            client,
+            fingerprint_key=request.fingerprint_key,
+            allow_replace=request.allow_replace,
+        )
+        echo(f"Applying the saved plan {request.planfile} ({_describe_counts(saved.plan)}).")
         _warn_unfingerprinted(saved.plan)
+    pipeline.raise_if_unsafe(plan, pipeline.ApplyLimits(request.max_deletes, request.allow_replace))
     if not executable_changes(plan):
         _nothing_to_apply(plan, rendered=saved is None)
         return None
-    max_deletes = request.max_deletes
-    if max_deletes is None:
-        max_deletes = saved.plan.max_deletes if saved else DEFAULT_MAX_DELETES
-    check_safety(
-        plan, max_deletes=max_deletes, allow_replace=request.allow_replace, resolve=resolve_ref
-    )
     if saved is None and not request.auto_approve:
         run.stage = "confirming"
         answer = _ask(f"\n{CONFIRMATION}")
@@ -474,41 +472,19 @@ def _warn_unfingerprinted(saved: Plan) -> None:
 
 
 async def _fresh_plan(request: ApplyRequest, manifest: Manifest, client: Any) -> Plan:
-    """`apply -f`: plan now and show it."""
-    from reconciler.plan.planner import PlanOptions, build_plan
+    """`apply -f`: plan now and show it, findings and overrides included."""
+    from reconciler.plan.planner import PlanOptions
     from reconciler.report.plan_json import render_text
 
     options = PlanOptions(
         targets=request.targets,
-        max_deletes=DEFAULT_MAX_DELETES if request.max_deletes is None else request.max_deletes,
+        max_deletes=request.max_deletes,
         allow_replace=request.allow_replace,
         fingerprint_key=request.fingerprint_key,
     )
-    plan = await build_plan(manifest, client, options)
+    plan = await pipeline.plan_manifest(manifest, client, options)
     output.echo_plan(plan, render_text(plan, color=request.color) + "\n")
     return plan
-
-
-async def _checked_saved_plan(
-    request: ApplyRequest, manifest: Manifest, saved: SavedPlan, client: Any
-) -> Plan:
-    """`apply PLANFILE`: the saved plan, once a plan rebuilt now proves it is still current."""
-    from reconciler.plan.planner import PlanOptions, build_plan
-    from reconciler.plan.secrets import resolve_ref
-
-    options = PlanOptions(
-        targets=saved.plan.targets,
-        max_deletes=saved.plan.max_deletes,
-        allow_replace=request.allow_replace,
-        fingerprint_key=request.fingerprint_key,
-        unavailable_secrets=unknown_secrets(saved.plan),
-    )
-    current = await build_plan(manifest, client, options)
-    check_saved_plan(
-        saved.plan, current, resolve=resolve_ref, fingerprint_key=request.fingerprint_key
-    )
-    echo(f"Applying the saved plan {request.planfile} ({_describe_counts(saved.plan)}).")
-    return saved.plan
 
 
 def _describe_counts(plan: Plan) -> str:

@@ -11,17 +11,14 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar, overload
 
 import click
 
 from reconciler.credentials import API_KEY_ENV, FINGERPRINT_KEY_ENV
 from reconciler.errors import ReconcilerError
 from reconciler.report.output import echo
-
-if TYPE_CHECKING:
-    from reconciler.manifest.model import Manifest
 
 F = TypeVar("F", bound=Callable[..., Any])
 P = ParamSpec("P")
@@ -112,13 +109,3 @@ def connection_options(func: F) -> F:
         help="Log each API call (operation, status, time) to stderr; the key is redacted.",
     )(func)
     return func
-
-
-def load_manifest(paths: Sequence[str]) -> Manifest:
-    """The manifest as every command reads it: the manifest package's rules, and the warnings
-    of the policy tests package about match members (which the manifest package, its sibling,
-    does not import)."""
-    from reconciler.manifest.validate import load_manifest as load
-    from reconciler.policy_tests.lint import open_choice_warnings
-
-    return load(paths, (open_choice_warnings,))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -22,7 +21,8 @@ from reconciler.report import output
 from reconciler.report.output import echo
 
 if TYPE_CHECKING:
-    from reconciler.manifest.model import Manifest
+    from reconciler.manifest.model import ChecksSettings, Manifest
+    from reconciler.pipeline import Connection
     from reconciler.plan.changes import Plan
     from reconciler.plan.planner import PlanOptions
 
@@ -68,6 +68,13 @@ EXIT_CHANGES = 2
     show_default=True,
     help="Flag plans deleting more objects than this (apply refuses them unless raised).",
 )
+@click.option(
+    "--base-ref",
+    metavar="REF",
+    help="The git ref this change merges into (a pull request's base, e.g. origin/main): check "
+    "overrides added, changed or removed since REF are shown as such and count as changes "
+    "(exit 2 with --detailed-exitcode).",
+)
 @click.option("--no-color", is_flag=True, help="Never colour the text output (also: NO_COLOR).")
 @report_errors
 def plan(
@@ -80,16 +87,18 @@ def plan(
     detailed_exitcode: bool,
     targets: tuple[str, ...],
     max_deletes: int,
+    base_ref: str | None,
     no_color: bool,
 ) -> None:
     """Show what apply would change to make live state match the manifests.
 
     Reads live state (concurrently, only what the manifests manage), prints the
-    changes with the API calls behind them and the permissions apply needs.
+    changes with the API calls behind them and the permissions apply needs, the
+    findings of the built-in checks and every check the manifests turn off or down.
     Write-only values never appear; a secret that is not available shows as
     (known after apply), and the plan still works.
     """
-    from reconciler.cli.options import load_manifest
+    from reconciler import pipeline
     from reconciler.plan.planner import PlanOptions
     from reconciler.plan.secrets import fingerprint_key_from
     from reconciler.plan.targets import Scope
@@ -101,71 +110,49 @@ def plan(
 
         check_replaceable(out)  # before reading live state, not after
     start_connecting(base_url)  # while the manifest is read
-    manifest = load_manifest(files)
+    manifest = pipeline.load_manifest(files)
     echo_warnings(manifest.warnings)
-    options = PlanOptions(
-        targets=targets,
-        max_deletes=max_deletes,
-        fingerprint_key=fingerprint_key_from(os.environ.get(ENV_FINGERPRINT_KEY)),
-    )
-    built = run_async(_build(manifest, options, base_url, parallelism, verbose))
-    result = with_findings(built, manifest)
-    # JSON and markdown carry them as notes: a pull-request comment is all a reviewer sees,
-    # not the job's stderr. The text form does not repeat what stderr already said.
-    noted = with_warning_notes(result, manifest)
-    if out is not None:
-        from reconciler.plan.planfile import plan_file_text
-
-        output.write_plan_file(out, noted, plan_file_text(noted, manifest_files=files))
-    shown = result if output_format == "text" else noted
-    output.echo_plan(shown, _render(shown, output_format, no_color))
+    base = None if base_ref is None else pipeline.checks_at_ref(files, base_ref)
+    fingerprint_key = fingerprint_key_from(os.environ.get(ENV_FINGERPRINT_KEY))
+    options = PlanOptions(targets=targets, max_deletes=max_deletes, fingerprint_key=fingerprint_key)
+    connection = pipeline.Connection(base_url, parallelism, verbose)
+    result = run_async(_build(manifest, options, connection, base))
+    if out is not None and not result.failing_findings:
+        content = pipeline.plan_file_content(
+            result, manifest_files=files, connection=connection, signing_key=fingerprint_key
+        )
+        output.write_plan_file(out, result, content)
+    output.echo_plan(result, _render(result, output_format, no_color))
+    if result.failing_findings:
+        if out is not None:
+            echo(f"Not saved to {out}: the built-in checks fail this plan.", err=True)
+        sys.exit(1)  # an error finding of the built-in checks fails the plan, whatever the flags
     if out is not None:
         echo(
             f"Saved the plan to {out}. To apply exactly this plan: reconciler apply {out}",
             err=True,
         )
-    if any(finding.fails for finding in result.findings):
-        sys.exit(1)  # an error finding of the built-in checks fails the plan, whatever the flags
     if detailed_exitcode:
         sys.exit(detailed_exit_code(result))
 
 
 def detailed_exit_code(result: Plan) -> int:
     """2 whenever live state differs from the manifest, whether apply may change it or not
-    (a drift job reads 0 as "in sync"); 0 only when it matches."""
-    return EXIT_CHANGES if result.live_differs else EXIT_NO_CHANGES
+    (a drift job reads 0 as "in sync"), or the overrides of the checks differ from the base
+    the plan was compared with; 0 only when neither."""
+    return EXIT_CHANGES if result.live_differs or result.checks_changed else EXIT_NO_CHANGES
 
 
 async def _build(
     manifest: Manifest,
     options: PlanOptions,
-    base_url: str | None,
-    parallelism: int,
-    verbose: bool,
+    connection: Connection,
+    base: ChecksSettings | None,
 ) -> Plan:
-    from reconciler.plan.planner import build_plan
-    from reconciler.platform.connect import connect
+    from reconciler import pipeline
 
-    async with connect(
-        base_url, parallelism=parallelism, verbose=verbose, read_only=True
-    ) as client:
-        return await build_plan(manifest, client, options)
-
-
-def with_warning_notes(result: Plan, manifest: Manifest) -> Plan:
-    """The plan with each manifest warning as a `warning` note (for its JSON forms)."""
-    from reconciler.plan.changes import Note
-
-    notes = tuple(Note("warning", w.located_message) for w in manifest.warnings)
-    return dataclasses.replace(result, notes=result.notes + notes) if notes else result
-
-
-def with_findings(result: Plan, manifest: Manifest) -> Plan:
-    """The plan with the findings of the plan-time checks (reconciler/plan/plan_rules.py)."""
-    from reconciler.plan.plan_rules import plan_findings
-
-    findings = plan_findings(manifest, result.changes, result.capacity)
-    return dataclasses.replace(result, findings=tuple(findings))
+    async with pipeline.connected(connection, read_only=True) as client:
+        return await pipeline.plan_manifest(manifest, client, options, base_checks=base)
 
 
 def _render(result: Plan, output_format: str, no_color: bool) -> str:
@@ -174,7 +161,7 @@ def _render(result: Plan, output_format: str, no_color: bool) -> str:
     if output_format == "sarif":
         from reconciler.checks.sarif import render_sarif
 
-        return render_sarif(result.findings)
+        return render_sarif(result.findings, overrides=result.overrides)
 
     if output_format == "json":
         return render.render_json(result)

@@ -71,8 +71,8 @@ def status(
       reconciler status -f platform/ --format json | jq '.environments[].domains'
       reconciler status -f platform/ --wait    # after an interrupted apply --deploy
     """
-    from reconciler.cli.options import load_manifest
     from reconciler.cli.validate import echo_warnings
+    from reconciler.pipeline import load_manifest
 
     manifest = load_manifest(files)
     echo_warnings(manifest.warnings)

@@ -71,8 +71,8 @@ def test(
       reconciler test -f platform/ --format junit > policy-tests.xml
       reconciler test -f platform/ --live --base-url https://api.example.com
     """
-    from reconciler.cli.options import load_manifest
     from reconciler.cli.validate import echo_warnings
+    from reconciler.pipeline import load_manifest
     from reconciler.plan.targets import Scope
     from reconciler.platform.connect import is_local
     from reconciler.policy_tests.run import run_tests

@@ -13,6 +13,7 @@ from reconciler.report.output import echo
 
 if TYPE_CHECKING:
     from reconciler.checks.findings import Finding
+    from reconciler.checks.overrides import Override
     from reconciler.manifest.model import Manifest
     from reconciler.manifest.problems import Problem
 
@@ -48,19 +49,21 @@ def validate(
     and do not fail the check unless --strict is given.
     Makes no network call and needs no API key.
     """
+    from reconciler.checks.overrides import overrides
     from reconciler.checks.static import static_findings
-    from reconciler.cli.options import load_manifest
     from reconciler.manifest.validate import ManifestInvalid
+    from reconciler.pipeline import load_manifest
 
     if not paths and not files:
         raise click.UsageError("give the manifests to check: -f PATH (repeatable) or PATH...")
     try:
         manifest = load_manifest(files + paths)
     except ManifestInvalid as invalid:
-        _report(invalid.problems, invalid.warnings, (), output_format, strict=strict)
+        _report(invalid.problems, invalid.warnings, (), (), output_format, strict=strict)
         raise SystemExit(1) from None
     findings = static_findings(manifest)
-    _report((), manifest.warnings, findings, output_format, strict=strict)
+    turned_down = overrides(manifest.checks)
+    _report((), manifest.warnings, findings, turned_down, output_format, strict=strict)
     warned = manifest.warnings or any(f.severity == "warning" and not f.waived for f in findings)
     if any(f.fails for f in findings) or (strict and warned):
         raise SystemExit(1)
@@ -72,17 +75,18 @@ def _report(
     errors: Sequence[Problem],
     warnings: Sequence[Problem],
     findings: Sequence[Finding],
+    turned_down: Sequence[Override],
     output_format: str,
     *,
     strict: bool,
 ) -> None:
-    """Errors on stdout, then warnings and waived findings on stderr (text); or one JSON list
-    of all; or a SARIF log. A finding of a built-in check reads as the error or warning it is,
-    with its rule id."""
+    """Errors on stdout, then warnings, waived findings and the checks the manifests turn off
+    or down on stderr (text); or one JSON list of all; or a SARIF log. A finding of a built-in
+    check reads as the error or warning it is, with its rule id; an override is a note."""
     if output_format == "sarif":
         from reconciler.checks.sarif import render_sarif
 
-        echo(render_sarif(findings, (*errors, *warnings)), nl=False)
+        echo(render_sarif(findings, (*errors, *warnings), turned_down), nl=False)
         return
     if output_format == "json":
         # One list, as before, so existing readers keep working: errors first, each item
@@ -94,6 +98,7 @@ def _report(
             *(f.to_json() for f in failing),
             *(p.to_json() for p in warnings),
             *(f.to_json() for f in rest),
+            *({"severity": "note", **o.to_json()} for o in turned_down),
         ]
         echo(json.dumps(items, indent=2))
         return
@@ -105,6 +110,10 @@ def _report(
         echo(str(problem))
     echo_warnings(warnings)
     echo_waived(findings)
+    from reconciler.escaping import clean
+
+    for override in turned_down:
+        echo(f"note: {clean(override.located)}", err=True)
     count = _count_line(errors, warnings, strict=strict)
     if count:
         echo(count, err=True)

@@ -18,6 +18,7 @@ from reconciler.manifest.model import Position
 if TYPE_CHECKING:
     from reconciler.checks.capacity import CapacityReport
     from reconciler.checks.findings import Finding
+    from reconciler.checks.overrides import Override
 
     # the policy engine (and re2) is imported when a policy list changes, not by every plan
     from reconciler.policy_tests.effect import OutcomeChange
@@ -204,11 +205,15 @@ class Change:
 
 @dataclass(frozen=True)
 class Note:
-    """A plan-wide remark: unmanaged apps, how secrets were compared, conflicts."""
+    """A plan-wide remark: unmanaged apps, how secrets were compared, conflicts.
+
+    `from_manifest` marks a warning about the manifest itself, which commands print on stderr
+    as soon as the manifest is read: the text form leaves it out rather than say it twice."""
 
     severity: NoteSeverity
     message: str
     address: str | None = None
+    from_manifest: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -229,6 +234,12 @@ class Plan:
     # the findings of the plan-time checks; neither is saved nor compared by apply.
     capacity: CapacityReport | None = field(default=None, compare=False)
     findings: tuple[Finding, ...] = field(default=(), compare=False)
+    # Every rule the manifest turns off or down, and every waiver (reconciler/checks/overrides.py):
+    # shown with the plan, not compared by apply (the manifest digest covers them).
+    overrides: tuple[Override, ...] = field(default=(), compare=False)
+    # slug -> ID of every project the plan read: the workspace's identity, which a saved plan
+    # records (reconciler/plan/planfile.py) so that apply refuses another platform.
+    workspace: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     @property
     def live_differs(self) -> bool:
@@ -237,6 +248,18 @@ class Plan:
         blocks, a replace refused without --allow-replace). `plan --detailed-exitcode` exits 2
         on it, and only a plan where it is false says that live state matches."""
         return bool(self.changes)
+
+    @property
+    def failing_findings(self) -> tuple[Finding, ...]:
+        """The findings that fail the plan (errors not waived): plan exits 1, saves no file, and
+        apply refuses it before any write."""
+        return tuple(finding for finding in self.findings if finding.fails)
+
+    @property
+    def checks_changed(self) -> bool:
+        """Whether the overrides of the checks differ from the base the plan was compared with
+        (`plan --base-ref`): a pull request that only silences a rule changes the plan."""
+        return any(override.change is not None for override in self.overrides)
 
     @property
     def has_applicable_changes(self) -> bool:

@@ -117,6 +117,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "metadata": encode_value(plan.metadata, "metadata"),
         "capacity": None if plan.capacity is None else plan.capacity.to_json(),
         "findings": [finding.to_json() for finding in plan.findings],
+        "overrides": [override.to_json() for override in plan.overrides],
     }
 
 

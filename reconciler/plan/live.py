@@ -45,6 +45,15 @@ class LiveRecord:
         listed = self.state.get(f"environments {project}/{app}") or ()
         return next((e for e in listed if e.get("slug") == name), None)
 
+    def project_ids(self) -> dict[str, str]:
+        """slug -> ID of every project read."""
+        prefix = "project "
+        return {
+            label.removeprefix(prefix): object_id
+            for object_id, label in self.labels.items()
+            if label.startswith(prefix)
+        }
+
     def digest(self) -> str:
         text = json.dumps(self.state, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()

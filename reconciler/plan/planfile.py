@@ -1,21 +1,24 @@
 """Saved plans (`plan --out FILE`, `apply FILE`): the JSON plan plus what apply needs to recheck it.
 
-The file is the documented JSON plan (`plan_to_dict`) with three more keys:
-`kind: "reconciler-plan"`, `manifest_files` (the manifest sources, which apply
-reloads to refuse a plan whose manifest changed) and `checksum`, a SHA-256 of
-the rest that catches a file edited or cut after it was saved. It holds
-secret references, never secret values, and is written atomically with mode
-0600 because it still describes the infrastructure: `plan_file_text` is its content,
-`reconciler.report.output.write_plan_file` the one writer (it also refuses a plan holding a
-plain write-only value or any registered secret).
+The file is the documented JSON plan (`plan_to_dict`) with more keys: `kind: "reconciler-plan"`,
+`manifest_files` (the manifest sources, which apply reloads to refuse a plan whose manifest
+changed), `platform` (the base URL the plan was made against and the IDs of the projects it
+read, so that apply refuses another platform), `checksum`, a SHA-256 of the rest that catches a
+file edited or cut after it was saved, and, when `RECONCILER_FINGERPRINT_KEY` was set,
+`signature`, an HMAC-SHA256 of the same content under that key: unlike the checksum, nobody
+without the key can recompute it for an edited file. It holds secret references, never secret
+values, and is written atomically with mode 0600 because it still describes the infrastructure:
+`plan_file_text` is its content, `reconciler.report.output.write_plan_file` the one writer (it
+also refuses a plan holding a plain write-only value or any registered secret).
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,20 +31,54 @@ _REPLAN = "run `reconciler plan --out FILE` again and apply the new file"
 
 
 @dataclass(frozen=True)
+class PlatformBinding:
+    """Where a plan was made: the base URL as the command named it (`local:` with the state
+    file's absolute path for the built-in emulator) and `projects`, slug -> ID of every project
+    the plan read (the workspace's identity, as far as the API shows one)."""
+
+    base_url: str
+    projects: Mapping[str, str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"base_url": self.base_url, "projects": dict(sorted(self.projects.items()))}
+
+
+@dataclass(frozen=True)
 class SavedPlan:
     plan: Plan
     manifest_files: tuple[str, ...]
+    platform: PlatformBinding | None
+    """None in a file written before plans recorded their platform."""
+    signature: str | None = field(default=None, compare=False)
+    content: str = field(default="", compare=False)
+    """The canonical text the checksum and the signature cover."""
+
+    def signed_with(self, key: bytes) -> bool:
+        """Whether the file carries a signature and `key` made it."""
+        return self.signature is not None and hmac.compare_digest(
+            self.signature, _signature(self.content, key)
+        )
 
 
-def plan_file_text(plan: Plan, *, manifest_files: Sequence[str]) -> str:
-    """The content of the plan file of `plan`: its JSON form, its kind, its manifest files
-    and the checksum of all that."""
+def plan_file_text(
+    plan: Plan,
+    *,
+    manifest_files: Sequence[str],
+    platform: PlatformBinding,
+    signing_key: bytes | None = None,
+) -> str:
+    """The content of the plan file of `plan`: its JSON form, its kind, its manifest files, its
+    platform, the checksum of all that and, with `signing_key`, its signature."""
     document = {
         **plan_to_dict(plan),
         "kind": PLAN_FILE_KIND,
         "manifest_files": list(manifest_files),
+        "platform": platform.to_json(),
     }
-    document["checksum"] = _checksum(document)
+    content = _canonical(document)
+    document["checksum"] = _checksum(content)
+    if signing_key is not None:
+        document["signature"] = _signature(content, signing_key)
     return _dump(document)
 
 
@@ -55,7 +92,8 @@ def load_plan(path: Path) -> SavedPlan:
             hint="pass the file written by `reconciler plan --out FILE`",
         )
     _check_version(path, document.get("format_version"))
-    if document.get("checksum") != _checksum(document):
+    content = _canonical(_covered(document))
+    if document.get("checksum") != _checksum(content):
         raise PlanFileError(
             f"{path} was modified after it was saved (its checksum does not match its content)",
             hint=f"plan files must not be edited; {_REPLAN}",
@@ -63,11 +101,15 @@ def load_plan(path: Path) -> SavedPlan:
     try:
         plan = plan_from_dict(document)
         manifest_files = _manifest_files(document)
+        platform = _platform(document.get("platform"))
+        signature = document.get("signature")
+        if signature is not None and not isinstance(signature, str):
+            raise PlanShapeError("signature", "expected a string")
     except PlanShapeError as error:
         raise PlanFileError(
             f"{path} is not a valid plan file: {error.message}", hint=_REPLAN
         ) from None
-    return SavedPlan(plan=plan, manifest_files=manifest_files)
+    return SavedPlan(plan, manifest_files, platform, signature, content)
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -124,10 +166,40 @@ def _manifest_files(document: dict[str, Any]) -> tuple[str, ...]:
     return tuple(files)
 
 
-def _checksum(document: dict[str, Any]) -> str:
-    content = {key: value for key, value in document.items() if key != "checksum"}
-    canonical = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+def _platform(value: Any) -> PlatformBinding | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("base_url"), str):
+        raise PlanShapeError("platform", 'expected an object with a "base_url" string')
+    projects = value.get("projects", {})
+    if not isinstance(projects, dict) or not all(
+        isinstance(slug, str) and isinstance(id_, str) for slug, id_ in projects.items()
+    ):
+        raise PlanShapeError("platform.projects", "expected an object of project IDs by slug")
+    return PlatformBinding(value["base_url"], projects)
+
+
+def checksum_of(document: dict[str, Any]) -> str:
+    """The checksum a plan file's document carries (anyone can recompute it: it proves a file
+    whole, not unedited)."""
+    return _checksum(_canonical(_covered(document)))
+
+
+def _covered(document: dict[str, Any]) -> dict[str, Any]:
+    """What the checksum and the signature cover: everything but themselves."""
+    return {key: value for key, value in document.items() if key not in ("checksum", "signature")}
+
+
+def _canonical(content: dict[str, Any]) -> str:
+    return json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _checksum(content: str) -> str:
+    return "sha256:" + hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def _signature(content: str, key: bytes) -> str:
+    return "hmac-sha256:" + hmac.new(key, content.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
 def _dump(document: dict[str, Any]) -> str:

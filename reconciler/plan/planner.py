@@ -512,6 +512,7 @@ class _Planner(Planning):
             },
             declared_secrets=dict(self.declared_secrets),
             capacity=self._capacity(),
+            workspace=self.record.project_ids(),
         )
 
     async def _read_deployed(self) -> None:

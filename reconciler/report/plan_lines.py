@@ -11,7 +11,7 @@ import difflib
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reconciler.escaping import clean
 from reconciler.plan.changes import (
@@ -26,6 +26,9 @@ from reconciler.plan.changes import (
     SecretRef,
 )
 from reconciler.plan.golive import change_note
+
+if TYPE_CHECKING:
+    from reconciler.checks.overrides import Override
 
 NEUTRAL = " "
 """The symbol of a line that changes nothing (comments, hidden-item counts)."""
@@ -107,6 +110,33 @@ def block_label(change: Change) -> str:
     """`app "shop/web"`: the kind and the address without its kind prefix."""
     name = change.address.split(".", 1)[1] if "." in change.address else change.address
     return f"{change.kind} {_quote(name)}"
+
+
+# --------------------------------------------------------------------------- check overrides
+
+OVERRIDES_HEADING = "Checks the manifests turn off or down (rules below their default, waivers):"
+_OVERRIDE_SYMBOLS = {"added": "+", "changed": "~", "removed": "-", None: " "}
+
+
+def override_lines(overrides: Iterable[Override]) -> list[str]:
+    """One line per override, `+`/`~`/`-` when it was added, changed or removed since the base
+    the plan was compared with: `+ platform/x.yaml:3:5: checks.query-logging: query-logging set
+    to off (default: warning)`."""
+    return [
+        f"{_OVERRIDE_SYMBOLS[o.change]} {clean(o.located)}"
+        + (" (removed)" if o.change == "removed" else "")
+        for o in overrides
+    ]
+
+
+def overrides_summary(overrides: Iterable[Override]) -> str:
+    """`Check overrides since the base: 1 added, 2 removed.`; empty when none changed."""
+    counts = {"added": 0, "changed": 0, "removed": 0}
+    for override in overrides:
+        if override.change is not None:
+            counts[override.change] += 1
+    parts = [f"{count} {word}" for word, count in counts.items() if count]
+    return f"Check overrides since the base: {', '.join(parts)}." if parts else ""
 
 
 def summary_line(add: int, change: int, destroy: int) -> str:

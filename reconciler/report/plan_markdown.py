@@ -16,10 +16,13 @@ from reconciler.plan.changes import Action, Change, Plan
 from reconciler.report.plan_lines import (
     CONTEXT,
     NEUTRAL,
+    OVERRIDES_HEADING,
     Line,
     change_body,
     note_lines,
     outcome,
+    override_lines,
+    overrides_summary,
     plural,
     summary_line,
 )
@@ -86,9 +89,13 @@ def _size(text: str) -> int:
 
 
 def _result(plan: Plan) -> str:
-    if not plan.live_differs:
-        return f"**{NO_CHANGES}**"
-    return "**Plan:** " + summary_line(*plan.counts())
+    checks = overrides_summary(plan.overrides)
+    result = (
+        f"**{NO_CHANGES}**"
+        if not plan.live_differs
+        else ("**Plan:** " + summary_line(*plan.counts()))
+    )
+    return f"{result}<br>\n**{_escape(checks)}**" if checks else result
 
 
 def _warnings(plan: Plan) -> list[str]:
@@ -116,6 +123,12 @@ def _warnings(plan: Plan) -> list[str]:
             f"> [!NOTE]\n> {plural(len(blocked), 'deletion')} blocked by delete protection "
             f"(not counted above): {names}"
         )
+    if plan.overrides:
+        # beside the result, never folded: a rule silenced in a pull request is what a
+        # reviewer must not miss
+        label = "CAUTION" if plan.checks_changed else "NOTE"
+        items = [f"> - <code>{_escape(line)}</code>" for line in override_lines(plan.overrides)]
+        blocks.append("\n".join([f"> [!{label}]", f"> **{_escape(OVERRIDES_HEADING)}**", *items]))
     errors = [f for f in plan.findings if f.fails]
     warned = [f for f in plan.findings if not f.fails and f.waived is None]
     waived = [f for f in plan.findings if f.waived is not None]
@@ -185,7 +198,12 @@ def _cut_note(left_out: int) -> str:
     )
 
 
+_MARKDOWN_SYNTAX = str.maketrans({char: f"&#{ord(char)};" for char in "`*_[]!~|\\"})
+"""Characters that make markdown (emphasis, links and images, strikethrough, tables, escapes):
+as character references they are text. Mentions are safe only inside `<code>`, which GitHub
+never links."""
+
+
 def _escape(text: str) -> str:
     """HTML-escape and neutralise markdown in text that lands outside code blocks."""
-    escaped = html.escape(clean(text), quote=False)
-    return escaped.replace("`", "&#96;").replace("*", "&#42;").replace("_", "&#95;")
+    return html.escape(clean(text), quote=False).translate(_MARKDOWN_SYNTAX)

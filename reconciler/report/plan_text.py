@@ -9,11 +9,14 @@ from reconciler.report.plan_lines import (
     ACTION_LEGEND,
     CONTEXT,
     NEUTRAL,
+    OVERRIDES_HEADING,
     Line,
     block_label,
     change_body,
     heading,
     note_lines,
+    override_lines,
+    overrides_summary,
     plural,
     summary_line,
 )
@@ -63,11 +66,15 @@ def render_text(plan: Plan, *, color: bool = False) -> str:
     if shows_capacity(plan.capacity):
         assert plan.capacity is not None
         out += [CAPACITY_HEADING, *capacity_lines(plan.capacity), ""]
+    if plan.overrides:
+        out += [OVERRIDES_HEADING, *(f"  {line}" for line in override_lines(plan.overrides)), ""]
     if plan.findings:
         out += [clean(finding.labelled) for finding in plan.findings]
         out.append("")
-    if plan.notes:
-        out += [_note(note, paint) for note in plan.notes]
+    # the manifest's warnings were printed on stderr when it was read
+    notes = [note for note in plan.notes if not note.from_manifest]
+    if notes:
+        out += [_note(note, paint) for note in notes]
         out.append("")
     out += _summary(plan, paint)
     return "\n".join(out) + "\n"
@@ -114,9 +121,12 @@ def _note(note: Note, paint: _Paint) -> str:
 
 def _summary(plan: Plan, paint: _Paint) -> list[str]:
     blocked = sum(c.action is Action.BLOCKED for c in plan.changes)
+    checks = overrides_summary(plan.overrides)
     if not plan.live_differs:
-        return [paint(NO_CHANGES, _BOLD)]
+        return [paint(NO_CHANGES, _BOLD), *([checks] if checks else [])]
     lines = [paint("Plan:", _BOLD) + " " + summary_line(*plan.counts())]
+    if checks:
+        lines.append(checks)
     if blocked:
         lines.append(
             f"{plural(blocked, 'deletion')} blocked by delete protection "

@@ -9,18 +9,25 @@ from reconciler.checks.findings import Finding
 from reconciler.checks.static import static_findings
 from reconciler.manifest.validate import load_manifest
 
+HEALTHCHECK = "healthcheck: {method: GET, path: /healthz}"
+
 
 def manifest_text(
     *,
     checks: str = "",
-    production: str = "runtime: {port: 8080}",
+    production: str | None = None,
     preview: str = "",
     app: str = "",
     project: str = "",
     image: str = "ghcr.io/acme/web:1.4.2",
     app_protection: str = "true",
+    healthcheck: bool = True,
 ) -> str:
-    """A valid manifest; each argument is YAML for its block, written at its own indentation."""
+    """A valid manifest; each argument is YAML for its block, written at its own indentation.
+
+    Production gets a health check (the rule warns by default), on the block's last line so that
+    no position before it moves, unless `production` writes a runtime of its own or
+    `healthcheck` is false."""
 
     def block(text: str, indent: int) -> str:
         return textwrap.indent(textwrap.dedent(text).strip("\n"), " " * indent) + "\n"
@@ -35,6 +42,10 @@ def manifest_text(
     text += f'        oci: {{image: "{image}"}}\n'
     if app:
         text += block(app, 8)
+    if production is None:
+        production = "runtime: {port: 8080" + (f", {HEALTHCHECK}}}" if healthcheck else "}")
+    elif healthcheck and "runtime" not in production:
+        production += f"\nruntime: {{{HEALTHCHECK}}}"
     text += "        environments:\n          production:\n" + block(production, 12)
     if preview:
         text += "          preview:\n" + block(preview, 12)

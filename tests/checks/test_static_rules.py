@@ -136,7 +136,9 @@ def test_every_static_rule_has_a_case() -> None:
 def test_a_rule_that_is_off_finds_nothing(write: Write) -> None:
     path = write(production=LOG_BODY % "requestBody", checks='production-body-logging: "off"')
     assert "production-body-logging" not in rules_found(path)
-    assert "production-healthcheck" not in rules_found(write())  # off by default
+    assert "production-healthcheck" in rules_found(write("on.yaml", healthcheck=False))
+    turned_off = write("off.yaml", healthcheck=False, checks='production-healthcheck: "off"')
+    assert "production-healthcheck" not in rules_found(turned_off)
 
 
 def test_the_severity_comes_from_the_checks_block(write: Write) -> None:

@@ -61,6 +61,9 @@ def test_a_waiver_silences_a_finding_and_shows_its_reason(write: Write) -> None:
         f"note: {path}:12:17: projects.shop.apps.web.environments.production.policies[0]: "
         "policy 'log-api' logs requestBody in production "
         "[production-body-logging waived: audited payloads]\n"
+        f"note: {path}:15:22: projects.shop.apps.web.environments.production.checks."
+        "production-body-logging: production-body-logging waived for "
+        "projects.shop.apps.web.environments.production: audited payloads\n"
     )
 
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from reconciler.plan.planfile import _checksum
 from tests.fixtures.cli import CliResult, Seed
+from tests.fixtures.planfiles import reseal
 
 FP_KEY = "fingerprint-key-for-the-e2e-tests"
 FILE_VALUE = "tls-secret-in-the-repository"
@@ -121,7 +121,7 @@ def test_a_saved_plan_edited_to_read_another_file_sends_nothing(
     )
     assert str(tmp_path / "outside.key") in text
     document = json.loads(text)
-    document["checksum"] = _checksum(document)
+    reseal(document)
     planfile.write_text(json.dumps(document))
     stderr = _refused(cli("apply", str(planfile), env=_env()))
     declared = manifest.parent.parent / "secrets" / "tls.key"
@@ -151,7 +151,7 @@ def _rewrite_secret(planfile: Path, source: str, new_source: str) -> None:
 
     document = rewrite(json.loads(planfile.read_text()))
     assert edited
-    document["checksum"] = _checksum(document)
+    reseal(document)
     planfile.write_text(json.dumps(document))
 
 
@@ -187,7 +187,7 @@ def _rewrite_calls(planfile: Path, edit: Callable[[dict[str, Any]], bool]) -> No
     document = json.loads(planfile.read_text())
     edited = [edit(call["body"]) for change in document["changes"] for call in change["calls"]]
     assert any(edited)
-    document["checksum"] = _checksum(document)
+    reseal(document)
     planfile.write_text(json.dumps(document))
 
 

@@ -13,9 +13,9 @@ import pytest
 from reconciler.errors import PlanFileError, ReconcilerError
 from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, Plan, SecretRef
 from reconciler.plan.json_form import JsonArray
-from reconciler.plan.planfile import SavedPlan, _checksum, load_plan
+from reconciler.plan.planfile import checksum_of, load_plan
 from tests.engine.test_render import SENTINEL, sample_plan, secret_create
-from tests.fixtures.planfiles import write_plan
+from tests.fixtures.planfiles import TEST_PLATFORM, write_plan
 
 MANIFESTS = ("platform/shop.yaml", "platform/shared/base.yml")
 
@@ -34,7 +34,7 @@ def _read(path: Path) -> dict[str, Any]:
 def _rewrite(path: Path, document: dict[str, Any], *, reseal: bool = True) -> None:
     """Write an altered plan file; `reseal` recomputes the checksum, as a buggy writer would."""
     if reseal:
-        document["checksum"] = _checksum(document)
+        document["checksum"] = checksum_of(document)
     path.write_text(json.dumps(document))
 
 
@@ -48,7 +48,8 @@ def _load_error(path: Path) -> str:
 class TestRoundTrip:
     def test_load_gives_back_the_exact_plan(self, saved: Path) -> None:
         loaded = load_plan(saved)
-        assert loaded == SavedPlan(plan=sample_plan(), manifest_files=MANIFESTS)
+        assert (loaded.plan, loaded.manifest_files) == (sample_plan(), MANIFESTS)
+        assert (loaded.platform, loaded.signature) == (TEST_PLATFORM, None)
         # the objects are rebuilt, not left as dicts
         change = loaded.plan.changes[0]
         assert isinstance(change, Change)

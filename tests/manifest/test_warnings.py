@@ -166,7 +166,8 @@ def test_errors_and_warnings_together(tmp_path: Path) -> None:
 
 def test_a_manifest_without_warnings_prints_nothing_on_stderr(tmp_path: Path) -> None:
     path = tmp_path / "m.yaml"
-    path.write_text(MIXED.replace("port: 0", "port: 80").replace("min: 2", "min: 1"))
+    healthy = "port: 80, healthcheck: {method: GET, path: /healthz}"
+    path.write_text(MIXED.replace("port: 0", healthy).replace("min: 2", "min: 1"))
     assert run("validate", "--strict", "-f", str(path)) == (
         0,
         "Valid: 1 file, 1 project, 1 app, 1 managed environment.\n",

@@ -38,7 +38,10 @@ def validate(tmp_path: Path, body: str) -> tuple[int, list[dict[str, Any]]]:
     path = tmp_path / "platform.yaml"
     path.write_text(HEAD + body, encoding="utf-8")
     result = run_cli(["validate", "-f", str(path), "--format", "json"])
-    return result.exit_code, json.loads(result.stdout)
+    # not the subject here: the production environments of these manifests have no health
+    # check, which the built-in rule production-healthcheck warns about
+    problems = json.loads(result.stdout)
+    return result.exit_code, [p for p in problems if p.get("rule") != "production-healthcheck"]
 
 
 def places(problems: list[dict[str, Any]], severity: str) -> list[tuple[int, int, str]]:

@@ -23,7 +23,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler.plan.planfile import _checksum
+from reconciler.plan.planfile import checksum_of
 from tests.fixtures.cli import CliResult, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -398,7 +398,7 @@ def saved_plan(tmp_path: Path, cli: Cli, emulator: Any) -> tuple[Path, dict[str,
 def _resealed(document: dict[str, Any]) -> bytes:
     """The document with a fresh checksum, so checks past the checksum are exercised."""
     document = {k: v for k, v in document.items() if k != "checksum"}
-    document["checksum"] = _checksum(document)
+    document["checksum"] = checksum_of(document)
     return json.dumps(document).encode()
 
 

@@ -116,7 +116,8 @@ def test_every_command_refuses_a_server_that_is_not_the_platform(
 def test_a_saved_plan_is_not_applied_over_an_impostor(
     emulator: object, impostor: tuple[FixedAnswers, LoopbackServer], tmp_path: Path
 ) -> None:
-    """The saved plan was computed against the platform; its re-read meets a 404 page."""
+    """The saved plan was computed against the platform; pointed at another server, apply
+    refuses before a single request, naming both (the plan is bound to its platform)."""
     answers, server = impostor
     answers.answer = IMPOSTORS["404-html"]
     answers.seen.clear()
@@ -127,8 +128,12 @@ def test_a_saved_plan_is_not_applied_over_an_impostor(
     )
     assert planned.exit_code == 0, planned.output
     result = run_cli(["apply", str(plan_file)], env=_env(server.base_url))
-    assert_refused(result, server.base_url, "apply PLANFILE")
-    assert not [op for op in answers.seen if op in OPERATIONS and OPERATIONS[op].is_write]
+    assert result.exit_code == 1, result.output
+    assert f"this plan was made against {emulator.base_url}, not {server.base_url}" in (  # type: ignore[attr-defined]
+        result.stderr
+    )
+    assert answers.seen == []
+    assert API_KEY not in result.output
 
 
 def test_the_platform_itself_still_reads_as_empty(cli: object, tmp_path: Path) -> None:
