@@ -13,7 +13,9 @@ module decides once, the same way (tests/platform/test_transport.py compares the
 - TLS verified against certifi's certificates, or those `SSL_CERT_FILE` / `SSL_CERT_DIR` name,
   loaded once per process and setting, on another thread when a command starts it early
   (`load_certificates_in_background`): OpenSSL parses the bundle without holding the GIL, so
-  the load costs nothing while the manifest is read.
+  the load costs nothing while the manifest is read. An `http://` origin loads none: its
+  transport never speaks TLS (through an `https://` proxy, httpcore verifies the proxy with
+  its own context).
 
 A setting that cannot be used is a usage error before the first call, not an internal error.
 """
@@ -41,11 +43,10 @@ def origin_transport(base_url: str, parallelism: int) -> httpx.AsyncHTTPTranspor
     """httpx's transport to `base_url`'s origin: `parallelism` connections at most, all kept."""
     limits = httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism)
     address = environment_proxy(base_url)
+    verify = _certificates() if needs_certificates(base_url) else _trusting_nothing()
     try:
         proxy = None if address is None else httpx.Proxy(address)
-        return httpx.AsyncHTTPTransport(
-            limits=limits, verify=_certificates(), proxy=proxy, trust_env=True
-        )
+        return httpx.AsyncHTTPTransport(limits=limits, verify=verify, proxy=proxy, trust_env=True)
     # a URL httpx cannot read or a scheme it does not speak; SOCKS without socksio installed
     except (httpx.InvalidURL, ValueError, ImportError):
         assert address is not None  # nothing else here reads a URL or imports
@@ -56,6 +57,17 @@ def origin_transport(base_url: str, parallelism: int) -> httpx.AsyncHTTPTranspor
             hint=f"set {PROXY_VARIABLES} to an http:// or https:// proxy URL (http://HOST:PORT), "
             "or add the host to NO_PROXY",
         ) from None
+
+
+def needs_certificates(base_url: str) -> bool:
+    """Whether the transport to `base_url`'s origin verifies TLS: an `https://` one only."""
+    return base_url.strip().partition(":")[0].lower() == "https"
+
+
+def _trusting_nothing() -> ssl.SSLContext:
+    """The context of an origin that never speaks TLS: nothing loaded for it, and nothing
+    trusted, so that it would fail to verify any peer if it ever were used."""
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
 def load_certificates_in_background() -> None:

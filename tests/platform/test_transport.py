@@ -277,6 +277,20 @@ def test_the_local_platform_loads_no_certificates(monkeypatch: pytest.MonkeyPatc
     start_connecting(None)
 
 
+@pytest.mark.parametrize("base_url", ["http://platform.invalid", " HTTP://platform.invalid:8080"])
+def test_an_http_platform_loads_no_certificates(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, base_url: str
+) -> None:
+    """Its transport never speaks TLS, so there is no load to start early, to wait for, or to
+    be cut short by the exit of a command that stops before it connects."""
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "bundle.pem"))  # no earlier test's load
+    monkeypatch.setattr(httpx, "create_ssl_context", mock.Mock(side_effect=AssertionError))
+    monkeypatch.setattr(threading, "Thread", mock.Mock(side_effect=AssertionError))
+    start_connecting(base_url)
+    client = PlatformClient(base_url.strip(), SENTINEL_KEY)
+    asyncio.run(client.aclose())
+
+
 def test_a_closed_client_sends_nothing() -> None:
     request_lines: list[bytes] = []
 
