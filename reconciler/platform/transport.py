@@ -15,13 +15,14 @@ module decides once, the same way (tests/platform/test_transport.py compares the
   (`load_certificates_in_background`): OpenSSL parses the bundle without holding the GIL, so
   the load costs nothing while the manifest is read. An `http://` origin loads none: its
   transport never speaks TLS (through an `https://` proxy, httpcore verifies the proxy with
-  its own context).
+  its own context). The interpreter's exit waits for a load in flight (`_join_at_exit`).
 
 A setting that cannot be used is a usage error before the first call, not an internal error.
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import ipaddress
 import os
@@ -92,10 +93,29 @@ def _loading_certificates(cert_file: str | None, cert_dir: str | None) -> Future
         except Exception as error:  # handed to whoever builds the transport
             loading.set_exception(error)
 
-    # a daemon: a command that stops before it connects (an invalid manifest) never waits at
-    # exit for certificates it did not need, even on a stalled mount
-    threading.Thread(target=load, name="reconciler-certificates", daemon=True).start()
+    thread = threading.Thread(target=load, name="reconciler-certificates", daemon=True)
+    thread.start()
+    atexit.register(_join_at_exit, thread)
     return loading
+
+
+def _join_at_exit(thread: threading.Thread) -> None:
+    """Let a load in flight finish before the process exits; Ctrl-C meanwhile exits 130.
+
+    OpenSSL frees its global state in a C exit handler (`OPENSSL_cleanup`), which runs after
+    the interpreter's. A load still parsing the bundle then uses what was freed: a command
+    that stopped before it connected (a missing or edited plan file) printed its error and
+    died of SIGSEGV or SIGABRT in up to half of its runs. Python's exit handlers run before
+    the C ones whatever ends the command (its exit code, a usage error, an exception, an
+    interrupt), so waiting here covers every way out; a daemon thread would not be waited for,
+    and a joined non-daemon one could not be interrupted cleanly. The wait is the rest of a
+    load of some 20 ms; on a stalled mount it is as long as the mount stalls, and Ctrl-C ends
+    it with 130 without OpenSSL's handler (`os._exit`: the command has flushed its output by
+    then, reconciler/cli's `_settle_output`)."""
+    try:
+        thread.join()
+    except KeyboardInterrupt:
+        os._exit(130)  # an interrupted command's code
 
 
 def _certificates() -> ssl.SSLContext:

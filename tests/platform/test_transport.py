@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from reconciler.errors import UsageError
 from reconciler.platform.client import PlatformClient
 from reconciler.platform.connect import start_connecting
-from reconciler.platform.transport import environment_proxy
+from reconciler.platform.transport import _join_at_exit, environment_proxy
 from tests.platform.helpers import SENTINEL_KEY
 from tests.platform.servers import read_request
 
@@ -289,6 +289,20 @@ def test_an_http_platform_loads_no_certificates(
     start_connecting(base_url)
     client = PlatformClient(base_url.strip(), SENTINEL_KEY)
     asyncio.run(client.aclose())
+
+
+def test_ctrl_c_while_the_exit_waits_for_a_load_exits_130_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The exit waits for a load in flight (OpenSSL's exit handler would free what it uses);
+    an interrupt of that wait ends the process with 130 there, before OpenSSL's handler runs
+    (tests/e2e/test_refusal_exit_e2e.py runs the wait itself)."""
+    exits: list[int] = []
+    monkeypatch.setattr(os, "_exit", exits.append)
+    loading = mock.Mock(spec=threading.Thread)
+    loading.join.side_effect = KeyboardInterrupt
+    _join_at_exit(loading)
+    assert exits == [130]
 
 
 def test_a_closed_client_sends_nothing() -> None:
