@@ -23,7 +23,7 @@ from reconciler.platform.client import PlatformClient
 from reconciler.platform.log import CallLog
 from reconciler.platform.messages import API_KEY_ENV, BASE_URL_ENV
 from reconciler.platform.operations import OPERATIONS
-from reconciler.platform.transport import load_certificates_in_background
+from reconciler.platform.transport import load_certificates_in_background, needs_certificates
 
 if TYPE_CHECKING:
     from reconciler.emulator.store import StateLock
@@ -66,8 +66,8 @@ def connect(
 def start_connecting(base_url: str | None) -> None:
     """Begin what a connection to `base_url` needs and may do before the manifest is read:
     loading the certificates TLS is verified with, on another thread. Errors wait for
-    `connect`; the local platform needs nothing."""
-    if base_url and base_url.strip() and not is_local(base_url):
+    `connect`; only an `https://` platform needs anything (not `http://`, not the local one)."""
+    if base_url and needs_certificates(base_url):
         load_certificates_in_background()
 
 

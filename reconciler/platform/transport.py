@@ -13,13 +13,16 @@ module decides once, the same way (tests/platform/test_transport.py compares the
 - TLS verified against certifi's certificates, or those `SSL_CERT_FILE` / `SSL_CERT_DIR` name,
   loaded once per process and setting, on another thread when a command starts it early
   (`load_certificates_in_background`): OpenSSL parses the bundle without holding the GIL, so
-  the load costs nothing while the manifest is read.
+  the load costs nothing while the manifest is read. An `http://` origin loads none: its
+  transport never speaks TLS (through an `https://` proxy, httpcore verifies the proxy with
+  its own context). The interpreter's exit waits for a load in flight (`_join_at_exit`).
 
 A setting that cannot be used is a usage error before the first call, not an internal error.
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import ipaddress
 import os
@@ -41,11 +44,10 @@ def origin_transport(base_url: str, parallelism: int) -> httpx.AsyncHTTPTranspor
     """httpx's transport to `base_url`'s origin: `parallelism` connections at most, all kept."""
     limits = httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism)
     address = environment_proxy(base_url)
+    verify = _certificates() if needs_certificates(base_url) else _trusting_nothing()
     try:
         proxy = None if address is None else httpx.Proxy(address)
-        return httpx.AsyncHTTPTransport(
-            limits=limits, verify=_certificates(), proxy=proxy, trust_env=True
-        )
+        return httpx.AsyncHTTPTransport(limits=limits, verify=verify, proxy=proxy, trust_env=True)
     # a URL httpx cannot read or a scheme it does not speak; SOCKS without socksio installed
     except (httpx.InvalidURL, ValueError, ImportError):
         assert address is not None  # nothing else here reads a URL or imports
@@ -56,6 +58,17 @@ def origin_transport(base_url: str, parallelism: int) -> httpx.AsyncHTTPTranspor
             hint=f"set {PROXY_VARIABLES} to an http:// or https:// proxy URL (http://HOST:PORT), "
             "or add the host to NO_PROXY",
         ) from None
+
+
+def needs_certificates(base_url: str) -> bool:
+    """Whether the transport to `base_url`'s origin verifies TLS: an `https://` one only."""
+    return base_url.strip().partition(":")[0].lower() == "https"
+
+
+def _trusting_nothing() -> ssl.SSLContext:
+    """The context of an origin that never speaks TLS: nothing loaded for it, and nothing
+    trusted, so that it would fail to verify any peer if it ever were used."""
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
 def load_certificates_in_background() -> None:
@@ -80,10 +93,29 @@ def _loading_certificates(cert_file: str | None, cert_dir: str | None) -> Future
         except Exception as error:  # handed to whoever builds the transport
             loading.set_exception(error)
 
-    # a daemon: a command that stops before it connects (an invalid manifest) never waits at
-    # exit for certificates it did not need, even on a stalled mount
-    threading.Thread(target=load, name="reconciler-certificates", daemon=True).start()
+    thread = threading.Thread(target=load, name="reconciler-certificates", daemon=True)
+    thread.start()
+    atexit.register(_join_at_exit, thread)
     return loading
+
+
+def _join_at_exit(thread: threading.Thread) -> None:
+    """Let a load in flight finish before the process exits; Ctrl-C meanwhile exits 130.
+
+    OpenSSL frees its global state in a C exit handler (`OPENSSL_cleanup`), which runs after
+    the interpreter's. A load still parsing the bundle then uses what was freed: a command
+    that stopped before it connected (a missing or edited plan file) printed its error and
+    died of SIGSEGV or SIGABRT in up to half of its runs. Python's exit handlers run before
+    the C ones whatever ends the command (its exit code, a usage error, an exception, an
+    interrupt), so waiting here covers every way out; a daemon thread would not be waited for,
+    and a joined non-daemon one could not be interrupted cleanly. The wait is the rest of a
+    load of some 20 ms; on a stalled mount it is as long as the mount stalls, and Ctrl-C ends
+    it with 130 without OpenSSL's handler (`os._exit`: the command has flushed its output by
+    then, reconciler/cli's `_settle_output`)."""
+    try:
+        thread.join()
+    except KeyboardInterrupt:
+        os._exit(130)  # an interrupted command's code
 
 
 def _certificates() -> ssl.SSLContext:

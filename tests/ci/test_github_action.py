@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -178,8 +179,12 @@ class LocalRunner:
     step's `env:` with its expressions evaluated, GITHUB_OUTPUT collected), with the
     reconciler of this checkout on PATH instead of the install step."""
 
-    def __init__(self, workspace: Path, inputs: dict[str, str]) -> None:
+    def __init__(
+        self, workspace: Path, inputs: dict[str, str], *, reconciler: Path | None = None
+    ) -> None:
+        """`reconciler`: a directory whose `reconciler` comes first on PATH (a stand-in)."""
         self.workspace = workspace
+        self.path = [] if reconciler is None else [str(reconciler)]
         self.temp = workspace.parent / "runner-temp"
         self.temp.mkdir(exist_ok=True)
         declared = action()["inputs"]
@@ -208,7 +213,9 @@ class LocalRunner:
         output = self.temp / "github-output"
         output.write_text("")
         env = {
-            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+            "PATH": os.pathsep.join(
+                [*self.path, str(Path(sys.executable).parent), os.environ["PATH"]]
+            ),
             "HOME": os.environ.get("HOME", str(self.workspace)),
             "RUNNER_TEMP": str(self.temp),
             "GITHUB_OUTPUT": str(output),
@@ -232,6 +239,15 @@ class LocalRunner:
     def file(self, name: str) -> str:
         return (self.temp / "reconciler" / name).read_text()
 
+    def runs(self, name: str) -> bool:
+        """Whether the step's `if:` holds (the one form the action's own steps use on
+        outputs: `steps.run.outputs.NAME == 'VALUE'` or `!=`)."""
+        condition = step_named(name)["if"]
+        match = re.fullmatch(r"steps\.run\.outputs\.([\w-]+) (==|!=) '([^']*)'", condition)
+        assert match, f"the runner cannot evaluate {condition!r}"
+        name, operator, value = match.groups()
+        return (self.outputs.get(name, "") == value) == (operator == "==")
+
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
@@ -242,6 +258,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 LOCAL = {"base-url": "local", "manifests": "platform/"}
+FAIL = "Fail unless the command succeeded"
 
 
 def test_plan_with_changes_sets_exit_code_2_and_has_changes(workspace: Path) -> None:
@@ -249,7 +266,7 @@ def test_plan_with_changes_sets_exit_code_2_and_has_changes(workspace: Path) -> 
     result = runner.run("Run reconciler")
     assert result.returncode == 0, result.stderr
     assert runner.outputs["exit-code"] == "2" and runner.outputs["has-changes"] == "true"
-    assert runner.outputs["validated"] == "true"
+    assert runner.outputs["validated"] == "true" and not runner.runs(FAIL)
     saved = json.loads(Path(runner.outputs["plan-file"]).read_text())
     assert saved["changes"]
     assert "bookshelf" in Path(runner.outputs["markdown-file"]).read_text()
@@ -265,6 +282,7 @@ def test_apply_then_plan_in_sync_sets_exit_code_0_and_no_changes(workspace: Path
     planned = LocalRunner(workspace, {**LOCAL, "command": "plan"})
     planned.run("Run reconciler")
     assert planned.outputs["exit-code"] == "0" and planned.outputs["has-changes"] == "false"
+    assert not applied.runs(FAIL) and not planned.runs(FAIL)
 
 
 def test_invalid_manifests_set_exit_code_1_and_the_comment_says_why(workspace: Path) -> None:
@@ -281,9 +299,7 @@ def test_invalid_manifests_set_exit_code_1_and_the_comment_says_why(workspace: P
         "The manifests are invalid" in comment
         and "quickstart.yaml:8:10: version: must be 1 (got 2)" in comment
     )
-    assert step_named("Fail on invalid manifests or a failed command")["if"] == (
-        "steps.run.outputs.exit-code == '1'"
-    )
+    assert runner.runs(FAIL) and runner.run(FAIL).returncode == 1
 
 
 def test_the_comment_holds_the_markdown_plan(workspace: Path) -> None:
@@ -321,6 +337,108 @@ def test_an_unknown_command_fails_the_step(workspace: Path) -> None:
     result = LocalRunner(workspace, {**LOCAL, "command": "destroy"}).run("Run reconciler")
     assert result.returncode == 1
     assert "command must be validate, plan or apply (got 'destroy')" in result.stdout
+
+
+# --- a run that ends otherwise: killed (137), crashed (139), a status of no meaning ---------
+
+
+def stand_in(directory: Path, **statuses: int) -> Path:
+    """A directory holding a `reconciler` that prints a line to each stream and exits with
+    `statuses[subcommand]` (0 when not given), writing the subcommands it ran to `ran`."""
+    directory.mkdir()
+    cases = "".join(f"  {name}) exit {status} ;;\n" for name, status in statuses.items())
+    script = directory / "reconciler"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'echo "$1" >> {shlex.quote(str(directory / "ran"))}\n'
+        'echo "partial output of $1"; echo "last words of $1" >&2\n'
+        f'case "$1" in\n{cases}esac\nexit 0\n'
+    )
+    script.chmod(0o755)
+    return directory
+
+
+ENDED_OTHERWISE = [
+    ("plan", 137, "was killed by signal 9 (exit status 137)"),
+    ("plan", 139, "was killed by signal 11 (exit status 139)"),
+    ("plan", 1, "failed (exit status 1)"),
+    ("plan", 3, "ended with exit status 3, which is not one of its results"),
+    ("plan", 130, "was interrupted (exit status 130)"),
+    ("apply", 137, "was killed by signal 9 (exit status 137)"),
+    ("apply", 2, "ended with exit status 2, which is not one of its results"),
+    ("validate", 2, "ended with exit status 2, which is not one of its results"),
+    ("validate", 139, "was killed by signal 11 (exit status 139)"),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "status", "said"), ENDED_OTHERWISE, ids=[f"{c}-{s}" for c, s, _ in ENDED_OTHERWISE]
+)
+def test_any_other_status_fails_the_step_with_it_and_sets_no_has_changes(
+    workspace: Path, tmp_path: Path, command: str, status: int, said: str
+) -> None:
+    """A killed or crashed plan is no answer about drift: has-changes stays empty (the drift
+    workflow would close its issue on `false`), and the action fails with the status."""
+    fake = stand_in(tmp_path / "bin", **{command: status})
+    runner = LocalRunner(workspace, {**LOCAL, "command": command}, reconciler=fake)
+    assert runner.run("Run reconciler").returncode == 0  # the comment is written first
+    assert runner.outputs["exit-code"] == str(status)
+    assert not {"has-changes", "plan-file", "markdown-file"} & set(runner.outputs)
+    assert runner.runs(FAIL)
+    failed = runner.run(FAIL)
+    assert failed.returncode == status
+    assert failed.stdout == f"::error::reconciler {command} {said}.\n"
+
+
+@pytest.mark.parametrize(
+    ("command", "status", "changes"),
+    [("plan", 0, "false"), ("plan", 2, "true"), ("apply", 0, None), ("validate", 0, None)],
+)
+def test_only_the_documented_statuses_pass(
+    workspace: Path, tmp_path: Path, command: str, status: int, changes: str | None
+) -> None:
+    fake = stand_in(tmp_path / "bin", **{command: status})
+    runner = LocalRunner(workspace, {**LOCAL, "command": command}, reconciler=fake)
+    assert runner.run("Run reconciler").returncode == 0
+    assert runner.outputs["exit-code"] == str(status) and not runner.runs(FAIL)
+    assert runner.outputs.get("has-changes") == changes
+
+
+ENDED_OTHERWISE_COMMENTS = [
+    ("plan", {"validate": 139}, "validate was killed by signal 11 (exit status 139)", "invalid"),
+    ("plan", {"plan": 137}, "plan was killed by signal 9 (exit status 137)", "partial output"),
+    ("apply", {"apply": 137}, "apply was killed by signal 9 (exit status 137)", "succeeded"),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "statuses", "said", "unsaid"),
+    ENDED_OTHERWISE_COMMENTS,
+    ids=["validate-crashed", "plan-killed", "apply-killed"],
+)
+def test_the_comment_on_a_run_that_ended_otherwise_says_how_with_its_last_words(
+    workspace: Path,
+    tmp_path: Path,
+    command: str,
+    statuses: dict[str, int],
+    said: str,
+    unsaid: str,
+) -> None:
+    """Not "the manifests are invalid" for a crashed validate (the command then does not run),
+    no partial plan for a killed plan, no "succeeded" for a killed apply (its output goes
+    through `tee`: pipefail keeps reconciler's status)."""
+    fake = stand_in(tmp_path / "bin", **statuses)
+    runner = LocalRunner(
+        workspace, {**LOCAL, "command": command, "comment": "true"}, reconciler=fake
+    )
+    runner.run("Run reconciler")
+    ran = ["validate"] if statuses.get("validate") else ["validate", command]
+    assert (fake / "ran").read_text().split() == ran
+    assert runner.runs(FAIL)
+    runner.run("Write the comment")
+    comment = runner.file("comment.md")
+    assert f":x: **reconciler {said}.**" in comment
+    assert f"last words of {ran[-1]}" in comment and unsaid not in comment
 
 
 # --- the github-script steps, run by node with a fake GitHub client ---------------
@@ -448,6 +566,13 @@ def test_drift_closes_the_issue_when_in_sync_again() -> None:
         "state": "closed",
         "state_reason": "completed",
     }
+
+
+def test_drift_without_an_answer_leaves_the_issue_open() -> None:
+    """has-changes is empty when the plan gave no answer (the action then fails, and this step
+    does not run; were it run anyway, it must not take the silence for `in sync`)."""
+    calls = run_github_script(drift_script(), "", [*OTHERS, OPEN_DRIFT], {"HAS_CHANGES": ""})
+    assert [name for name, _ in calls] == ["list"]
 
 
 def test_drift_in_sync_with_no_issue_does_nothing() -> None:

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from reconciler.errors import UsageError
 from reconciler.platform.client import PlatformClient
 from reconciler.platform.connect import start_connecting
-from reconciler.platform.transport import environment_proxy
+from reconciler.platform.transport import _join_at_exit, environment_proxy
 from tests.platform.helpers import SENTINEL_KEY
 from tests.platform.servers import read_request
 
@@ -275,6 +275,34 @@ def test_the_local_platform_loads_no_certificates(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(httpx, "create_ssl_context", mock.Mock(side_effect=AssertionError))
     start_connecting("local")
     start_connecting(None)
+
+
+@pytest.mark.parametrize("base_url", ["http://platform.invalid", " HTTP://platform.invalid:8080"])
+def test_an_http_platform_loads_no_certificates(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, base_url: str
+) -> None:
+    """Its transport never speaks TLS, so there is no load to start early, to wait for, or to
+    be cut short by the exit of a command that stops before it connects."""
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "bundle.pem"))  # no earlier test's load
+    monkeypatch.setattr(httpx, "create_ssl_context", mock.Mock(side_effect=AssertionError))
+    monkeypatch.setattr(threading, "Thread", mock.Mock(side_effect=AssertionError))
+    start_connecting(base_url)
+    client = PlatformClient(base_url.strip(), SENTINEL_KEY)
+    asyncio.run(client.aclose())
+
+
+def test_ctrl_c_while_the_exit_waits_for_a_load_exits_130_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The exit waits for a load in flight (OpenSSL's exit handler would free what it uses);
+    an interrupt of that wait ends the process with 130 there, before OpenSSL's handler runs
+    (tests/e2e/test_refusal_exit_e2e.py runs the wait itself)."""
+    exits: list[int] = []
+    monkeypatch.setattr(os, "_exit", exits.append)
+    loading = mock.Mock(spec=threading.Thread)
+    loading.join.side_effect = KeyboardInterrupt
+    _join_at_exit(loading)
+    assert exits == [130]
 
 
 def test_a_closed_client_sends_nothing() -> None:
