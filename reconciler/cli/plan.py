@@ -68,6 +68,12 @@ EXIT_CHANGES = 2
     show_default=True,
     help="Flag plans deleting more objects than this (apply refuses them unless raised).",
 )
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Say which templates (and appDefaults) each change comes from, and how many apps "
+    "and projects each one changes (json: `templates` on changes, `template_reach`).",
+)
 @click.option("--no-color", is_flag=True, help="Never colour the text output (also: NO_COLOR).")
 @report_errors
 def plan(
@@ -80,6 +86,7 @@ def plan(
     detailed_exitcode: bool,
     targets: tuple[str, ...],
     max_deletes: int,
+    explain: bool,
     no_color: bool,
 ) -> None:
     """Show what apply would change to make live state match the manifests.
@@ -109,6 +116,10 @@ def plan(
         fingerprint_key=fingerprint_key_from(os.environ.get(ENV_FINGERPRINT_KEY)),
     )
     built = run_async(_build(manifest, options, base_url, parallelism, verbose))
+    if explain:
+        from reconciler.plan.provenance import explained
+
+        built = explained(built, manifest)
     result = with_findings(built, manifest)
     # JSON and markdown carry them as notes: a pull-request comment is all a reviewer sees,
     # not the job's stderr. The text form does not repeat what stderr already said.
