@@ -188,3 +188,54 @@ def test_the_work_tree_is_compared_not_only_commits(secret_repo: Path) -> None:
     """The manifests are read from the work tree; so are the files they read."""
     (secret_repo / "platform" / "tls.key").write_text("edited, not committed\n")
     assert projects("-f", "platform/", "--changed-since", "HEAD")[1] == "shop\nblog\n"
+
+
+TEMPLATES = """version: 1
+templates:
+  web:
+    params:
+      replicas: {type: integer, default: 2}
+    runtime: {port: 8080}
+    regions: [{name: fra, replicas: {min: "${replicas}", max: 4}}]
+  unused: {runtime: {port: 9000}}
+"""
+USES_WEB = "  {slug}:\n    apps:\n      site:\n        oci: {{image: nginx:1.27}}\n        extends: [web]\n"
+
+
+@pytest.fixture
+def template_repo(repo: Path) -> Path:
+    """shop and docs use the template `web` of platform/t.yaml; blog uses none."""
+    commit(
+        repo,
+        {
+            "t.yaml": TEMPLATES,
+            "a.yaml": manifest(USES_WEB.format(slug="shop"), BLOG),
+            "b.yaml": manifest(USES_WEB.format(slug="docs")),
+        },
+    )
+    return repo
+
+
+def test_a_template_change_lists_every_project_it_reaches(template_repo: Path) -> None:
+    commit(template_repo, {"t.yaml": TEMPLATES.replace("port: 8080", "port: 8081")})
+    assert changed_since_previous() == "shop\ndocs\n"
+
+
+def test_a_parameter_default_changes_the_projects_that_use_it(template_repo: Path) -> None:
+    commit(template_repo, {"t.yaml": TEMPLATES.replace("default: 2", "default: 3")})
+    assert changed_since_previous() == "shop\ndocs\n"
+    passing = USES_WEB.format(slug="docs").replace(
+        "[web]", "[{template: web, params: {replicas: 3}}]"
+    )
+    commit(template_repo, {"b.yaml": manifest(passing)})
+    assert changed_since_previous() == ""  # the same value, now given by the use
+
+
+def test_a_template_nobody_uses_changes_nothing(template_repo: Path) -> None:
+    commit(template_repo, {"t.yaml": TEMPLATES.replace("port: 9000", "port: 9001")})
+    assert changed_since_previous() == ""
+
+
+def test_workspace_app_defaults_change_every_project_with_apps(template_repo: Path) -> None:
+    commit(template_repo, {"t.yaml": TEMPLATES + "appDefaults: {variables: {COMPANY: acme}}\n"})
+    assert changed_since_previous() == "shop\ndocs\n"
