@@ -104,14 +104,14 @@ def _own_production(a: int) -> dict[str, Any]:
     return own
 
 
-def with_templates() -> dict[str, str]:
+def with_templates(projects: int = PROJECTS, apps_each: int = APPS) -> dict[str, str]:
     """The workspace in files: the shared blocks in one, a project in each of the others."""
     files = {
         "00-shared.yaml": {"version": 1, "appDefaults": APP_DEFAULTS, "templates": TEMPLATES},
     }
-    for p in range(PROJECTS):
+    for p in range(projects):
         apps: dict[str, Any] = {}
-        for a in range(APPS):
+        for a in range(apps_each):
             entry: dict[str, Any] = {"git": {"repository": f"acme/{_team(p)}-app-{a}"}}
             if _worker(a):
                 entry["extends"] = ["worker"]
@@ -129,12 +129,12 @@ def with_templates() -> dict[str, str]:
     return {name: yaml.safe_dump(doc, sort_keys=False) for name, doc in files.items()}
 
 
-def written_out() -> dict[str, str]:
+def written_out(projects: int = PROJECTS, apps_each: int = APPS) -> dict[str, str]:
     """The same workspace with every environment written in full, and no shared blocks."""
     files = {}
-    for p in range(PROJECTS):
+    for p in range(projects):
         apps: dict[str, Any] = {}
-        for a in range(APPS):
+        for a in range(apps_each):
             entry: dict[str, Any] = {"git": {"repository": f"acme/{_team(p)}-app-{a}"}}
             entry["environments"] = {
                 "production": _environment(p, a, "production"),
