@@ -190,11 +190,12 @@ def schema_problems(data: Any, locate: Locate) -> list[Problem]:
 
 
 @functools.cache
-def _quick_check() -> QuickCheck:
-    """jsonschema-rs, with the keywords it reads differently checked as schema.py reads them."""
-    return QuickCheck(
-        manifest_schema(), {"pattern": pattern_fails, "multipleOf": multiple_of_fails}
-    )
+def _quick_check(definition: str | None = None) -> QuickCheck:
+    """jsonschema-rs, with the keywords it reads differently checked as schema.py reads them
+    (over the whole manifest, or one of its definitions)."""
+    root = manifest_schema()
+    schema = root if definition is None else {**root["$defs"][definition], "$defs": root["$defs"]}
+    return QuickCheck(schema, {"pattern": pattern_fails, "multipleOf": multiple_of_fails})
 
 
 def full_schema_problems(data: Any, locate: Locate) -> list[Problem]:
@@ -211,7 +212,10 @@ SchemaError = tuple[Path, bool, str]
 
 def schema_errors(data: Any, definition: str | None = None) -> list[SchemaError]:
     """Every schema error of `data` (a manifest, or what one of the schema's `$defs`
-    describes), as jsonschema finds them, in words for YAML authors."""
+    describes), as jsonschema finds them, in words for YAML authors; none without asking
+    jsonschema when jsonschema-rs finds it valid."""
+    if _quick_check(definition).accepts(data):
+        return []
     validator = _validator(definition)
     schema = validator.schema
     assert isinstance(schema, dict)  # the manifest's schema and its definitions are objects
