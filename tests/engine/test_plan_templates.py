@@ -149,3 +149,33 @@ def test_a_saved_explained_plan_reads_back_with_its_templates() -> None:
         "projects": 1,
     }
     assert plan_from_dict(written).changes[0].templates == ("appDefaults", "templates.web")
+
+
+COMPANY = Path(__file__).resolve().parents[2] / "examples" / "company"
+COMPANY_BEFORE = Path(__file__).parent / "company_before_templates"
+"""examples/company as it was written before templates (YAML anchors, `x-` blocks)."""
+
+
+def test_the_company_example_plans_as_it_did_before_templates(tmp_path: Path) -> None:
+    secrets = {**SECRETLESS, "SHOP_DATABASE_URL": "postgres://db", "SHOP_STRIPE_SECRET_KEY": "sk"}
+    empty = tmp_path / "empty.json"
+    assert without_places(plan_json(COMPANY, empty)) == without_places(
+        plan_json(COMPANY_BEFORE, empty)
+    )
+    live = tmp_path / "live.json"
+    drifted = write(
+        tmp_path / "drifted",
+        {
+            p.name: p.read_text()
+            .replace("memoryMib: 1024", "memoryMib: 512")
+            .replace("10.0.0.0/8", "10.0.0.0/16")
+            for p in COMPANY_BEFORE.glob("*.yaml")
+        },
+    )
+    applied = run_cli(
+        ["apply", "-f", str(drifted), "--base-url", f"local:{live}", "--auto-approve"], env=secrets
+    )
+    assert applied.exit_code == 0, applied.output
+    before = plan_json(COMPANY_BEFORE, live)
+    assert before["summary"]["change"] > 3
+    assert without_places(plan_json(COMPANY, live)) == without_places(before)
