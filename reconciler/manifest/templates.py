@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
 TEMPLATE_ONLY = ("extends", "environments", "params", "description")
 """Keys of a shared block that are not settings of an environment."""
-PARAMETER_TYPES = ("string", "integer", "number", "boolean", "list")
 IN_TEXT = ("string", "integer")
 """Parameter types that may stand inside text (`api.${domain}`): others only alone."""
 USE = "@"
@@ -59,8 +58,6 @@ class Use:
     source: Path
     """Where the block is written: `("templates", name)`, `("appDefaults",)`,
     `("projects", slug, "appDefaults")`."""
-    at: Path
-    """What applies it: an `extends` item (itself perhaps inside another use), or the app."""
     app: Path
     """The app it ends up under."""
     chain: tuple[str, ...]
@@ -167,7 +164,7 @@ class _Expander:
         return [(name, Layered(state.layers[name])) for name in order if state.layers[name]]
 
     def _shared(self, state: _App, block: dict[str, Any], source: Path) -> None:
-        base = self._use(Use(source, state.path, state.path, (format_path(source),)))
+        base = self._use(Use(source, state.path, (format_path(source),)))
         self._app_level(state, block, base, ENVIRONMENT_NAMES, (format_path(source),))
 
     def _app_level(
@@ -276,7 +273,7 @@ class _Expander:
         }
         source: Path = ("templates", name)
         sources = (*chain, format_path(source))
-        base = self._use(Use(source, at, state.path, sources, parameters))
+        base = self._use(Use(source, state.path, sources, parameters))
         for path, of_key, message in errors:
             self.report((*base, *path), message, key=of_key)
         if level == "app":
