@@ -49,6 +49,14 @@ from reconciler.report.output import echo
     show_default=True,
     help="Write what production and preview share once, under the app's `defaults`.",
 )
+@click.option(
+    "--templates/--no-templates",
+    "factor_templates",
+    default=False,
+    show_default=True,
+    help="Write what several apps share once, as templates they extend (with --out-dir, in "
+    "_templates.yaml), where that makes the manifest shorter.",
+)
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
 @connection_options
 @report_errors
@@ -58,6 +66,7 @@ def export(
     out_dir: Path | None,
     pin_ids: bool,
     factor_defaults: bool,
+    factor_templates: bool,
     force: bool,
     base_url: str | None,
     parallelism: int,
@@ -74,11 +83,18 @@ def export(
     Examples:
       reconciler export --project shop > platform/shop.yaml
       reconciler export --out-dir platform/
+      reconciler export --templates --out-dir platform/
     """
     if output is not None and out_dir is not None:
         raise UsageError("use either -o/--output or --out-dir, not both")
     result = run_async(
-        _export(base_url, projects, parallelism, verbose, ExportOptions(pin_ids, factor_defaults))
+        _export(
+            base_url,
+            projects,
+            parallelism,
+            verbose,
+            ExportOptions(pin_ids, factor_defaults, factor_templates),
+        )
     )
     if out_dir is not None:
         written = _write_directory(result, out_dir, force=force)

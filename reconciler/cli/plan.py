@@ -69,6 +69,12 @@ EXIT_CHANGES = 2
     help="Flag plans deleting more objects than this (apply refuses them unless raised).",
 )
 @click.option(
+    "--explain",
+    is_flag=True,
+    help="Say which templates (and appDefaults) each change comes from, and how many apps "
+    "and projects each one changes (json: `templates` on changes, `template_reach`).",
+)
+@click.option(
     "--base-ref",
     metavar="REF",
     help="The git ref this change merges into (a pull request's base, e.g. origin/main): check "
@@ -87,6 +93,7 @@ def plan(
     detailed_exitcode: bool,
     targets: tuple[str, ...],
     max_deletes: int,
+    explain: bool,
     base_ref: str | None,
     no_color: bool,
 ) -> None:
@@ -117,6 +124,10 @@ def plan(
     options = PlanOptions(targets=targets, max_deletes=max_deletes, fingerprint_key=fingerprint_key)
     connection = pipeline.Connection(base_url, parallelism, verbose)
     result = run_async(_build(manifest, options, connection, base))
+    if explain:
+        from reconciler.plan.provenance import explained
+
+        result = explained(result, manifest)
     if out is not None and not result.failing_findings:
         content = pipeline.plan_file_content(
             result, manifest_files=files, connection=connection, signing_key=fingerprint_key

@@ -16,8 +16,9 @@ from reconciler.report.output import echo
 @click.option(
     "--changed-since",
     metavar="GIT_REF",
-    help="Only the projects whose merged manifest changed since this git ref (a branch, tag "
-    "or commit; new projects included). A change to prune, checks or limits changes them all.",
+    help="Only the projects whose merged manifest, or a fromFile file they read, changed since "
+    "this git ref (a branch, tag or commit; new projects included). A change to prune, checks "
+    "or limits changes them all.",
 )
 @click.option(
     "--format",

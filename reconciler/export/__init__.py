@@ -5,7 +5,8 @@ Three steps, each usable alone and each in its own module:
 1. `live.read_workspace` reads the live objects with the fewest calls, concurrently.
 2. `convert.project_entry` turns one live project into the manifest's plain-data form,
    writing only what differs from the spec's defaults, keys in the order a person writes
-   them; write-only variables become `fromEnv` references (`secret_names`).
+   them; write-only variables become `fromEnv` references (`secret_names`). With
+   `--templates`, `templates.factor_templates` then writes what several apps share once.
 3. `yaml_out.dump_manifest` renders YAML that `reconciler validate` accepts.
 
 This module puts them together (`export_workspace`, `Export`). The result round-trips:
@@ -31,6 +32,7 @@ from reconciler.export.convert import (
 )
 from reconciler.export.live import LiveApp, LiveEnvironment, LiveProject, read_workspace
 from reconciler.export.secret_names import SecretInput, SecretNames
+from reconciler.export.templates import factor_templates
 from reconciler.export.yaml_out import dump_manifest, header_lines
 from reconciler.platform.protocol import Platform
 
@@ -48,6 +50,7 @@ __all__ = [
     "environment_entry",
     "export_workspace",
     "factor_defaults",
+    "factor_templates",
     "header_lines",
     "manifest_document",
     "policy_entry",
@@ -60,36 +63,56 @@ __all__ = [
 _DEFAULT_OPTIONS = ExportOptions()
 
 
-def manifest_document(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """A whole manifest file holding the given `projects` entries (prune left at its defaults)."""
-    return {"version": 1, "projects": dict(entries)}
+TEMPLATES_FILE = "_templates"
+"""With --out-dir, the templates' file (`_templates.yaml`): no project slug has an underscore."""
+
+
+def manifest_document(
+    entries: Mapping[str, Mapping[str, Any]], templates: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """A whole manifest file holding the given `projects` entries (prune left at its defaults),
+    and `templates` when there are any."""
+    document: dict[str, Any] = {"version": 1}
+    if templates:
+        document["templates"] = dict(templates)
+    document["projects"] = dict(entries)
+    return document
 
 
 @dataclass
 class Export:
-    """The manifest data per project slug, and the secrets a user must provide."""
+    """The manifest data per project slug (and the templates they extend), and the secrets a
+    user must provide."""
 
     projects: dict[str, dict[str, Any]]
     secrets: list[SecretInput]
     options: ExportOptions = field(default_factory=ExportOptions)
+    templates: dict[str, Any] = field(default_factory=dict)
 
     def single_document(self) -> dict[str, Any]:
-        return manifest_document(self.projects)
+        return manifest_document(self.projects, self.templates)
 
     def documents_by_project(self) -> dict[str, dict[str, Any]]:
-        return {slug: manifest_document({slug: entry}) for slug, entry in self.projects.items()}
+        """One document per project slug, and the templates' own (`TEMPLATES_FILE`)."""
+        documents = {
+            slug: manifest_document({slug: entry}) for slug, entry in self.projects.items()
+        }
+        if self.templates:
+            documents[TEMPLATES_FILE] = {"version": 1, "templates": self.templates}
+        return documents
 
     def render(self) -> str:
         """One manifest holding every project."""
         return dump_manifest(self.single_document(), header=self._header(self.secrets))
 
     def render_by_project(self) -> dict[str, str]:
-        """One manifest per project slug, each naming the secrets it needs."""
+        """One manifest per project slug, each naming the secrets it needs (and the
+        templates' file)."""
         return {
-            slug: dump_manifest(
-                document, header=self._header([s for s in self.secrets if s.project == slug])
+            name: dump_manifest(
+                document, header=self._header([s for s in self.secrets if s.project == name])
             )
-            for slug, document in self.documents_by_project().items()
+            for name, document in self.documents_by_project().items()
         }
 
     def _header(self, secrets: Sequence[SecretInput]) -> list[str]:
@@ -112,7 +135,10 @@ def build_export(
                 f"read ({type(error).__name__}: {error})",
                 hint="is the base URL the platform API? rerun with -v to see the calls",
             ) from None
-    return Export(entries, names.inputs, options)
+    templates: dict[str, Any] = {}
+    if options.templates:
+        templates, entries = factor_templates(entries)
+    return Export(entries, names.inputs, options, templates)
 
 
 async def export_workspace(

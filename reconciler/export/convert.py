@@ -56,6 +56,8 @@ class ExportOptions:
     object (updateProject/updateApp) instead of deleting and re-creating it."""
     factor_defaults: bool = True
     """Write what both environments of an app share once, under `defaults`."""
+    templates: bool = False
+    """Write what several apps share once, as templates they extend (export/templates.py)."""
 
 
 def project_entry(

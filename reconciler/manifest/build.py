@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Literal
 
-from reconciler.manifest.document import Document, Layered, environments
+from reconciler.manifest.document import Document
+from reconciler.manifest.layers import COMBINED_LISTS, Layered
 from reconciler.manifest.model import (
     UNSET,
     App,
@@ -81,9 +82,9 @@ def _checks_settings(document: Document) -> ChecksSettings:
         positions=MappingProxyType(positions),
         tested_environments=frozenset(
             (str(path[1]), app_slug, name)
-            for path, app_slug, app in document.apps()
-            for name, layered in environments(path, app)
-            if layered.top("policyTests") is not None
+            for path, app_slug, _ in document.apps()
+            for name, layered in document.environments(path)
+            if layered.items("policyTests") is not None
         ),
     )
 
@@ -109,7 +110,7 @@ def _waivers(document: Document) -> dict[Scope, Mapping[str, Waiver]]:
     for path, app_slug, app in document.apps():
         scope = (str(path[1]), app_slug)
         add(scope, Layered([(app, path)]).child("checks"))
-        for name, layered in environments(path, app):
+        for name, layered in document.environments(path):
             add((*scope, name), layered.child("checks"))
     return found
 
@@ -156,7 +157,7 @@ def _app(document: Document, path: Path, slug: str, app: dict[str, Any]) -> App:
         git=git,
         oci=oci,
         environments=tuple(
-            _environment(document, name, layered) for name, layered in environments(path, app)
+            _environment(document, name, layered) for name, layered in document.environments(path)
         ),
         pos=document.key_at(path),
         positions=_positions(document, path, app),
@@ -182,15 +183,20 @@ def _environment(document: Document, name: EnvironmentName, layered: Layered) ->
 
 
 def _listed(layered: Layered, key: str, make: Any) -> Any:
-    found = layered.top(key)
+    found = layered.items(key)
     if found is None:
         return UNSET
-    items, path = found
-    return tuple(make(item, (*path, index)) for index, item in enumerate(items))
+    return tuple(make(item, path) for item, path in found[0])
 
 
 def _field_positions(document: Document, layered: Layered) -> dict[str, Position]:
-    return {key: document.at(found[1]) for key in layered.names() if (found := layered.top(key))}
+    return {key: document.at(path) for key in layered.names() if (path := _where(layered, key))}
+
+
+def _where(layered: Layered, key: str) -> Path | None:
+    """Where the value of `key` is written (a combined list: where its own items are)."""
+    found = layered.items(key) if key in COMBINED_LISTS else layered.top(key)
+    return None if found is None else found[1]
 
 
 def _get(layered: Layered, key: str) -> Any:

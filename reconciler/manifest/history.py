@@ -5,6 +5,10 @@ with the repository's layout and loaded there exactly as today's are, so a proje
 changed when its merged model changed: moving a project to another file, re-indenting it or
 writing `1.0` for `1` changes nothing; an edit to a YAML anchor it uses, or to a workspace-wide
 block (`prune`, `checks`, `limits`), changes it.
+
+A `fromFile` secret is part of what a project sends, but the model holds only its path: a file
+whose content differs at the ref from the work tree's (or that one side lacks) changes every
+project that reads it, compared by git object IDs (so `.gitattributes` filters apply alike).
 """
 
 from __future__ import annotations
@@ -19,24 +23,36 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.errors import GitRefError
-from reconciler.manifest.model import FromFile, Manifest, Position, Project
+from reconciler.manifest.model import FromFile, Manifest, Position, Project, listed
 from reconciler.manifest.validate import ManifestInvalid, load_manifest
 
 
 def changed_projects(manifest: Manifest, paths: Sequence[str], ref: str) -> list[str]:
-    """Slugs of today's projects whose model differs from the one at `ref` (new ones too)."""
-    before = manifest_at(paths, ref)
+    """Slugs of today's projects whose model differs from the one at `ref` (new ones too), or
+    that read a `fromFile` file whose content differs there."""
+    root = _repository_root(Path(paths[0]))
+    commit = _commit(root, ref)
+    before = _manifest_at(root, commit, paths)
     if before is None or _workspace_settings(before) != _workspace_settings(manifest):
         return [project.slug for project in manifest.projects]
     old = {project.slug: _project_view(before, project) for project in before.projects}
-    return [p.slug for p in manifest.projects if old.get(p.slug) != _project_view(manifest, p)]
+    changed_files = _changed_files(root, commit, _files_read(manifest))
+    return [
+        p.slug
+        for p in manifest.projects
+        if old.get(p.slug) != _project_view(manifest, p)
+        or not changed_files.isdisjoint(_files_read_by(p))
+    ]
 
 
 def manifest_at(paths: Sequence[str], ref: str) -> Manifest | None:
     """The manifest the same `-f` paths named at `ref`; None when they held none there or
     it was invalid (then every project counts as changed)."""
     root = _repository_root(Path(paths[0]))
-    commit = _commit(root, ref)
+    return _manifest_at(root, _commit(root, ref), paths)
+
+
+def _manifest_at(root: Path, commit: str, paths: Sequence[str]) -> Manifest | None:
     relative = [_inside(root, path) for path in paths]
     with tempfile.TemporaryDirectory(prefix="reconciler-ref-") as scratch:
         present = [rel for rel in relative if _extract(root, commit, rel, Path(scratch))]
@@ -79,6 +95,46 @@ def _project_view(manifest: Manifest, project: Project) -> Any:
     waivers = {scope: w for scope, w in checks.waivers.items() if scope[0] == project.slug}
     tested = sorted(scope for scope in checks.tested_environments if scope[0] == project.slug)
     return comparable((project, waivers, tested))
+
+
+def _files_read_by(project: Project) -> set[str]:
+    """The `fromFile` paths (as resolved today) the project's variables read."""
+    return {
+        variable.source.path
+        for app in listed(project.apps)
+        for environment in app.environments
+        for variable in listed(environment.variables)
+        if isinstance(variable.source, FromFile)
+    }
+
+
+def _files_read(manifest: Manifest) -> set[str]:
+    return set().union(*(_files_read_by(project) for project in manifest.projects))
+
+
+def _changed_files(root: Path, commit: str, files: set[str]) -> set[str]:
+    """Of `files` (absolute paths), those whose git object at `commit` differs from the work
+    tree's: changed, added or removed. A file outside the repository cannot be compared and
+    counts as changed."""
+    inside = {path: Path(path).relative_to(root).as_posix() for path in files if _under(root, path)}
+    changed = set(files) - set(inside)
+    if not inside:
+        return changed
+    listing = _git(root, "ls-tree", "-z", "--full-tree", commit, "--", *inside.values())
+    at_ref = {}
+    for entry in listing.decode(errors="surrogateescape").split("\0"):
+        if entry:
+            meta, _, name = entry.partition("\t")
+            at_ref[name] = meta.split()[2]
+    present = [path for path in inside if Path(path).is_file()]
+    hashed = _git(root, "hash-object", "--", *present).decode().split() if present else []
+    now = {inside[path]: oid for path, oid in zip(present, hashed, strict=True)}
+    changed.update(path for path, name in inside.items() if at_ref.get(name) != now.get(name))
+    return changed
+
+
+def _under(root: Path, path: str) -> bool:
+    return Path(path).is_relative_to(root)
 
 
 def _git(root: Path, *args: str) -> bytes:

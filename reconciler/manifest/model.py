@@ -74,6 +74,28 @@ class Position:
         return f"{self.file}:{self.line}:{self.column}"
 
 
+@dataclass(frozen=True, eq=False, slots=True)
+class SharedPosition(Position):
+    """A place in a shared block (a template, an `appDefaults`), as one use of it sees it:
+    `sources` names the blocks the value came through, outermost first, as manifest paths
+    (`templates.node-service`, `projects.shop.appDefaults`). Equal to the plain `Position`
+    of the same place: where a value came from is not part of what it is."""
+
+    sources: tuple[str, ...] = ()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Position):
+            return NotImplemented
+        return (self.file, self.line, self.column) == (other.file, other.line, other.column)
+
+    __hash__ = Position.__hash__
+
+
+def sources_of(position: Position | None) -> tuple[str, ...]:
+    """The shared blocks a value at `position` came through (none for a plain place)."""
+    return position.sources if isinstance(position, SharedPosition) else ()
+
+
 def _empty() -> Mapping[Any, Any]:
     return MappingProxyType({})
 

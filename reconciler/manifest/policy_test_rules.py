@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from reconciler.manifest.document import Layered
+from reconciler.manifest.layers import Layered
 from reconciler.manifest.policy_rules import MATCH_MEMBERS, Report
 from reconciler.manifest.problems import Path
 
@@ -45,11 +45,11 @@ LIMITED_BROADCAST = ipaddress.IPv4Address("255.255.255.255")
 
 def check_tests(report: Report, environment: str, layered: Layered) -> None:
     """The errors of the tests an environment ends up with (after `defaults`)."""
-    found = layered.top("policyTests")
-    if found is None or not isinstance(found[0], list) or not found[0]:
+    found = layered.items("policyTests")
+    if found is None or not found[0]:
         return
     tests, tests_path = found
-    policies = layered.top("policies")
+    policies = layered.items("policies")
     if policies is None:
         report(
             tests_path,
@@ -59,16 +59,16 @@ def check_tests(report: Report, environment: str, layered: Layered) -> None:
             key=True,
         )
         return
-    kinds = _policy_kinds(policies[0] if isinstance(policies[0], list) else [])
+    kinds = _policy_kinds([policy for policy, _ in policies[0]])
     names: dict[str, int] = {}
-    for index, test in enumerate(tests):
+    for index, (test, path) in enumerate(tests):
         if isinstance(test, dict):
-            _check_test(report, environment, (*tests_path, index), test, kinds)
+            _check_test(report, environment, path, test, kinds)
             name = test.get("name")
             if isinstance(name, str):
                 if name in names:
                     report(
-                        (*tests_path, index, "name"),
+                        (*path, "name"),
                         f"test {name!r} is also policyTests[{names[name]}] of {environment}; "
                         "give each test its own name (results are reported by name)",
                     )
@@ -226,15 +226,18 @@ def _named(
 
 
 def check_list(
-    warn: Report, path: Path, policies: Sequence[Any], member_checks: Sequence[MemberCheck] = ()
+    warn: Report,
+    listed: Sequence[tuple[Any, Path]],
+    member_checks: Sequence[MemberCheck] = (),
 ) -> None:
-    """Warnings about the policies at `path` (a `policies` list, in run order)."""
+    """Warnings about a `policies` list an environment ends up with (in run order, each
+    policy with where it is written)."""
+    policies = [policy for policy, _ in listed]
     blocking: dict[str, int] = {}  # conditions of an enabled firewall policy -> its index
     catch_all: int | None = None
-    for index, policy in enumerate(policies):
+    for index, (policy, here) in enumerate(listed):
         if not isinstance(policy, dict):
             continue
-        here = (*path, index)
         conditions = _conditions(policy.get("match"))
         earlier = catch_all if catch_all is not None else blocking.get(conditions or "")
         if earlier is not None and policy.get("enabled") is True:

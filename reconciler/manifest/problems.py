@@ -13,9 +13,10 @@ itself may refuse a value.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 from reconciler.errors import ReconcilerError
 from reconciler.escaping import clean
@@ -52,13 +53,21 @@ class Problem:
     path: str
     message: str
     severity: Severity = ERROR
+    uses: tuple[str, ...] = field(default=(), compare=False)
+    """For a problem inside a shared block (a template, an `appDefaults`): the apps it was
+    found for (`project/app`), so a block used by many is reported once (`merge_uses`)."""
 
     @classmethod
     def at(
-        cls, position: Position, path: Path | str, message: str, severity: Severity = ERROR
+        cls,
+        position: Position,
+        path: Path | str,
+        message: str,
+        severity: Severity = ERROR,
+        uses: tuple[str, ...] = (),
     ) -> Problem:
         text = path if isinstance(path, str) else format_path(path)
-        return cls(position.file, position.line, position.column, text, message, severity)
+        return cls(position.file, position.line, position.column, text, message, severity, uses)
 
     @classmethod
     def for_file(cls, file: str, message: str) -> Problem:
@@ -70,16 +79,18 @@ class Problem:
 
     @property
     def located_message(self) -> str:
-        """`file:line:column: path: message`, without the severity."""
+        """`file:line:column: path: message`, without the severity; a problem in a shared
+        block ends with the apps it was found for."""
         where = self.file if self.line == 0 else f"{self.file}:{self.line}:{self.column}"
-        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+        message = self.message + _used_by(self.uses)
+        return f"{where}: {self.path}: {message}" if self.path else f"{where}: {message}"
 
     def __str__(self) -> str:
         # errors keep their historical form; a warning says so first, as compilers do
         return f"warning: {self.located_message}" if self.is_warning else self.located_message
 
-    def to_json(self) -> dict[str, str | int]:
-        return {
+    def to_json(self) -> dict[str, Any]:
+        found: dict[str, Any] = {
             "file": self.file,
             "line": self.line,
             "column": self.column,
@@ -87,11 +98,36 @@ class Problem:
             "message": self.message,
             "severity": self.severity,
         }
+        if self.uses:
+            found["uses"] = list(self.uses)
+        return found
+
+
+SHOWN_USES = 10
+"""Apps a problem in a shared block names in text (JSON lists them all)."""
+
+
+def _used_by(uses: tuple[str, ...]) -> str:
+    if not uses:
+        return ""
+    shown = ", ".join(uses[:SHOWN_USES])
+    more = f" and {len(uses) - SHOWN_USES} more" if len(uses) > SHOWN_USES else ""
+    noun = "app" if len(uses) == 1 else "apps"
+    return f" (used by {len(uses)} {noun}: {shown}{more})"
+
+
+def merge_uses(problems: Iterable[Problem]) -> list[Problem]:
+    """One problem for each place and message, naming every app it was found for."""
+    uses: dict[Problem, dict[str, None]] = defaultdict(dict)
+    for problem in problems:
+        uses[problem].update(dict.fromkeys(problem.uses))
+    return [replace(problem, uses=tuple(sorted(found))) for problem, found in uses.items()]
 
 
 def split_by_severity(problems: Iterable[Problem]) -> tuple[list[Problem], list[Problem]]:
-    """(errors, warnings), each sorted by place and without duplicates."""
-    unique = sorted(set(problems))
+    """(errors, warnings), each sorted by place and without duplicates (one for each place
+    and message, naming every app a problem of a shared block was found for)."""
+    unique = sorted(merge_uses(problems))
     return [p for p in unique if not p.is_warning], [p for p in unique if p.is_warning]
 
 

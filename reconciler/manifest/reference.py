@@ -24,7 +24,25 @@ SECTION_TITLES = {
     "policyTest": "Policy test (`policyTests[]`)",
     "policyTestRequest": "Test request (`policyTests[].request`)",
     "policyTestValues": "Test values (`request.query.<name>`, `request.headers.<name>`)",
+    "extends": "Extends (`extends`)",
+    "templateName": "Template name",
+    "parameterDeclaration": "Template parameter (`templates.<name>.params.<param>`)",
+    "parameterText": "Text with a parameter (`${param}`)",
+    "appDefaults": "App defaults (`appDefaults`, `projects.<slug>.appDefaults`)",
+    "template": "Template (`templates.<name>`)",
 }
+SECTION_TITLES["sharedSettings"] = SECTION_TITLES["templateSettings"] = SECTION_TITLES["settings"]
+SUMMARISED = {
+    "appDefaults": "Besides these, every field of [Environment settings](#environment-settings-"
+    "environmentsproduction-environmentspreview-defaults); its `regions`, `domains`, `policies` "
+    "and `policyTests` may also be `{prepend: [...], append: [...]}`.",
+    "template": "Besides these, every field of [Environment settings](#environment-settings-"
+    "environmentsproduction-environmentspreview-defaults), where any value may be text with "
+    "`${param}`; its `regions`, `domains`, `policies` and `policyTests` may also be "
+    "`{prepend: [...], append: [...]}`.",
+}
+"""Derived definitions (schema_derived.py) shown by their own fields only; the rest of the
+derived ones, copies of definitions above with other rules for values, are not shown."""
 
 
 def reference_markdown(schema: dict[str, Any]) -> str:
@@ -32,10 +50,14 @@ def reference_markdown(schema: dict[str, Any]) -> str:
     sections = [("", schema), *schema.get("$defs", {}).items()]
     parts = []
     for name, node in sections:
+        if "$comment" in node and name not in SUMMARISED:
+            continue
         parts.append(f"#### {SECTION_TITLES.get(name, name)}\n")
         if node.get("description"):
             parts.append(f"{_one_line(node['description'])}\n")
-        rows = list(_rows(node, prefix=""))
+        if name in SUMMARISED:
+            parts.append(f"{SUMMARISED[name]}\n")
+        rows = [row for row in _rows(node, prefix="") if "/properties/" not in row[1]]
         if rows:
             parts.append("| Field | Type | Description |\n|---|---|---|")
             parts.extend(f"| `{path}` | {kind} | {text} |" for path, kind, text in rows)
@@ -81,7 +103,7 @@ def _bounds(node: dict[str, Any]) -> str:
 
 
 def _ref_name(ref: str) -> str:
-    name = ref.rsplit("/", 1)[-1]
+    name = ref.rsplit("/", 1)[-1] if "/properties/" not in ref else ref
     return f"[{name}](#{_anchor(SECTION_TITLES.get(name, name))})"
 
 

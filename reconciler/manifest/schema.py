@@ -121,7 +121,8 @@ def _pattern(
 
 
 @functools.cache
-def _validator() -> Draft202012Validator:
+def _validator(definition: str | None = None) -> Draft202012Validator:
+    """The validator of the whole manifest, or of one of its definitions (`$defs`)."""
     from jsonschema import Draft202012Validator, validators
 
     manifest_validator = validators.extend(  # type: ignore[no-untyped-call]  # unannotated in types-jsonschema
@@ -129,26 +130,34 @@ def _validator() -> Draft202012Validator:
     )
     # Built once, with the (non-recursive) $refs inlined: resolving a $ref on every app
     # and environment was a sixth of the time of validating a large workspace.
-    validator: Draft202012Validator = manifest_validator(
-        _inline_refs(manifest_schema(), manifest_schema()["$defs"])
-    )
+    root = manifest_schema()
+    node = root if definition is None else root["$defs"][definition]
+    validator: Draft202012Validator = manifest_validator(_inline_refs(node, root))
     return validator
 
 
-def _inline_refs(node: Any, definitions: dict[str, Any]) -> Any:
+def _inline_refs(node: Any, root: dict[str, Any]) -> Any:
     if isinstance(node, list):
-        return [_inline_refs(item, definitions) for item in node]
+        return [_inline_refs(item, root) for item in node]
     if not isinstance(node, dict):
         return node
     if "$ref" in node:
-        target = definitions[node["$ref"].removeprefix("#/$defs/")]
+        target = _pointed_at(root, node["$ref"])
         merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
-        return _inline_refs(merged, definitions)
+        return _inline_refs(merged, root)
     return {
-        key: value if key in ("examples", "enum", "const") else _inline_refs(value, definitions)
+        key: value if key in ("examples", "enum", "const") else _inline_refs(value, root)
         for key, value in node.items()
         if key != "$defs"
     }
+
+
+def _pointed_at(root: dict[str, Any], ref: str) -> Any:
+    """The node a local `$ref` (`#/$defs/settings/properties/domains`) points at."""
+    node: Any = root
+    for part in ref.removeprefix("#/").split("/"):
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    return node
 
 
 # Of several errors about one value, the one reported: the lowest rank. A wrong type or
@@ -181,22 +190,44 @@ def schema_problems(data: Any, locate: Locate) -> list[Problem]:
 
 
 @functools.cache
-def _quick_check() -> QuickCheck:
-    """jsonschema-rs, with the keywords it reads differently checked as schema.py reads them."""
-    return QuickCheck(
-        manifest_schema(), {"pattern": pattern_fails, "multipleOf": multiple_of_fails}
-    )
+def _quick_check(definition: str | None = None) -> QuickCheck:
+    """jsonschema-rs, with the keywords it reads differently checked as schema.py reads them
+    (over the whole manifest, or one of its definitions)."""
+    root = manifest_schema()
+    schema = root if definition is None else {**root["$defs"][definition], "$defs": root["$defs"]}
+    return QuickCheck(schema, {"pattern": pattern_fails, "multipleOf": multiple_of_fails})
 
 
 def full_schema_problems(data: Any, locate: Locate) -> list[Problem]:
     """Every schema error of `data`, as jsonschema finds them, in words for YAML authors."""
-    problems: list[Problem] = []
-    for error in _most_precise(_validator().iter_errors(data)):
-        problems.extend(_translate(error, data, locate))
-    return problems
+    return [
+        Problem.at(locate(path, of_key), path, message)
+        for path, of_key, message in schema_errors(data)
+    ]
 
 
-def _ruled_out_keys(error: ValidationError, data: Any, locate: Locate) -> Iterator[Problem]:
+SchemaError = tuple[Path, bool, str]
+"""(path, of the key rather than the value, message)."""
+
+
+def schema_errors(data: Any, definition: str | None = None) -> list[SchemaError]:
+    """Every schema error of `data` (a manifest, or what one of the schema's `$defs`
+    describes), as jsonschema finds them, in words for YAML authors; none without asking
+    jsonschema when jsonschema-rs finds it valid."""
+    if _quick_check(definition).accepts(data):
+        return []
+    validator = _validator(definition)
+    schema = validator.schema
+    assert isinstance(schema, dict)  # the manifest's schema and its definitions are objects
+    found: list[SchemaError] = []
+    for error in _most_precise(validator.iter_errors(data)):
+        found.extend(_translate(error, data, schema))
+    return found
+
+
+def _ruled_out_keys(
+    error: ValidationError, data: Any, schema: dict[str, Any]
+) -> Iterator[SchemaError]:
     """Keys a `false` property schema rules out (`dependentSchemas`: `firewall` rules out
     `logging`), with the message the ruling schema declares.
 
@@ -204,7 +235,7 @@ def _ruled_out_keys(error: ValidationError, data: Any, locate: Locate) -> Iterat
     key is not in them), so the keys are found in the object: every one the schema rules out."""
     schema_path = list(error.absolute_schema_path)
     cut = len(schema_path) - schema_path[::-1].index("properties") - 1
-    holder = _schema_at(schema_path[:cut])
+    holder = _schema_at(schema, schema_path[:cut])
     path: Path = tuple(error.absolute_path)
     owner = _instance_at(data, path)
     if schema_path[-1] != "properties":  # a jsonschema that names the key in the path
@@ -214,11 +245,11 @@ def _ruled_out_keys(error: ValidationError, data: Any, locate: Locate) -> Iterat
         if subschema is False and isinstance(owner, dict) and key in owner:
             key_path = (*path, key)
             text = message or f"{key!r} is not allowed together with the keys beside it"
-            yield Problem.at(locate(key_path, True), key_path, text)
+            yield key_path, True, text
 
 
-def _schema_at(schema_path: list[Any]) -> Any:
-    node: Any = _validator().schema
+def _schema_at(schema: dict[str, Any], schema_path: list[Any]) -> Any:
+    node: Any = schema
     for part in schema_path:
         node = node[part]
     return node
@@ -272,16 +303,16 @@ def _rule(error: ValidationError) -> dict[str, Any]:
     return error.schema if isinstance(error.schema, dict) else {}
 
 
-def _translate(error: ValidationError, data: Any, locate: Locate) -> Iterator[Problem]:
+def _translate(error: ValidationError, data: Any, schema: dict[str, Any]) -> Iterator[SchemaError]:
     if isinstance(_instance(error), RefusedNumber):
         return  # the loader refused the value and said so, at the same place
     if error.schema is False:
-        yield from _ruled_out_keys(error, data, locate)
+        yield from _ruled_out_keys(error, data, schema)
         return
     path: Path = tuple(error.absolute_path)
     if "propertyNames" in error.absolute_schema_path:
         key_path = (*path, _instance(error))
-        yield Problem.at(locate(key_path, True), key_path, _name_message(error, path))
+        yield key_path, True, _name_message(error, path)
         return
     kind = error.validator
     if kind == "additionalProperties":
@@ -293,25 +324,25 @@ def _translate(error: ValidationError, data: Any, locate: Locate) -> Iterator[Pr
                 message = _unknown_key(key, allowed)
                 if "^x-" in patterns:
                     message += "; keys starting with 'x-' are free for YAML anchors"
-                yield Problem.at(locate(key_path, True), key_path, message)
+                yield key_path, True, message
         return
     if kind == "required":
         declared = _declared_message(error)
         for field in _expected(error):
             if field not in _instance(error):
                 message = declared or f"missing required field {field!r}"
-                yield Problem.at(locate(path, False), path, message)
+                yield path, False, message
         return
     if kind == "not":  # a key the schema refuses by name, with the reason it declares
-        yield Problem.at(locate(path, True), path, _declared_message(error) or error.message)
+        yield path, True, _declared_message(error) or error.message
         return
     if kind in ("anyOf", "oneOf"):
         branch = _matching_branch(error)
         if branch:
             for sub in _most_precise(branch):
-                yield from _translate(sub, data, locate)
+                yield from _translate(sub, data, schema)
             return
-    yield Problem.at(locate(path, False), path, _message(error, path))
+    yield path, False, _message(error, path)
 
 
 def _declared_message(error: ValidationError) -> str | None:
@@ -322,15 +353,26 @@ def _declared_message(error: ValidationError) -> str | None:
 
 
 def _matching_branch(error: ValidationError) -> list[ValidationError]:
-    """Of an anyOf's branches, the errors of the first one whose type fits the value."""
+    """Of an anyOf's branches, the errors of the first one whose type fits the value (in a
+    template, the branch of `${param}` text only for text that holds `${`)."""
     branches: dict[int, list[ValidationError]] = {}
     for sub in error.context or ():
         branches.setdefault(int(sub.relative_schema_path[0]), []).append(sub)
-    for _, errors in sorted(branches.items()):
+    placeholder = _placeholder_branches(_rule(error))
+    written_as_one = isinstance(_instance(error), str) and "${" in _instance(error)
+    for index, errors in sorted(branches.items()):
+        if index in placeholder and not written_as_one:
+            continue
         wrong_type = any(e.validator == "type" and len(e.relative_schema_path) == 2 for e in errors)
         if not wrong_type:
             return errors
     return []
+
+
+def _placeholder_branches(schema: dict[str, Any]) -> set[int]:
+    """The anyOf branches that accept a template's `${param}` text (schema_derived.py)."""
+    text = manifest_schema()["$defs"]["parameterText"]
+    return {index for index, branch in enumerate(schema.get("anyOf", ())) if branch == text}
 
 
 def _name_message(error: ValidationError, parent: Path) -> str:
@@ -345,13 +387,13 @@ def _name_message(error: ValidationError, parent: Path) -> str:
 
 def _unknown_key(key: str, allowed: list[str]) -> str:
     message = f"unknown field {key!r}"
-    suggestion = _closest(key, allowed)
+    suggestion = closest(key, allowed)
     if suggestion:
-        message += _did_you_mean(suggestion)
+        message += did_you_mean(suggestion)
     return message + f" (allowed here: {', '.join(allowed)})"
 
 
-def _did_you_mean(suggestion: str) -> str:
+def did_you_mean(suggestion: str) -> str:
     note = _ALIAS_NOTES.get(suggestion)
     return f"; did you mean {suggestion!r}?" + (f" ({suggestion} is {note})" if note else "")
 
@@ -362,7 +404,7 @@ def _number(value: float) -> str:
     return str(int(rounded)) if rounded == int(rounded) else str(rounded)
 
 
-def _closest(word: str, candidates: list[str]) -> str | None:
+def closest(word: str, candidates: list[str]) -> str | None:
     """The candidate the user most likely meant: a known other name for it, the same letters
     in another case, else difflib's."""
     alias = _KNOWN_ALIASES.get(word.lower())
@@ -382,8 +424,8 @@ def _message(error: ValidationError, path: Path) -> str:
         return _declared_message(error) or f"must be {expected!r} (got {value!r})"
     if kind == "enum":
         message = f"{value!r} is not one of {', '.join(map(str, expected))}"
-        suggestion = _closest(value, [str(e) for e in expected]) if isinstance(value, str) else None
-        return message + (_did_you_mean(suggestion) if suggestion else "")
+        suggestion = closest(value, [str(e) for e in expected]) if isinstance(value, str) else None
+        return message + (did_you_mean(suggestion) if suggestion else "")
     if kind == "multipleOf":
         lowest = _rule(error).get("minimum", 0)
         below = math.floor(value / expected) * expected
@@ -448,7 +490,7 @@ def _type_message(error: ValidationError) -> str:
             f"{value!r} is a YAML number, not text (YAML drops trailing zeros: 1.10 becomes "
             f'1.1); quote it exactly as intended, e.g. "{written}"'
         )
-    message = f"expected {' or '.join(wanted)}, got {_kind_of(value)}"
+    message = f"expected {' or '.join(wanted)}, got {kind_of(value)}"
     if isinstance(value, str) and _is_quoted_number(value, wanted):
         message += f"; write it without quotes: {value.strip()}"
     elif isinstance(value, str) and "boolean" in wanted:
@@ -467,7 +509,7 @@ def _yaml11_boolean_message(boolean: Yaml11Boolean, wanted: list[str]) -> str:
         )
     if "string" in wanted:
         return f'{reading}, not text; quote it (e.g. "{boolean.text}") if you mean the text'
-    return f"expected {' or '.join(wanted)}, got {_kind_of(boolean)}"
+    return f"expected {' or '.join(wanted)}, got {kind_of(boolean)}"
 
 
 def _empty_block_message(schema: dict[str, Any]) -> str:
@@ -500,7 +542,7 @@ def _non_decimal_message(number: NonDecimalNumber, wanted: list[str]) -> str:
                 f"or {number.value} if you meant octal {number.text}"
             )
         return f"{reading}; write numbers in plain decimal: {number.value}"
-    return f"expected {' or '.join(wanted)}, got {_kind_of(number)}"
+    return f"expected {' or '.join(wanted)}, got {kind_of(number)}"
 
 
 def _expected_types(schema: dict[str, Any]) -> list[str]:
@@ -508,12 +550,14 @@ def _expected_types(schema: dict[str, Any]) -> list[str]:
         types = schema["type"]
         return [types] if isinstance(types, str) else list(types)
     found: list[str] = []
-    for branch in [*schema.get("anyOf", ()), *schema.get("oneOf", ())]:
-        found += _expected_types(branch) if "type" in branch else ["object"]
+    placeholder = _placeholder_branches(schema)
+    for index, branch in enumerate([*schema.get("anyOf", ()), *schema.get("oneOf", ())]):
+        if index not in placeholder:
+            found += _expected_types(branch) if "type" in branch else ["object"]
     return found or ["a different value"]
 
 
-def _kind_of(value: Any) -> str:
+def kind_of(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -16,8 +16,9 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any, TypeGuard
 
-from reconciler.manifest.document import Document, Layered, environments
+from reconciler.manifest.document import Document
 from reconciler.manifest.formats import host_problem, normalise_host
+from reconciler.manifest.layers import Layered, is_combination
 from reconciler.manifest.model import MAX_VALUE_CHARS
 from reconciler.manifest.policy_rules import PolicyRules
 from reconciler.manifest.policy_test_rules import MemberCheck, check_list, check_tests
@@ -28,8 +29,13 @@ from reconciler.manifest.secret_sources import (
     from_file,
     read_file,
 )
+from reconciler.manifest.templates import USE
 
 MAX_DESCRIPTION = 255
+MAX_REGIONS = 5
+MAX_POLICIES = 50
+"""The schema's bounds of the two lists, checked here too on a list combined from several
+blocks (`prepend`/`append`), which the schema sees only piece by piece."""
 FINGERPRINT_SUFFIX = 22
 MAX_WRITEONLY_DESCRIPTION = MAX_DESCRIPTION - FINGERPRINT_SUFFIX
 
@@ -56,13 +62,11 @@ class _Rules:
 
     def report(self, path: Path, message: str, *, key: bool = False) -> None:
         """An error: the spec refuses this, or the manifest cannot mean anything."""
-        position = self.doc.key_at(path) if key else self.doc.at(path)
-        self.problems.append(Problem.at(position, path, message))
+        self.problems.append(self.doc.problem_at(path, message, key=key))
 
     def warn(self, path: Path, message: str, *, key: bool = False) -> None:
         """A warning: the platform accepts this, but it is very likely a mistake."""
-        position = self.doc.key_at(path) if key else self.doc.at(path)
-        self.problems.append(Problem.at(position, path, message, WARNING))
+        self.problems.append(self.doc.problem_at(path, message, WARNING, key=key))
 
     def check(self) -> None:
         for slug, project in self.doc.projects.items():
@@ -71,11 +75,16 @@ class _Rules:
         for app_path, _, app in self.doc.apps():
             self._pinned_id(app_path, app)
             self._source(app_path, app)
-            for block_path, block in _settings_blocks(app_path, app):
+            environments = self.doc.environments(app_path)
+            for block_path, block in _settings_blocks(environments):
                 self._settings(block_path, block)
-            for name, layered in environments(app_path, app):
+            for name, layered in environments:
                 self._healthcheck_complete(layered)
                 self._domains_unique(app_path, name, layered)
+                self._combined_lists(layered)
+                policies = layered.items("policies")
+                if policies is not None:
+                    check_list(self.warn, policies[0], self.member_checks)
                 check_tests(self.report, f"{app_path[1]}/{app_path[3]}/{name}", layered)
 
     # --- projects and apps ----------------------------------------------------
@@ -119,39 +128,61 @@ class _Rules:
     # --- environment settings (defaults and each environment) -------------------
 
     def _settings(self, path: Path, block: dict[str, Any]) -> None:
-        regions = block.get("regions")
-        if isinstance(regions, list):
-            self._regions((*path, "regions"), regions)
+        for regions in _pieces(block, "regions", path):
+            self._regions(regions)
         variables = block.get("variables")
         if isinstance(variables, dict):
             for key, variable in variables.items():
                 self._variable((*path, "variables", key), variable)
-        policies = block.get("policies")
-        if isinstance(policies, list):
-            for index, policy in enumerate(policies):
+        for policies in _pieces(block, "policies", path):
+            for policy, policy_path in policies:
                 if isinstance(policy, dict):
-                    self._policies.check((*path, "policies", index), policy)
-            check_list(self.warn, (*path, "policies"), policies, self.member_checks)
+                    self._policies.check(policy_path, policy)
 
-    def _regions(self, path: Path, regions: list[Any]) -> None:
+    def _combined_lists(self, layered: Layered) -> None:
+        """A list an environment combines from several blocks, as a whole: the schema's
+        bounds, and a region listed by two of the blocks."""
+        for key, most in (("regions", MAX_REGIONS), ("policies", MAX_POLICIES)):
+            if not any(is_combination(data.get(key)) for data, _ in layered.layers):
+                continue
+            found = layered.items(key)
+            if found is None:
+                continue
+            items, path = found
+            if key == "regions":
+                self._regions(items)
+            if len(items) > most:
+                self.report(
+                    path,
+                    f"{len(items)} {key} once the lists of the blocks it combines "
+                    f"(prepend/append) are put together; at most {most} are allowed",
+                )
+
+    def _regions(self, regions: list[tuple[Any, Path]]) -> None:
         seen: dict[str, Path] = {}
-        for index, region in enumerate(regions):
+        for region, path in regions:
             if not isinstance(region, dict):
                 continue
             name = region.get("name")
-            name_path = (*path, index, "name")
+            name_path = (*path, "name")
             if isinstance(name, str):
                 if name in seen:
+                    first = self.doc.at(seen[name])
+                    where = (
+                        f"line {first.line}"
+                        if first.file == self.doc.at(name_path).file
+                        else str(first)
+                    )
                     self.report(
                         name_path,
-                        f"region {name!r} is listed twice (first at line "
-                        f"{self.doc.at(seen[name]).line}); list each region once",
+                        f"region {name!r} is listed twice (first at {where}); list each "
+                        "region once",
                     )
                 else:
                     seen[name] = name_path
             replicas = region.get("replicas")
             if isinstance(replicas, dict):
-                self._replicas((*path, index, "replicas"), replicas)
+                self._replicas((*path, "replicas"), replicas)
 
     def _replicas(self, path: Path, replicas: dict[str, Any]) -> None:
         """The spec bounds neither member against the other, and the platform stores both
@@ -231,27 +262,20 @@ class _Rules:
             )
 
     def _domains_unique(self, app_path: Path, env_name: str, layered: Layered) -> None:
-        found = layered.top("domains")
-        if found is None or not isinstance(found[0], list):
+        found = layered.items("domains")
+        if found is None:
             return
-        domains, path = found
         owner = format_path((*app_path, "environments", env_name))
-        for index, host in enumerate(domains):
+        for host, here in found[0]:
             if not isinstance(host, str) or host_problem(host):
                 continue  # the schema reports it
-            here = (*path, index)
             key = normalise_host(host)
             if key not in self._hosts:
                 self._hosts[key] = (here, owner)
                 continue
             first_path, first_owner = self._hosts[key]
             if first_path == here:
-                self.report(
-                    here,
-                    f"{host!r} under `defaults` would attach to both environments; a domain "
-                    "belongs to one environment: move it under environments.production or "
-                    "environments.preview",
-                )
+                self.report(here, _both_environments(self.doc, host, here))
             elif first_owner == owner:
                 self.report(here, f"{host!r} is listed twice; list each domain once")
             else:
@@ -275,15 +299,43 @@ class _Rules:
             )
 
 
-def _settings_blocks(app_path: Path, app: dict[str, Any]) -> Iterator[tuple[Path, dict[str, Any]]]:
-    defaults = app.get("defaults")
-    if isinstance(defaults, dict):
-        yield (*app_path, "defaults"), defaults
-    envs = app.get("environments")
-    if isinstance(envs, dict):
-        for name, env in envs.items():
-            if isinstance(env, dict):
-                yield (*app_path, "environments", name), env
+def _both_environments(document: Document, host: str, path: Path) -> str:
+    if path[0] != USE:
+        return (
+            f"{host!r} under `defaults` would attach to both environments; a domain belongs to "
+            "one environment: move it under environments.production or environments.preview"
+        )
+    source = format_path(document.expansion.uses[int(path[1])].source)
+    return (
+        f"{host!r} is in the settings {source} gives both environments, so it would attach to "
+        f"both; a domain belongs to one environment: move it under {source}'s "
+        "environments.production or environments.preview"
+    )
+
+
+def _settings_blocks(
+    environments: Sequence[tuple[str, Layered]],
+) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Each block of settings under an app's environments once (`defaults` is under both)."""
+    seen: set[Path] = set()
+    for _, layered in environments:
+        for block, path in layered.layers:
+            if path not in seen:
+                seen.add(path)
+                yield path, block
+
+
+def _pieces(block: dict[str, Any], key: str, path: Path) -> Iterator[list[tuple[Any, Path]]]:
+    """The list `key` of a block with where each item is: the list, or each of the lists a
+    combination (`prepend`/`append`) writes."""
+    value = block.get(key)
+    if isinstance(value, list):
+        yield [(item, (*path, key, index)) for index, item in enumerate(value)]
+    elif is_combination(value):
+        for side in ("prepend", "append"):
+            items = value.get(side)
+            if isinstance(items, list):
+                yield [(item, (*path, key, side, index)) for index, item in enumerate(items)]
 
 
 def _is_int(value: object) -> TypeGuard[int]:

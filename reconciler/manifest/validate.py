@@ -49,6 +49,7 @@ def check_manifest(
     for loaded in files:
         problems.extend(schema_problems(loaded.data, locator(loaded)))
     document, merge_problems = merge_files(files)
+    problems = [document.with_users(problem) for problem in problems]
     problems.extend(merge_problems)
     problems.extend(semantic_problems(document, member_checks))
     errors, warnings = split_by_severity(problems)

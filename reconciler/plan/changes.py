@@ -185,6 +185,8 @@ class Change:
     `attached_elsewhere`, ...) and `notes` the sentences a reviewer reads.
     `secret_source` names where the secret value a variable's change sends is read.
     `test_outcomes` (policy lists) are the manifest's policy tests whose verdict it turns.
+    `templates` names the shared blocks (templates, `appDefaults`) the values it sends come
+    from, as manifest paths, when the plan was explained (`plan --explain`).
     """
 
     address: str
@@ -201,6 +203,7 @@ class Change:
     policy_edits: tuple[PolicyEdit, ...] = ()
     secret_source: SecretSource | None = None
     test_outcomes: tuple[OutcomeChange, ...] = ()
+    templates: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)

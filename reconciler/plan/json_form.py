@@ -57,6 +57,7 @@ from reconciler.plan.changes import (
     SecretSourceKind,
 )
 from reconciler.plan.golive import goes_live
+from reconciler.plan.provenance import template_reach
 
 if TYPE_CHECKING:
     from reconciler.policy_tests.effect import OutcomeChange
@@ -118,7 +119,15 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "capacity": None if plan.capacity is None else plan.capacity.to_json(),
         "findings": [finding.to_json() for finding in plan.findings],
         "overrides": [override.to_json() for override in plan.overrides],
+        **_template_reach(plan),
     }
+
+
+def _template_reach(plan: Plan) -> dict[str, Any]:
+    """`template_reach`, only in an explained plan that has changes from shared blocks (so
+    the plans of manifests without them read exactly as before)."""
+    reach = template_reach(plan.changes)
+    return {"template_reach": [r.to_json() for r in reach]} if reach else {}
 
 
 def _change_to_dict(change: Change) -> dict[str, Any]:
@@ -144,6 +153,8 @@ def _change_to_dict(change: Change) -> dict[str, Any]:
         out["secret_source"] = {change.secret_source.kind: change.secret_source.name}
     if change.kind == "policies":
         out["policy_test_changes"] = [o.to_json() for o in change.test_outcomes]
+    if change.templates:
+        out["templates"] = list(change.templates)
     return out
 
 
@@ -271,6 +282,7 @@ def _change_from_dict(data: Any, path: str) -> Change:
         policy_edits=_items(obj, "policy_edits", path, _edit_from_dict),
         secret_source=_secret_source(obj, path),
         test_outcomes=_test_outcomes(obj, path),
+        templates=_strings(obj, "templates", path) if "templates" in obj else (),
     )
 
 

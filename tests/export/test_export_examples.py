@@ -51,8 +51,11 @@ def waived_errors(path: Path) -> set[str]:
     return {f.rule for f in findings if f.severity == "error" and f.waived is not None}
 
 
+@pytest.mark.parametrize("templates", [(), ("--templates",)], ids=["plain", "templates"])
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
-def test_export_of_an_applied_example_plans_no_changes(name, emulator, cli, tmp_path) -> None:
+def test_export_of_an_applied_example_plans_no_changes(
+    name, templates, emulator, cli, tmp_path
+) -> None:
     if not EXAMPLES[name].exists():
         pytest.skip(f"{EXAMPLES[name]} is not in this checkout")
     path = unpinned_copy(EXAMPLES[name], tmp_path / name)
@@ -60,7 +63,7 @@ def test_export_of_an_applied_example_plans_no_changes(name, emulator, cli, tmp_
     assert applied.exit_code == 0, applied.output
 
     out = tmp_path / "exported"
-    exported = cli("export", "--out-dir", str(out))
+    exported = cli("export", "--out-dir", str(out), *templates)
     assert exported.exit_code == 0, exported.output
     planned = cli("plan", "-f", str(out), "--detailed-exitcode", "--format", "json")
     document = json.loads(planned.stdout)

@@ -142,3 +142,100 @@ def test_a_manifest_outside_the_repository_is_a_clear_error(
     outside.write_text(manifest(DOCS.replace("docs", "xdocs")))
     code, _, err = projects("-f", "platform/", "-f", str(outside), "--changed-since", "HEAD")
     assert code == 1 and "is outside the git repository" in err
+
+
+TLS_SHOP = SHOP + "            variables: {TLS_KEY: {fromFile: tls.key}}\n"
+TLS_BLOG = BLOG + (
+    "    apps:\n      site:\n        oci: {image: nginx:1.27}\n"
+    "        environments:\n          preview:\n            variables:\n"
+    "              TLS_KEY: {fromFile: tls.key}\n              OTHER: {fromFile: other.key}\n"
+)
+
+
+@pytest.fixture
+def secret_repo(repo: Path) -> Path:
+    """shop and blog read platform/tls.key, blog also other.key (absent); docs reads none."""
+    (repo / "platform" / "tls.key").write_text("first key\n")
+    commit(repo, {"a.yaml": manifest(TLS_SHOP, TLS_BLOG)})
+    return repo
+
+
+def changed_since_previous() -> str:
+    return projects("-f", "platform/", "--changed-since", "HEAD~1")[1]
+
+
+def test_a_changed_from_file_changes_every_project_that_reads_it(secret_repo: Path) -> None:
+    (secret_repo / "platform" / "tls.key").write_text("second key\n")
+    commit(secret_repo, {})
+    assert changed_since_previous() == "shop\nblog\n"
+
+
+def test_a_removed_or_added_from_file_is_a_change(secret_repo: Path) -> None:
+    (secret_repo / "platform" / "tls.key").unlink()
+    commit(secret_repo, {})
+    assert changed_since_previous() == "shop\nblog\n"
+    (secret_repo / "platform" / "other.key").write_text("now there\n")
+    commit(secret_repo, {})
+    assert changed_since_previous() == "blog\n"
+
+
+def test_an_unchanged_from_file_changes_nothing(secret_repo: Path) -> None:
+    commit(secret_repo, {"b.yaml": manifest(DOCS.replace("Docs", "Docs site"))})
+    assert changed_since_previous() == "docs\n"
+
+
+def test_the_work_tree_is_compared_not_only_commits(secret_repo: Path) -> None:
+    """The manifests are read from the work tree; so are the files they read."""
+    (secret_repo / "platform" / "tls.key").write_text("edited, not committed\n")
+    assert projects("-f", "platform/", "--changed-since", "HEAD")[1] == "shop\nblog\n"
+
+
+TEMPLATES = """version: 1
+templates:
+  web:
+    params:
+      replicas: {type: integer, default: 2}
+    runtime: {port: 8080}
+    regions: [{name: fra, replicas: {min: "${replicas}", max: 4}}]
+  unused: {runtime: {port: 9000}}
+"""
+USES_WEB = "  {slug}:\n    apps:\n      site:\n        oci: {{image: nginx:1.27}}\n        extends: [web]\n"
+
+
+@pytest.fixture
+def template_repo(repo: Path) -> Path:
+    """shop and docs use the template `web` of platform/t.yaml; blog uses none."""
+    commit(
+        repo,
+        {
+            "t.yaml": TEMPLATES,
+            "a.yaml": manifest(USES_WEB.format(slug="shop"), BLOG),
+            "b.yaml": manifest(USES_WEB.format(slug="docs")),
+        },
+    )
+    return repo
+
+
+def test_a_template_change_lists_every_project_it_reaches(template_repo: Path) -> None:
+    commit(template_repo, {"t.yaml": TEMPLATES.replace("port: 8080", "port: 8081")})
+    assert changed_since_previous() == "shop\ndocs\n"
+
+
+def test_a_parameter_default_changes_the_projects_that_use_it(template_repo: Path) -> None:
+    commit(template_repo, {"t.yaml": TEMPLATES.replace("default: 2", "default: 3")})
+    assert changed_since_previous() == "shop\ndocs\n"
+    passing = USES_WEB.format(slug="docs").replace(
+        "[web]", "[{template: web, params: {replicas: 3}}]"
+    )
+    commit(template_repo, {"b.yaml": manifest(passing)})
+    assert changed_since_previous() == ""  # the same value, now given by the use
+
+
+def test_a_template_nobody_uses_changes_nothing(template_repo: Path) -> None:
+    commit(template_repo, {"t.yaml": TEMPLATES.replace("port: 9000", "port: 9001")})
+    assert changed_since_previous() == ""
+
+
+def test_workspace_app_defaults_change_every_project_with_apps(template_repo: Path) -> None:
+    commit(template_repo, {"t.yaml": TEMPLATES + "appDefaults: {variables: {COMPANY: acme}}\n"})
+    assert changed_since_previous() == "shop\ndocs\n"

@@ -42,7 +42,23 @@ BEYOND_JSON_INTEGERS = (
     "reader can read (the spec sets no maximum the schema could state)"
 )
 CROSS_LAYER = "depends on how `defaults` merges into both environments (one schema sees one block)"
+TEMPLATE_USE = (
+    "depends on the template a use names, which a schema of the using block cannot look up "
+    "(names, parameters and what a template holds are data to JSON Schema)"
+)
+PARAMETER_VALUE = (
+    "the value lands in a template's field only once `${param}` is replaced, which editors "
+    "do not do (they accept the `${param}` text where the template is written)"
+)
 NOT_EXPRESSIBLE = {
+    # templates: what a use finds in the template it names
+    "template-cycle": TEMPLATE_USE,
+    "template-environments-in-settings": TEMPLATE_USE,
+    "template-parameter-wrong-type": TEMPLATE_USE,
+    "template-undeclared-parameter": TEMPLATE_USE,
+    "template-unknown-name": TEMPLATE_USE,
+    "template-parameter-out-of-range": PARAMETER_VALUE,
+    "template-regions-combined": CROSS_LAYER,
     # the YAML itself
     "yaml-bad-indentation": YAML_LEVEL,
     "yaml-custom-tag": YAML_LEVEL,
@@ -134,8 +150,8 @@ def _paths(error: ValidationError, data: Any) -> Iterator[DocPath]:
         schema_path = list(error.absolute_schema_path)
         for part in schema_path[: len(schema_path) - 1 - schema_path[::-1].index("properties")]:
             holder = holder[part]
-            if "$ref" in holder:  # the schema path goes on inside the referenced definition
-                holder = manifest_schema()["$defs"][holder["$ref"].rsplit("/", 1)[-1]]
+            while "$ref" in holder:  # the schema path goes on inside what it refers to
+                holder = _pointed_at(holder["$ref"])
         owner = data
         for part in path:
             owner = owner[part]
@@ -150,6 +166,13 @@ def _paths(error: ValidationError, data: Any) -> Iterator[DocPath]:
         yield (*path, error.instance)
     for sub in error.context or ():
         yield from _paths(sub, data)
+
+
+def _pointed_at(ref: str) -> Any:
+    node: Any = manifest_schema()
+    for part in ref.removeprefix("#/").split("/"):
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    return node
 
 
 def cli_paths(path: Path) -> set[str]:

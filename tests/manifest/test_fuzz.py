@@ -20,6 +20,13 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DOCUMENTS = [
     yaml.safe_load((EXAMPLES / name).read_text()) for name in ("quickstart.yaml", "image-app.yaml")
 ]
+# the company's shared file (templates, with a parameter and a combined list) with its shop
+# (appDefaults extending one) as one document
+COMPANY = [
+    yaml.safe_load((EXAMPLES / "company" / n).read_text())
+    for n in ("00-common.yaml", "10-shop.yaml")
+]
+DOCUMENTS.append({**COMPANY[0], "projects": {**COMPANY[0]["projects"], **COMPANY[1]["projects"]}})
 ODD_VALUES = st.one_of(
     st.none(),
     st.booleans(),

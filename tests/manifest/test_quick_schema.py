@@ -443,6 +443,11 @@ def test_only_keywords_in_schema_places_are_renamed() -> None:
 
 
 class _NeverSure:
+    """Stands for `_quick_check(definition=None)`: never sure, so jsonschema decides."""
+
+    def __init__(self, definition: str | None = None) -> None:
+        del definition
+
     def accepts(self, data: Any) -> bool:
         return False
 

@@ -14,6 +14,7 @@ from jsonschema import Draft202012Validator
 
 from reconciler.manifest.model import UNSET
 from reconciler.manifest.schema import manifest_schema, schema_text
+from reconciler.manifest.schema_derived import render, with_derived
 from reconciler.manifest.validate import load_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -135,4 +136,14 @@ def test_examples_are_valid_manifests_with_what_the_readme_says() -> None:
     company = load_manifest([EXAMPLES / "company"])
     assert len(company.sources) >= 3 and len(company.projects) >= 3
     text = "".join(p.read_text() for p in (EXAMPLES / "company").glob("*.yaml"))
-    assert "&" in text and "<<: *" in text and "defaults:" in text
+    for shown in ("templates:", "extends: [", "params:", "appDefaults:", "prepend:", "defaults:"):
+        assert shown in text, shown
+
+
+def test_the_derived_definitions_are_made_from_settings() -> None:
+    """Templates and appDefaults take the settings' fields with their own rules for values
+    (schema_derived.py); `python -m tests.manifest.regenerate_schema` makes them again."""
+    text = SCHEMA_FILE.read_text()
+    assert render(with_derived(json.loads(text))) == text, (
+        "stale: python -m tests.manifest.regenerate_schema"
+    )

@@ -252,8 +252,11 @@ WRONG_VALUES: list[Any] = [[1, 2], {"zz": 1}, "text", 12345, True, 1.5, None]
 
 
 def _resolve(schema: dict[str, Any]) -> dict[str, Any]:
-    while "$ref" in schema:
-        schema = SCHEMA["$defs"][schema["$ref"].rsplit("/", 1)[-1]]
+    while "$ref" in schema:  # `#/$defs/region`, or deeper: `#/$defs/settings/properties/build`
+        node: Any = SCHEMA
+        for part in schema["$ref"].removeprefix("#/").split("/"):
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        schema = node
     return schema
 
 
