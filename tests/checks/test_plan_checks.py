@@ -3,6 +3,7 @@ hand-computed figures, limits, when each change goes live, and the plan-time rul
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 from typing import Any
@@ -272,6 +273,6 @@ def test_the_markdown_comment_shows_findings_and_ceilings(
     result = cli("plan", "-f", str(path), "--format", "markdown")
     assert result.exit_code == 1
     caution = result.stdout.split("> [!CAUTION]\n")[1].split("\n\n")[0]
-    assert "limits.vCpus" in caution and "[capacity-limits]" in caution
+    assert "limits.vCpus" in caution and "[capacity-limits]" in html.unescape(caution)
     assert "<details><summary>Capacity ceilings" in result.stdout
     assert "shop/web/production  2.5 -> 5 vCPUs" in result.stdout

@@ -29,11 +29,16 @@ def plan_json(manifests: Path, state: Path, *extra: str) -> dict[str, Any]:
 
 def without_places(plan: dict[str, Any]) -> str:
     """The plan without what names the manifest's own bytes: the files' digest, each change's
-    file:line:column, and the time it was made."""
+    and each finding's or override's file:line:column, and the time it was made."""
     plan = json.loads(json.dumps(plan))
     del plan["manifest_digest"], plan["metadata"]["created_at"]
     for change in plan["changes"]:
         del change["position"]
+    for name in ("findings", "overrides"):
+        for item in plan[name]:
+            for place in ("file", "line", "column"):
+                del item[place]
+        plan[name].sort(key=lambda item: json.dumps(item, sort_keys=True))
     return json.dumps(plan, indent=1, sort_keys=True)
 
 
