@@ -11,14 +11,15 @@ from reconciler.errors import ApplyRefused, ReconcilerError
 from reconciler.manifest.secret_sources import SecretTooLong
 from reconciler.plan import kinds
 from reconciler.plan.changes import Action, Call, Change, Plan, SecretRef
-from reconciler.plan.secrets import ref_matches, split_fingerprint
+from reconciler.plan.review import sent_calls
+from reconciler.plan.secrets import ref_matches
 
 SecretResolver = Callable[[SecretRef], str]
 
 
 def executable_changes(plan: Plan) -> tuple[Change, ...]:
     """The changes apply sends calls for: everything but blocked deletions."""
-    return tuple(c for c in plan.changes if c.action is not Action.BLOCKED)
+    return plan.executable_changes
 
 
 def check_safety(
@@ -204,7 +205,10 @@ def _check_fingerprints(
 
 def _check_same_calls(saved: Plan, current: Plan, resolve: SecretResolver) -> None:
     """The saved plan sends what the plan rebuilt now sends; each difference is explained."""
-    saved_calls, current_calls = _sent(saved), _sent(current)
+    # secret references by source: their fingerprints are checked on their own, and a secret
+    # missing at plan time gets its fingerprint at apply time
+    saved_calls = sent_calls(saved, fingerprints=False)
+    current_calls = sent_calls(current, fingerprints=False)
     differing = sorted(
         address
         for address in saved_calls.keys() | current_calls.keys()
@@ -286,22 +290,6 @@ def _sources(plan: Plan) -> dict[str, str]:
     }
 
 
-def _sent(plan: Plan) -> dict[str, tuple[str | None, list[tuple[str, Any]]]]:
-    """What apply would send, by address, up to what legitimately differs between plan and
-    apply time: secret references compare by source (their fingerprints are checked on their
-    own) and descriptions without the fingerprint marker (a secret missing at plan time gets
-    one at apply time). A variables batch counts under each variable it sends: a batch that
-    lost a variable whose secret now matches the platform differs at that variable alone."""
-    changes = executable_changes(plan)
-    actions = {c.address: c.action.value for c in changes}
-    parts: dict[str, list[tuple[str, Any]]] = {}
-    for change in changes:
-        for call in change.calls:
-            for address, part in kinds.get(change.kind).call_parts(change, call):
-                parts.setdefault(address, []).append((call.operation, _comparable(part)))
-    return {a: (actions.get(a), parts.get(a, [])) for a in actions.keys() | parts.keys()}
-
-
 def planned_without(plan: Plan) -> frozenset[str]:
     """The addresses of the changes whose secret values `plan` was made without (missing when
     it was planned: shown as known after apply, with no fingerprint)."""
@@ -315,16 +303,3 @@ def unknown_secrets(plan: Plan) -> frozenset[str]:
     sends those secrets again, from their declared sources."""
     unknown = planned_without(plan)
     return frozenset(ref.source for address, ref in secret_refs(plan) if address in unknown)
-
-
-def _comparable(value: Any) -> Any:
-    if isinstance(value, SecretRef):
-        return ("secret", value.source)
-    if isinstance(value, Mapping):
-        return {
-            key: split_fingerprint(item)[0] if key == "description" else _comparable(item)
-            for key, item in value.items()
-        }
-    if isinstance(value, (list, tuple)):
-        return [_comparable(item) for item in value]
-    return value

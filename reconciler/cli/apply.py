@@ -67,6 +67,7 @@ from reconciler.report.progress import (
 
 if TYPE_CHECKING:
     from reconciler.plan.planfile import SavedPlan
+    from reconciler.plan.review import Reviewed
 
 DEFAULT_MAX_DELETES = pipeline.DEFAULT_MAX_DELETES
 CONFIRMATION = "Do you want to perform these actions? Only 'yes' will be accepted:"
@@ -124,6 +125,7 @@ class ApplyRequest:
     parallelism: int
     verbose: bool
     fingerprint_key: bytes | None
+    reviewed: Reviewed | None = None
 
     def command(self, name: str, *flags: str, files: tuple[str, ...]) -> str:
         """`reconciler NAME -f FILE... FLAGS`, quoted for a shell, with --base-url when it was
@@ -209,6 +211,13 @@ class _Run:
     help="Only apply changes at or below ADDRESS (e.g. app.shop/web). Repeatable. Not with "
     "PLANFILE (a saved plan keeps its own targets).",
 )
+@click.option(
+    "--reviewed",
+    metavar="DIGEST_OR_FILE",
+    help="Apply only if the plan made now sends exactly the calls of the reviewed plan: its "
+    "digest (calls:v1:..., from the pull request's plan) or its file (plan --out, or plan "
+    "--format json). Otherwise refuse before any write and say what differs. Only with -f.",
+)
 @click.option("--no-color", is_flag=True, help="Never colour the plan (also: NO_COLOR).")
 @connection_options
 @report_errors
@@ -223,6 +232,7 @@ def apply(
     max_deletes: int,
     allow_replace: bool,
     targets: tuple[str, ...],
+    reviewed: str | None,
     no_color: bool,
     base_url: str | None,
     parallelism: int,
@@ -245,6 +255,12 @@ def apply(
     from reconciler.platform.connect import start_connecting
 
     _check_inputs(planfile, files, targets)
+    if reviewed is not None and planfile:
+        raise UsageError(
+            "--reviewed cannot be used with PLANFILE",
+            hint="a saved plan is applied exactly as saved; --reviewed holds `apply -f` to a "
+            "reviewed plan",
+        )
     request = ApplyRequest(
         planfile=planfile,
         files=files,
@@ -261,6 +277,7 @@ def apply(
         parallelism=parallelism,
         verbose=verbose,
         fingerprint_key=fingerprint_key_from(os.environ.get(ENV_FINGERPRINT_KEY)),
+        reviewed=None if reviewed is None else pipeline.reviewed_from(reviewed),
     )
     if not request.planfile and not request.auto_approve and not stdin_is_interactive():
         raise ApplyRefused(
@@ -424,6 +441,8 @@ async def _plan(
     """The plan to apply, checked and approved; None when there is nothing to do."""
     if saved is None:
         plan = await _fresh_plan(request, manifest, client)
+        if request.reviewed is not None:
+            pipeline.check_reviewed(plan, request.reviewed)
     else:
         plan = await pipeline.checked_saved_plan(
             saved,

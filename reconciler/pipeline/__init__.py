@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from reconciler.pipeline.inputs import checks_at_ref, load_manifest
 from reconciler.pipeline.planning import Connection, check_plan, connected, plan_manifest
+from reconciler.pipeline.reviewed import check_reviewed, reviewed_from
 from reconciler.pipeline.safety import DEFAULT_MAX_DELETES, ApplyLimits, raise_if_unsafe
 from reconciler.pipeline.saved import (
     checked_saved_plan,
@@ -26,6 +27,7 @@ __all__ = [
     "ApplyLimits",
     "Connection",
     "check_plan",
+    "check_reviewed",
     "checked_saved_plan",
     "checks_at_ref",
     "connected",
@@ -34,5 +36,6 @@ __all__ = [
     "plan_manifest",
     "platform_name",
     "raise_if_unsafe",
+    "reviewed_from",
     "saved_plan_connection",
 ]

@@ -265,9 +265,14 @@ class Plan:
         return any(override.change is not None for override in self.overrides)
 
     @property
+    def executable_changes(self) -> tuple[Change, ...]:
+        """The changes apply sends calls for: every change but blocked deletions."""
+        return tuple(c for c in self.changes if c.action is not Action.BLOCKED)
+
+    @property
     def has_applicable_changes(self) -> bool:
         """Whether apply has anything to send: every change but blocked deletions."""
-        return any(c.action is not Action.BLOCKED for c in self.changes)
+        return bool(self.executable_changes)
 
     def counts(self) -> tuple[int, int, int]:
         """(to add, to change, to destroy), counted as Terraform does: a replace is one of each."""

@@ -58,6 +58,7 @@ from reconciler.plan.changes import (
 )
 from reconciler.plan.golive import goes_live
 from reconciler.plan.provenance import template_reach
+from reconciler.plan.review import calls_digest
 
 if TYPE_CHECKING:
     from reconciler.policy_tests.effect import OutcomeChange
@@ -119,6 +120,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "capacity": None if plan.capacity is None else plan.capacity.to_json(),
         "findings": [finding.to_json() for finding in plan.findings],
         "overrides": [override.to_json() for override in plan.overrides],
+        "calls_digest": calls_digest(plan),
         **_template_reach(plan),
     }
 

@@ -13,6 +13,7 @@ import re
 from reconciler.checks.capacity import CAPACITY_HEADING, capacity_lines, shows_capacity
 from reconciler.escaping import clean
 from reconciler.plan.changes import Action, Change, Plan
+from reconciler.plan.review import calls_digest
 from reconciler.report.plan_lines import (
     CONTEXT,
     NEUTRAL,
@@ -47,12 +48,15 @@ def render_markdown(plan: Plan, *, limit: int = GITHUB_COMMENT_LIMIT) -> str:
             0,
             f"<details><summary>{_escape(CAPACITY_HEADING)}</summary>\n\n{_fenced('text', lines)}\n\n</details>",
         )
-    everything = [head, *warnings, *sections, *tail]
+    footer = _digest_line(plan)
+    everything = [head, *warnings, *sections, *tail, footer]
     if _joined_size(everything) < limit:
         return _join(everything)
-    # The result line, then what fits of the warnings and whole changes, keeping room for the note.
+    # The result line, then what fits of the warnings and whole changes, keeping room for the
+    # note and the digest.
     note_size = max(_size(_cut_note(len(sections))), _size(_cut_note(0)))
     room = limit - _size(head) - 1 - (note_size + len(_SEPARATOR))
+    room -= _size(footer) + len(_SEPARATOR)
     kept = [head]
     for block in warnings:
         if _size(block) + len(_SEPARATOR) < room:
@@ -66,6 +70,7 @@ def render_markdown(plan: Plan, *, limit: int = GITHUB_COMMENT_LIMIT) -> str:
         room -= _size(section) + len(_SEPARATOR)
         shown += 1
     kept.append(_cut_note(len(sections) - shown))
+    kept.append(footer)
     result = _join(kept)
     while _size(result) >= limit and len(result) > 1:  # only when even the result line is too long
         result = result[: len(result) - (_size(result) - limit) - 2] + "\n"
@@ -183,6 +188,15 @@ def _permissions(plan: Plan) -> str:
         f"<details><summary>Permissions needed by apply ({len(plan.permissions)})</summary>\n\n"
         f"{_fenced('text', [clean(p) for p in plan.permissions])}\n\n"
         "</details>"
+    )
+
+
+def _digest_line(plan: Plan) -> str:
+    """The digest of the calls this plan sends: what a merge's `apply --reviewed` holds the
+    plan it makes again to (reconciler/plan/review.py)."""
+    return (
+        f"<sub>Reviewed-plan digest: <code>{calls_digest(plan)}</code> "
+        "(<code>reconciler apply --reviewed</code> applies exactly these calls)</sub>"
     )
 
 

@@ -683,7 +683,10 @@ class TestMarkdown:
 
     def test_no_changes(self) -> None:
         text = render_markdown(Plan(changes=()))
-        assert text == "**No changes. Live state matches the manifest.**\n"
+        result, digest = text.split("\n\n")
+        assert result == "**No changes. Live state matches the manifest.**"
+        # an empty plan's digest too: a merge must not send what a review saw as no change
+        assert digest.startswith("<sub>Reviewed-plan digest: <code>calls:v1:presence:")
 
     def test_no_deletion_warning_without_deletions(self) -> None:
         text = render_markdown(single(project_create()))
