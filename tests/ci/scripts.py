@@ -27,7 +27,13 @@ SHELL_OPERATORS = {"|", "||", "&&", ";", ">", ">>", "<", "&", "(", ")", "2>", "2
 # Values the scripts give these shell variables (DEPLOY_FLAG: its non-empty form) and arrays
 # (`files`: the -f arguments the action builds from its `manifests` input).
 SHELL_VARIABLES = {"MANIFESTS": "platform/", "DEPLOY_FLAG": "--deploy", "out": "out"}
-SHELL_ARRAYS = {"files": ["-f", "platform/"], "extra": [], "checks": []}
+SHELL_ARRAYS = {
+    "files": ["-f", "platform/"],
+    "extra": [],
+    "checks": [],
+    "base": ["--base-ref", "FETCH_HEAD"],
+    "held": ["--reviewed", "calls:v1:presence:" + "0" * 64],
+}
 
 
 def load(path: Path) -> dict[str, Any]:

@@ -231,14 +231,26 @@ def test_read_only_key_permissions_are_exactly_the_read_operations(path: Path) -
     assert all(".read_" in p for p in named)
 
 
+ME = {"id": 5}  # the user of the job's token
+SOMEONE = {"id": 6}
+
+
 class FakeGitLab(http.server.BaseHTTPRequestHandler):
-    """Merge-request notes API: two pages of notes, the marked one on the second."""
+    """Merge-request notes API: two pages of notes, the marked one of the token's user on the
+    second (the first holds someone else's note that starts with the marker too)."""
 
     pages: ClassVar[dict[str, list[dict[str, Any]]]] = {
-        "1": [{"id": 1, "body": "looks good"}],
-        "2": [{"id": 9, "body": f"{MARKER}\nold plan"}, {"id": 10, "body": "later"}],
+        "1": [
+            {"id": 1, "body": "looks good", "author": SOMEONE},
+            {"id": 2, "body": f"{MARKER}\nforged", "author": SOMEONE},
+        ],
+        "2": [
+            {"id": 9, "body": f"{MARKER}\nold plan", "author": ME},
+            {"id": 10, "body": "later", "author": SOMEONE},
+        ],
     }
     seen: ClassVar[list[tuple[str, str, str | None, Any]]] = []
+    with_marker: ClassVar[bool] = True
 
     def _reply(self, data: Any, next_page: str = "") -> None:
         payload = json.dumps(data).encode()
@@ -250,10 +262,13 @@ class FakeGitLab(http.server.BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
     def do_GET(self) -> None:
-        page = re.search(r"[?&]page=(\d+)", self.path).group(1)
         self.seen.append(("GET", self.path, self.headers["PRIVATE-TOKEN"], None))
-        notes = self.pages.get(page, []) if self.server.with_marker else self.pages["1"]
-        self._reply(notes, "2" if page == "1" and self.server.with_marker else "")
+        if self.path == "/api/v4/user":
+            self._reply(ME)
+            return
+        page = re.search(r"[?&]page=(\d+)", self.path).group(1)
+        notes = self.pages.get(page, []) if self.with_marker else self.pages["1"]
+        self._reply(notes, "2" if page == "1" and self.with_marker else "")
 
     def _write(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -266,33 +281,44 @@ class FakeGitLab(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def run_note_script(tmp_path: Path, *, with_marker: bool) -> list[tuple[str, str, str | None, Any]]:
-    server = http.server.HTTPServer(("127.0.0.1", 0), FakeGitLab)
-    server.with_marker = with_marker
-    FakeGitLab.seen = []
+def run_gitlab_python(
+    handler: type[http.server.BaseHTTPRequestHandler],
+    job: str,
+    env: dict[str, str],
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """The Python heredoc of a job of the GitLab example, run against `handler` on loopback as
+    the GitLab API."""
+    server = http.server.HTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        script = "\n".join(load(GITLAB)["plan"]["script"])
+        script = "\n".join(load(GITLAB)[job]["script"])
         body = script.split("<<'EOF'\n", 1)[1].split("\nEOF", 1)[0]
-        (tmp_path / "comment.md").write_text(f"{MARKER}\nnew plan")
-        env = {
-            **os.environ,
+        api = {
             "CI_API_V4_URL": f"http://127.0.0.1:{server.server_port}/api/v4",
             "CI_PROJECT_ID": "42",
-            "CI_MERGE_REQUEST_IID": "7",
             "RECONCILER_GITLAB_TOKEN": "glpat-test",
         }
-        subprocess.run(
+        return subprocess.run(
             [sys.executable, "-c", textwrap.dedent(body)],
-            cwd=tmp_path,
-            env=env,
-            check=True,
+            cwd=cwd,
+            env={**os.environ, **api, **env},
+            capture_output=True,
+            text=True,
             timeout=30,
         )
     finally:
         server.shutdown()
         server.server_close()
+
+
+def run_note_script(tmp_path: Path, *, with_marker: bool) -> list[tuple[str, str, str | None, Any]]:
+    FakeGitLab.with_marker = with_marker
+    FakeGitLab.seen = []
+    (tmp_path / "comment.md").write_text(f"{MARKER}\nnew plan")
+    done = run_gitlab_python(FakeGitLab, "plan", {"CI_MERGE_REQUEST_IID": "7"}, tmp_path)
+    assert done.returncode == 0, done.stderr
     return FakeGitLab.seen
 
 
@@ -300,6 +326,7 @@ def test_gitlab_note_script_edits_the_marked_note_found_on_a_later_page(tmp_path
     seen = run_note_script(tmp_path, with_marker=True)
     notes = "/api/v4/projects/42/merge_requests/7/notes"
     assert [(method, path.split("?")[0]) for method, path, _, _ in seen] == [
+        ("GET", "/api/v4/user"),
         ("GET", notes),
         ("GET", notes),
         ("PUT", f"{notes}/9"),
@@ -310,5 +337,65 @@ def test_gitlab_note_script_edits_the_marked_note_found_on_a_later_page(tmp_path
 
 def test_gitlab_note_script_creates_the_first_note(tmp_path: Path) -> None:
     seen = run_note_script(tmp_path, with_marker=False)
-    assert [method for method, *_ in seen] == ["GET", "POST"]
+    assert [method for method, *_ in seen] == ["GET", "GET", "POST"]
     assert seen[-1][1] == "/api/v4/projects/42/merge_requests/7/notes"
+
+
+MERGE_SHA = "f" * 40
+MR_HEAD = "a" * 40
+REVIEWED = "calls:v1:presence:" + "1" * 64
+
+
+def _digest_note(author: dict[str, int], digest: str, head: str) -> dict[str, Any]:
+    return {
+        "author": author,
+        "body": f"{MARKER}\n<!-- reconciler-calls-digest: {digest} head={head} -->\n### plan",
+    }
+
+
+class FakeMergedRequest(http.server.BaseHTTPRequestHandler):
+    """The GitLab API the apply job reads: the merge request merged as MERGE_SHA, its notes."""
+
+    notes: ClassVar[list[dict[str, Any]]] = []
+
+    def do_GET(self) -> None:
+        path = self.path.split("?")[0]
+        answers: dict[str, Any] = {
+            "/api/v4/user": ME,
+            f"/api/v4/projects/42/repository/commits/{MERGE_SHA}/merge_requests": [
+                {"iid": 7, "state": "merged", "merge_commit_sha": MERGE_SHA, "sha": MR_HEAD}
+            ],
+            "/api/v4/projects/42/merge_requests/7/notes": self.notes,
+        }
+        payload = json.dumps(answers[path]).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def find_reviewed_on_gitlab(notes: list[dict[str, Any]]) -> subprocess.CompletedProcess[str]:
+    FakeMergedRequest.notes = notes
+    return run_gitlab_python(FakeMergedRequest, "apply", {"CI_COMMIT_SHA": MERGE_SHA})
+
+
+def test_gitlab_apply_takes_the_digest_of_its_own_note_for_the_last_commit() -> None:
+    forged = "calls:v1:presence:" + "2" * 64
+    notes = [
+        _digest_note(SOMEONE, forged, MR_HEAD),  # anyone can write a note: not ours
+        _digest_note(ME, "calls:v1:presence:" + "3" * 64, "b" * 40),  # an earlier push
+        _digest_note(ME, REVIEWED, MR_HEAD),
+    ]
+    found = find_reviewed_on_gitlab(notes)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.strip() == REVIEWED
+
+
+def test_gitlab_apply_without_a_reviewed_note_stops() -> None:
+    found = find_reviewed_on_gitlab([_digest_note(SOMEONE, REVIEWED, MR_HEAD)])
+    assert found.returncode == 1 and found.stdout == ""
+    assert "has no plan note for its last commit" in found.stderr

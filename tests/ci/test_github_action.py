@@ -31,6 +31,7 @@ from tests.ci.scripts import (
 )
 
 USES = "acme/reconciler@v1"
+HEAD_SHA = "0123456789abcdef0123456789abcdef01234567"
 WORKFLOWS = [GITHUB, DRIFT]
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 
@@ -61,7 +62,13 @@ def test_action_is_composite_with_the_documented_inputs_and_outputs() -> None:
     inputs = spec["inputs"]
     assert {"command", "manifests", "api-key", "base-url", "comment"} <= set(inputs)
     assert inputs["command"]["default"] == "plan" and inputs["comment"]["default"] == "false"
-    assert set(spec["outputs"]) == {"exit-code", "has-changes", "plan-file", "markdown-file"}
+    assert set(spec["outputs"]) == {
+        "exit-code",
+        "has-changes",
+        "plan-file",
+        "markdown-file",
+        "calls-digest",
+    }
     for name, output in spec["outputs"].items():
         assert output["value"] == f"${{{{ steps.run.outputs.{name} }}}}"
 
@@ -128,8 +135,11 @@ def test_github_triggers_and_jobs() -> None:
     assert "pull_request" in plan["if"]
     assert "refs/heads/main" in apply["if"] and "push" in apply["if"]
     assert plan["permissions"] == {"contents": "read", "pull-requests": "write"}
-    assert apply["permissions"] == {"contents": "read"}
+    # reads the merged pull request's comment for the digest its review saw; writes nothing
+    assert apply["permissions"] == {"contents": "read", "pull-requests": "read"}
     assert apply["concurrency"]["cancel-in-progress"] == "false"
+    [(_, step)] = [s for s in steps_using_the_action(GITHUB) if s[1]["with"]["command"] == "apply"]
+    assert step["with"]["reviewed"] == "${{ inputs.reviewed || 'auto' }}"
 
 
 def test_github_plans_with_a_comment_and_applies_with_the_deploy_switch() -> None:
@@ -193,8 +203,15 @@ class LocalRunner:
         self.inputs = {name: spec.get("default", "") for name, spec in declared.items()}
         self.inputs.update(inputs)
         self.outputs: dict[str, str] = {}
+        self.reviewed_digest = ""  # what the "Find the reviewed plan" step would output
 
     def evaluate(self, expression: str) -> str:
+        if (
+            expression
+            == "inputs.reviewed == 'auto' && steps.reviewed.outputs.digest || inputs.reviewed"
+        ):
+            auto = self.inputs["reviewed"] == "auto"
+            return (self.reviewed_digest if auto else "") or self.inputs["reviewed"]
         head, _, name = expression.rpartition(".")
         if head == "inputs":
             return self.inputs[name]
@@ -202,7 +219,8 @@ class LocalRunner:
             return self.outputs.get(name, "")
         known = {
             "github.action_path": str(ROOT),
-            "github.event.pull_request.head.sha": "0123456789abcdef",
+            "github.event.pull_request.head.sha": HEAD_SHA,
+            "github.base_ref": "",  # a push: no base branch to compare check overrides with
             "runner.temp": str(self.temp),
         }
         assert expression in known, f"the runner cannot evaluate {expression!r}"
@@ -247,14 +265,6 @@ class LocalRunner:
         assert match, f"the runner cannot evaluate {condition!r}"
         name, operator, value = match.groups()
         return (self.outputs.get(name, "") == value) == (operator == "==")
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "workspace"
-    (root / "platform").mkdir(parents=True)
-    shutil.copy(ROOT / "examples" / "quickstart.yaml", root / "platform" / "quickstart.yaml")
-    return root
 
 
 LOCAL = {"base-url": "local", "manifests": "platform/"}
@@ -307,7 +317,12 @@ def test_the_comment_holds_the_markdown_plan(workspace: Path) -> None:
     runner.run("Run reconciler")
     assert runner.run("Write the comment").returncode == 0
     comment = runner.file("comment.md")
-    assert comment.startswith(f"{MARKER}\n### reconciler plan for `0123456`")
+    digest = runner.outputs["calls-digest"]
+    assert digest.startswith("calls:v1:presence:")
+    assert comment.startswith(
+        f"{MARKER}\n<!-- reconciler-calls-digest: {digest} head={HEAD_SHA} -->\n"
+        "### reconciler plan for `0123456`"
+    )
     assert runner.file("plan.md") in comment
 
 

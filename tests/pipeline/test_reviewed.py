@@ -16,15 +16,9 @@ from hypothesis import strategies as st
 from reconciler.plan.changes import Action, Call, Change, Plan, SecretRef
 from reconciler.plan.review import Reviewed, calls_digest, differences, sent_calls
 from tests.fixtures.cli import Seed, shop_manifest, write_manifest
+from tests.pipeline.test_saved_plan_binding import APPS as WEB
 
-APPS = """\
-web:
-  oci: {image: ghcr.io/acme/web:1.0}
-  environments:
-    production:
-      runtime: {port: 8080, healthcheck: {method: GET, path: /healthz}}
-      variables: {LOG_LEVEL: info}
-"""
+APPS = WEB + "      variables: {LOG_LEVEL: info}\n"
 DIGEST = re.compile(r"calls:v1:(?:keyed|presence):[0-9a-f]{64}")
 
 
