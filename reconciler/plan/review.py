@@ -46,8 +46,12 @@ def sent_calls(plan: Plan, *, fingerprints: bool) -> Sent:
     actions = {c.address: c.action.value for c in changes}
     parts: dict[str, list[tuple[str, Any]]] = {}
     for change in changes:
+        kind = kinds.find(change.kind)
         for call in change.calls:
-            for address, part in kinds.get(change.kind).call_parts(change, call):
+            # a kind this reconciler does not have (a plan file's, which reading refuses
+            # anyway) sends its call whole, under its own address
+            split = kind.call_parts(change, call) if kind else [(change.address, call.body)]
+            for address, part in split:
                 comparable = _comparable(part, fingerprints)
                 parts.setdefault(address, []).append((call.operation, comparable))
     return {a: (actions.get(a), parts.get(a, [])) for a in actions.keys() | parts.keys()}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from reconciler.plan.kinds.registry import (
     environment_kinds,
+    find,
     get,
     kinds,
     names,
@@ -33,6 +34,7 @@ __all__ = [
     "app",
     "domains",
     "environment_kinds",
+    "find",
     "get",
     "kinds",
     "names",

@@ -48,6 +48,11 @@ def get(name: str) -> Kind:
     return _REGISTRY[name]
 
 
+def find(name: str) -> Kind | None:
+    """The kind called `name`, or None."""
+    return _REGISTRY.get(name)
+
+
 def order(name: str) -> int:
     """The kind's place in a plan's listing."""
     return list(_REGISTRY).index(name)
