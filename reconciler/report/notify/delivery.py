@@ -29,12 +29,13 @@ from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
 from reconciler import __version__, sensitive
+from reconciler.credentials import NOTIFY_SLACK_URL_ENV, NOTIFY_WEBHOOK_URL_ENV
 
 if TYPE_CHECKING:
     import httpx
 
-SLACK_URL_ENV = "RECONCILER_NOTIFY_SLACK_URL"
-WEBHOOK_URL_ENV = "RECONCILER_NOTIFY_WEBHOOK_URL"
+SLACK_URL_ENV = NOTIFY_SLACK_URL_ENV
+WEBHOOK_URL_ENV = NOTIFY_WEBHOOK_URL_ENV
 URL_VARIABLES: Mapping[str, Literal["slack", "webhook"]] = {
     SLACK_URL_ENV: "slack",
     WEBHOOK_URL_ENV: "webhook",
