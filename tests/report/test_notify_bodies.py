@@ -198,6 +198,12 @@ def test_apply_rollout_failed_when_every_change_applied_but_a_deployment_did_not
         ("ready", None, True),
         ("failed", "build_failed", False),
     ]
+    assert slack_body(n)["text"].splitlines()[2:6] == [
+        "Deployments:",
+        "• `shop/app0/production`: ready",
+        "• `shop/app1/production`: failed (build_failed)",
+        "• done `variable.shop/web/p/A` (update)",
+    ]
 
 
 def test_apply_with_nothing_to_do_posts_only_when_asked() -> None:
@@ -353,6 +359,6 @@ def test_no_manifest_platform_or_ci_text_forms_a_link_mention_or_line_in_slack(
 def _check_line_starts(lines: list[str]) -> None:
     """Every line but the result line (the second) starts as reconciler writes it: no text
     of others starts one."""
-    starts = (":warning:", ":x:", ":white_check_mark:", "•", "…and", "Targets:",
+    starts = (":warning:", ":x:", ":white_check_mark:", "•", "…and", "Targets:", "Deployments:",
               "PermissionDenied:", "<http", "`")  # fmt: skip
     assert all(line.startswith(starts) for i, line in enumerate(lines) if i != 1), lines

@@ -65,17 +65,27 @@ def slack_body(notification: Notification) -> dict[str, Any]:
         lines.append(f"{slack_text(n.error.kind)}: {called}")
     if n.targets:
         lines.append("Targets: " + ", ".join(slack_code(t) for t in n.targets))
-    lines += [f"• {_slack_change(item)}" for item in n.changes[:SLACK_LISTED]]
+    changes = [f"• {_slack_change(item)}" for item in n.changes[:SLACK_LISTED]]
     if n.changes_total > SLACK_LISTED:
-        lines.append(f"…and {n.changes_total - SLACK_LISTED} more")
+        changes.append(f"…and {n.changes_total - SLACK_LISTED} more")
+    deployments = _slack_deployments(n)
+    # what the event is about first: a failed rollout's deployments before its changes
+    lines += deployments + changes if n.event == "rollout_failed" else changes + deployments
+    if n.run is not None:
+        lines.append(_slack_run(n))
+    return {"text": "\n".join(lines), "unfurl_links": False, "unfurl_media": False}
+
+
+def _slack_deployments(n: Notification) -> list[str]:
+    if not n.deployments:
+        return []
+    lines = ["Deployments:"]
     for deployment in n.deployments[:SLACK_LISTED]:
         code = f" ({slack_text(deployment.error_code)})" if deployment.error_code else ""
         lines.append(f"• {slack_code(deployment.address)}: {slack_text(deployment.status)}{code}")
     if len(n.deployments) > SLACK_LISTED:
-        lines.append(f"…and {len(n.deployments) - SLACK_LISTED} more deployments")
-    if n.run is not None:
-        lines.append(_slack_run(n))
-    return {"text": "\n".join(lines), "unfurl_links": False, "unfurl_media": False}
+        lines.append(f"…and {len(n.deployments) - SLACK_LISTED} more")
+    return lines
 
 
 def _slack_change(item: ChangeItem) -> str:

@@ -252,7 +252,7 @@ def _item(address: str, action: Action, result: ChangeResult | None) -> ChangeIt
     error = None
     if result.outcome is Outcome.FAILED:
         error = safe_text(result.error or "failed")
-    elif result.outcome is Outcome.SKIPPED:
+    elif result.outcome is Outcome.SKIPPED and result.blocked_by:
         error = safe_text(f"needs {', '.join(result.blocked_by)}")
     return ChangeItem(safe_text(address), action.value, result.outcome.value, error)
 
