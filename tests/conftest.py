@@ -18,6 +18,7 @@ pytest_plugins = [
     "tests.fixtures.emulator",
     "tests.fixtures.manifests",
     "tests.fixtures.cli",
+    "tests.fixtures.webhooks",
 ]
 
 

@@ -39,6 +39,7 @@ from reconciler.apply.deploy import (
     deploy_targets,
     roll_out,
 )
+from reconciler.cli import notify
 from reconciler.cli.interrupts import interruptible, run_async
 from reconciler.cli.options import (
     ENV_BASE_URL,
@@ -221,6 +222,7 @@ class _Run:
 @click.option("--no-color", is_flag=True, help="Never colour the plan (also: NO_COLOR).")
 @connection_options
 @report_errors
+@notify.notifies("apply", default=True)
 def apply(
     planfile: str | None,
     files: tuple[str, ...],
@@ -287,6 +289,7 @@ def apply(
         )
     start_connecting(base_url)  # while the manifest or the saved plan is read
     run = _Run(manifest_files=files, targets=targets)
+    notify.outcome(run)
     try:
         succeeded = run_async(_apply(request, run))
     except KeyboardInterrupt:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from reconciler.cli import notify
 from reconciler.cli.interrupts import run_async
 from reconciler.cli.options import (
     ENV_FINGERPRINT_KEY,
@@ -83,6 +84,7 @@ EXIT_CHANGES = 2
 )
 @click.option("--no-color", is_flag=True, help="Never colour the text output (also: NO_COLOR).")
 @report_errors
+@notify.notifies("plan", default=False)
 def plan(
     files: tuple[str, ...],
     base_url: str | None,
@@ -128,6 +130,7 @@ def plan(
         from reconciler.plan.provenance import explained
 
         result = explained(result, manifest)
+    notify.outcome(result)
     if out is not None and not result.failing_findings:
         content = pipeline.plan_file_content(
             result, manifest_files=files, connection=connection, signing_key=fingerprint_key

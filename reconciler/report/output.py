@@ -1,5 +1,6 @@
 """The one boundary through which every byte leaving the process goes: standard output,
-standard error, and the files written for the user (plan files, exported manifests).
+standard error, the files written for the user (plan files, exported manifests), and the
+bodies of the notifications posted to webhooks (`outgoing_json`, reconciler/report/notify).
 
 Every write is redacted of the values registered in `reconciler.sensitive` (the API key, the
 fingerprint key, every secret resolved in this run); a file that would hold one is refused
@@ -22,8 +23,10 @@ has started writing to the platform) can go on, and the exit still reports the f
 from __future__ import annotations
 
 import errno
+import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -232,3 +235,23 @@ def write_plan_file(path: Path, plan: Plan, text: str) -> None:
         raise PlanFileError(f"refusing to save the plan to {path}: {error.message}") from None
     except OSError as error:
         raise PlanFileError(f"cannot write plan file {path}: {error.strerror}") from None
+
+
+def outgoing_json(payload: Mapping[str, Any]) -> bytes:
+    """The UTF-8 JSON of a body posted out of the process (a notification): every text in it
+    redacted on its own (a redaction never spans JSON syntax), and refused with an
+    `OutputError` should a registered value still be found in the whole."""
+    text = json.dumps(_redacted(payload), ensure_ascii=False, separators=(",", ":"))
+    if contains_registered(text):
+        raise OutputError("refusing to post a body that would hold a secret value")
+    return text.encode("utf-8")
+
+
+def _redacted(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        return {key: _redacted(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redacted(item) for item in value]
+    return value

@@ -25,10 +25,12 @@ from tests.ci.scripts import (
     MARKER,
     ROOT,
     action_scripts,
+    check_accepted,
     check_all_accepted,
     load,
     reconciler_invocations,
 )
+from tests.fixtures.webhooks import WebhookReceiver
 
 USES = "acme/reconciler@v1"
 HEAD_SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -181,6 +183,24 @@ def test_drift_runs_on_a_schedule_and_may_only_touch_issues() -> None:
     assert plan["with"]["command"] == "plan" and "comment" not in plan["with"]
 
 
+def test_drift_posts_to_slack_with_the_url_from_a_secret_in_the_environment() -> None:
+    (_, plan), *_ = steps_using_the_action(DRIFT)
+    # a URL is a credential: in the step's environment, never an input or a flag
+    assert plan["env"] == {
+        "RECONCILER_NOTIFY_SLACK_URL": "${{ secrets.RECONCILER_NOTIFY_SLACK_URL }}"
+    }
+    assert plan["with"]["args"] == "--notify"
+    check_accepted(["plan", "-f", "platform/", "--detailed-exitcode", "--notify"])
+
+
+def test_only_the_apply_job_of_the_main_workflow_notifies() -> None:
+    steps = dict(steps_using_the_action(GITHUB))
+    assert steps["apply"]["env"]["RECONCILER_NOTIFY_SLACK_URL"] == (
+        "${{ secrets.RECONCILER_NOTIFY_SLACK_URL }}"
+    )
+    assert "--notify" not in yaml.safe_dump(load(GITHUB)["jobs"]["plan"])
+
+
 # --- running the action's shell steps as GitHub does ------------------------------
 
 
@@ -190,10 +210,18 @@ class LocalRunner:
     reconciler of this checkout on PATH instead of the install step."""
 
     def __init__(
-        self, workspace: Path, inputs: dict[str, str], *, reconciler: Path | None = None
+        self,
+        workspace: Path,
+        inputs: dict[str, str],
+        *,
+        reconciler: Path | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
-        """`reconciler`: a directory whose `reconciler` comes first on PATH (a stand-in)."""
+        """`reconciler`: a directory whose `reconciler` comes first on PATH (a stand-in).
+        `env`: the `env:` of the workflow step that uses the action, which every step of a
+        composite action sees (under the step's own `env:`)."""
         self.workspace = workspace
+        self.caller_env = dict(env or {})
         self.path = [] if reconciler is None else [str(reconciler)]
         self.temp = workspace.parent / "runner-temp"
         self.temp.mkdir(exist_ok=True)
@@ -238,6 +266,7 @@ class LocalRunner:
             "RUNNER_TEMP": str(self.temp),
             "GITHUB_OUTPUT": str(output),
             "GITHUB_WORKSPACE": str(self.workspace),
+            **self.caller_env,
         }
         for key, value in step.get("env", {}).items():
             env[key] = EXPRESSION.sub(lambda m: self.evaluate(m.group(1)), value)
@@ -281,6 +310,27 @@ def test_plan_with_changes_sets_exit_code_2_and_has_changes(workspace: Path) -> 
     assert saved["changes"]
     assert "bookshelf" in Path(runner.outputs["markdown-file"]).read_text()
     assert "bookshelf" in result.stdout  # the job log keeps the whole plan
+
+
+def test_the_drift_step_posts_drift_to_the_channel(
+    workspace: Path, webhooks: WebhookReceiver
+) -> None:
+    (_, step), *_ = steps_using_the_action(DRIFT)
+    url = webhooks.url("/services/T0/B0/drift-secret-part")
+    runner = LocalRunner(
+        workspace,
+        {**LOCAL, "command": "plan", "args": step["with"]["args"]},
+        env={"RECONCILER_NOTIFY_SLACK_URL": url},
+    )
+
+    result = runner.run("Run reconciler")
+
+    assert result.returncode == 0 and runner.outputs["exit-code"] == "2", result.stderr
+    [post] = webhooks.posts
+    assert post.path == "/services/T0/B0/drift-secret-part"
+    assert post.json()["text"].startswith(":warning: *reconciler plan: drift found*")
+    assert "Notified Slack at 127.0.0.1" in result.stdout  # the action shows plan's stderr
+    assert "drift-secret-part" not in result.stdout + result.stderr
 
 
 def test_apply_then_plan_in_sync_sets_exit_code_0_and_no_changes(workspace: Path) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from reconciler.credentials import CREDENTIALS
 from tests.fixtures.cli import CliResult, Seed
 from tests.fixtures.planfiles import reseal
 
@@ -226,7 +227,7 @@ def test_a_plan_saved_without_a_secret_is_still_held_to_its_calls(
 # --- 2. the tool's own credentials are no source ------------------------------------------
 
 
-@pytest.mark.parametrize("credential", ["RECONCILER_API_KEY", "RECONCILER_FINGERPRINT_KEY"])
+@pytest.mark.parametrize("credential", sorted(CREDENTIALS))
 @pytest.mark.parametrize("kind", ["recoverable", "writeonly"])
 @pytest.mark.parametrize("command", ["validate", "plan"])
 def test_a_manifest_cannot_read_the_tools_own_credentials(

@@ -65,3 +65,12 @@ def test_a_plan_that_changes_a_policy_list_evaluates_it(tmp_path: Path) -> None:
     manifest = write(tmp_path, policies)
     loaded = modules_after([str(manifest)], tmp_path, "state.json")
     assert "reconciler.policy_tests.engine" in loaded
+
+
+def test_a_plan_that_posts_no_notification_does_not_import_what_builds_one(
+    tmp_path: Path,
+) -> None:
+    manifest = write(tmp_path, " {}")
+    loaded = modules_after([str(manifest)], tmp_path, "state.json")
+    assert "reconciler.report.notify.delivery" in loaded  # the URLs are read (and registered)
+    assert not {"reconciler.report.notify.events", "reconciler.report.notify.bodies"} & loaded

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from reconciler.credentials import CREDENTIALS
 from reconciler.errors import UsageError
 from reconciler.manifest.model import FromEnv
 from reconciler.manifest.secret_sources import from_file
@@ -111,7 +112,7 @@ def test_ref_matches_checks_the_plan_time_fingerprint():
     assert secrets.ref_matches(SecretRef("fromEnv:X"), "anything", key=b"k", variable_key="K")
 
 
-@pytest.mark.parametrize("credential", ["RECONCILER_API_KEY", "RECONCILER_FINGERPRINT_KEY"])
+@pytest.mark.parametrize("credential", sorted(CREDENTIALS))
 def test_the_tools_own_credentials_are_never_read_as_a_secret(monkeypatch, credential):
     """validate refuses them in a manifest; the reader refuses them too, so a saved plan edited
     to send `fromEnv:RECONCILER_API_KEY` cannot either."""
