@@ -301,7 +301,17 @@ class PlatformClient:
             content=content,
             extensions=self._extensions,
         )
-        response = await self._transport.handle_async_request(request)
+        try:
+            response = await self._transport.handle_async_request(request)
+        except AttributeError as exc:
+            if not _raised_in_anyio(exc):
+                raise
+            # anyio's socket stream reads the peer name of a socket the server closed while
+            # the connection was being set up (a platform restarting), and fails with this
+            # instead of a connection error; nothing was sent yet
+            raise httpx.ConnectError(
+                "the connection was closed while it was being set up", request=request
+            ) from exc
         response.request = request
         try:
             declared = response.headers.get("Content-Length", "")
@@ -586,6 +596,14 @@ def _code(problem: str) -> str:
 
 
 _HEADER_SAFE = frozenset(chr(c) for c in range(0x21, 0x7F))
+
+
+def _raised_in_anyio(exc: BaseException) -> bool:
+    """Whether `exc` was raised inside anyio (its innermost frame is anyio's code)."""
+    trace = exc.__traceback__
+    while trace is not None and trace.tb_next is not None:
+        trace = trace.tb_next
+    return trace is not None and "anyio" in trace.tb_frame.f_code.co_filename.split("/")
 
 
 def _checked_key(api_key: str | None, base_url: str) -> str:

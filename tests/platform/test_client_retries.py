@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from anyio.abc._sockets import _SocketProvider
+from anyio.streams.tls import TLSAttribute
 
 from reconciler import errors
 from reconciler.platform.operations import OPERATIONS
 from reconciler.platform.retry import RetryPolicy, parse_retry_after
 from tests.platform.helpers import (
     FakeTime,
+    Recorder,
     call_once,
     json_response,
     make_client,
@@ -320,3 +323,48 @@ def test_a_listed_503_stays_a_server_error() -> None:
         run(call_once(make_client(mock, time=FakeTime()), "domains.listDomains", {}))
     assert str(caught.value) == "domains.listDomains: server error (503) after 5 attempts"
     assert len(mock.requests) == 5
+
+
+class _ClosedSocketStream(_SocketProvider):
+    """anyio's socket stream once the server closed the socket while the connection was being
+    set up: its transport holds no socket any more (seen when the platform restarts mid-apply,
+    tests/proof/test_faults.py: an emulator killed and restarted)."""
+
+    _raw_socket = None
+
+
+def torn_down(request: httpx.Request) -> httpx.Response:
+    """What httpcore meets reading the TLS object of such a stream: anyio's AttributeError."""
+    _ClosedSocketStream().extra(TLSAttribute.ssl_object, None)
+    raise AssertionError("anyio read the peer name of no socket")
+
+
+@pytest.mark.parametrize("operation", ["apps.getApp", "projects.createProject"])
+def test_a_connection_torn_down_while_it_is_set_up_is_retried_as_not_sent(
+    operation: str,
+) -> None:
+    """Before the fix the AttributeError escaped: an internal error, no retry. The request was
+    not sent (it fails before the first byte), so even a create is retried."""
+    body = {"name": "Shop", "slug": "shop"} if operation.startswith("projects") else APP_BODY
+    answers = iter([torn_down, lambda _: json_response(200, {"data": {"id": "proj_12345678"}})])
+    mock = Recorder(lambda request: next(answers)(request))
+    data = run(call_once(make_client(mock), operation, body))
+    assert data == {"id": "proj_12345678"} and len(mock.requests) == 2
+
+
+def test_a_connection_torn_down_on_every_attempt_ends_in_a_precise_error() -> None:
+    mock = Recorder(torn_down)
+    with pytest.raises(errors.TransportError) as caught:
+        run(call_once(make_client(mock), "apps.getApp", APP_BODY))
+    assert "apps.getApp" in str(caught.value) and len(mock.requests) == 5
+
+
+def test_an_attribute_error_of_anything_but_anyio_stays_a_bug() -> None:
+    """Only anyio's own failure is a torn-down connection: a bug elsewhere is not retried
+    away as one."""
+
+    def buggy(request: httpx.Request) -> httpx.Response:
+        raise AttributeError("a bug in reconciler's own transport")
+
+    with pytest.raises(AttributeError, match="own transport"):
+        run(call_once(make_client(Recorder(buggy)), "apps.getApp", APP_BODY))
