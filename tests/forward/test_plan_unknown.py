@@ -165,8 +165,8 @@ def test_clearing_the_health_check_or_dropping_a_region_names_what_goes_with_it(
     change = plan_settings("shop", "web", environment, LIVE, REF)
     assert change is not None
     assert change.unknown_removed == (
-        "runtime.healthcheck: runtime.healthcheck.grpcService",
-        "regions[iad] (left out of the list): regions[iad].zone",
+        "runtime.healthcheck (cleared): grpcService",
+        "regions[iad] (left out of the list): zone",
     )
 
 

@@ -238,20 +238,25 @@ def plan_policies(
     environment: Environment,
     live: Sequence[Mapping[str, Any]] | None,
     ref: Location,
+    unmanaged: list[str] | None = None,
 ) -> Change | None:
-    """The change of one environment's policy list; `live` is None when the app is being created."""
+    """The change of one environment's policy list; `live` is None when the app is being created.
+    `unmanaged` receives what the live list holds that this reconciler does not know and the
+    manifest does not carry (`removed_unknowns`), change or not."""
     assert environment.policies is not UNSET
     wanted = [p.to_api() for p in environment.policies]
     after = [normalise_policy(p) for p in wanted]
     before = [normalise_policy(p) for p in live or ()]
     if before == after and (live is not None or not after):
-        return None
+        return None  # equal: whatever live holds that reconciler does not know, it carries
+    removed = removed_unknowns(before, after)
+    if unmanaged is not None:
+        unmanaged.extend(removed)
     if live is not None and agrees(before, after, _LIST):
         return None  # only members this reconciler does not know differ: nothing to send
     fresh = live is None
     edits = align(before, after)
     outcomes, problems = _test_outcomes(live or (), wanted, environment)
-    removed = removed_unknowns(before, after)
     return Change(
         address=address("policies", project_slug, app_slug, environment.name),
         kind="policies",
@@ -333,14 +338,10 @@ class PoliciesKind(EnvironmentKind):
         return environment.policies is not UNSET
 
     def plan(self, job: EnvironmentJob, live: Any) -> None:
-        change = plan_policies(job.project, job.app, job.environment, live, job.at)
+        unmanaged: list[str] = []
+        change = plan_policies(job.project, job.app, job.environment, live, job.at, unmanaged)
         job.planning.add(change, job.depends_on)
-        if live is None:
-            return
         where = address("policies", job.project, job.app, job.environment.name)
-        assert job.environment.policies is not UNSET
-        after = [normalise_policy(p.to_api()) for p in job.environment.policies]
-        unmanaged = removed_unknowns([normalise_policy(p) for p in live], after)
         job.planning.unmanaged_fields.extend((where, item) for item in unmanaged)
         if change is not None and change.unknown_removed:
             job.planning.note(

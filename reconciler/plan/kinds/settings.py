@@ -303,13 +303,13 @@ def _removed(field: SettingField, wanted: Any, before: Any) -> list[str]:
     """What this reconciler does not know of the live value that sending `wanted` removes:
     a health check cleared, a region left out of the list."""
     if field.api == "healthcheck" and wanted is None:
-        lost = unknown_members(before, HEALTHCHECK, "runtime.healthcheck")
-        return [f"runtime.healthcheck: {', '.join(lost)}"] if lost else []
+        lost = unknown_members(before, HEALTHCHECK)
+        return [f"runtime.healthcheck (cleared): {', '.join(lost)}"] if lost else []
     if field.api == "regions" and isinstance(wanted, tuple):
         kept = {region.name for region in wanted}
         removed = []
         for name, region in _live_regions(before).items():
-            lost = unknown_members(region, REGION, f"regions[{name}]")
+            lost = unknown_members(region, REGION)
             if name not in kept and lost:
                 removed.append(f"regions[{name}] (left out of the list): {', '.join(lost)}")
         return removed
@@ -379,11 +379,8 @@ def plan_settings(
         before = _section_value(current, section, key)
         if written_agrees(before, written_value):
             continue
-        after = (
-            _merged(before, written_value)
-            if isinstance(written_value, Mapping)
-            else (written_value)
-        )
+        mapping = isinstance(written_value, Mapping)
+        after = _merged(before, written_value) if mapping else written_value
         body[key] = after
         where = f"{section}.opaque.{key}" if section else f"opaque.{key}"
         diffs.extend(nested_diffs(where, before, after))
