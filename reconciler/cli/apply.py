@@ -120,6 +120,7 @@ class ApplyRequest:
     poll_interval: float
     max_deletes: int
     allow_replace: bool
+    allow_unknown_removal: bool
     targets: tuple[str, ...]
     color: bool
     base_url: str | None
@@ -205,6 +206,13 @@ class _Run:
     "variables).",
 )
 @click.option(
+    "--allow-unknown-removal",
+    is_flag=True,
+    help="Allow writes that remove what this reconciler does not know: a policy of a kind it "
+    "does not know, or a member a newer platform added (the plan names each). Without it, "
+    "apply refuses such a plan before any write.",
+)
+@click.option(
     "--target",
     "targets",
     multiple=True,
@@ -233,6 +241,7 @@ def apply(
     poll_interval: float,
     max_deletes: int,
     allow_replace: bool,
+    allow_unknown_removal: bool,
     targets: tuple[str, ...],
     reviewed: str | None,
     no_color: bool,
@@ -273,6 +282,7 @@ def apply(
         poll_interval=poll_interval,
         max_deletes=max_deletes,
         allow_replace=allow_replace,
+        allow_unknown_removal=allow_unknown_removal,
         targets=targets,
         color=not no_color and "NO_COLOR" not in os.environ and stdout_is_terminal(),
         base_url=base_url,
@@ -456,7 +466,10 @@ async def _plan(
         )
         echo(f"Applying the saved plan {request.planfile} ({_describe_counts(saved.plan)}).")
         _warn_unfingerprinted(saved.plan)
-    pipeline.raise_if_unsafe(plan, pipeline.ApplyLimits(request.max_deletes, request.allow_replace))
+    limits = pipeline.ApplyLimits(
+        request.max_deletes, request.allow_replace, request.allow_unknown_removal
+    )
+    pipeline.raise_if_unsafe(plan, limits)
     if not executable_changes(plan):
         _nothing_to_apply(plan, rendered=saved is None)
         return None

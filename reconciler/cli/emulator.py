@@ -79,6 +79,29 @@ class _Rate(click.ParamType[float]):
     show_default=True,
     help="Time each deployment status step takes.",
 )
+@click.option(
+    "--accept-unknown",
+    is_flag=True,
+    help="Behave like a platform newer than the spec, to try how reconciler handles what it "
+    "does not know: accept members, policy kinds (e.g. rateLimit) and values the spec does "
+    "not list, keep them and return them. Off by default: the emulator follows the spec.",
+)
+@click.option(
+    "--unknown-in",
+    "unknown_settings",
+    multiple=True,
+    metavar="NAME=SECTION",
+    help="With --accept-unknown: keep the updateSettings member NAME in the environment's "
+    "`runtime` or `build` (e.g. gpu=runtime); others stay at its top level. Repeatable.",
+)
+@click.option(
+    "--extra-environment",
+    "extra_environments",
+    multiple=True,
+    metavar="NAME",
+    help="With --accept-unknown: every app is created with this environment too, besides "
+    "production and preview (e.g. staging). Repeatable.",
+)
 @report_errors
 def emulator(
     host: str,
@@ -90,6 +113,9 @@ def emulator(
     seed: int | None,
     rate_limit: float | None,
     step_ms: int,
+    accept_unknown: bool,
+    unknown_settings: tuple[str, ...],
+    extra_environments: tuple[str, ...],
 ) -> None:
     """Run the local platform emulator (the whole platform API) until Ctrl-C."""
     import uvicorn
@@ -98,6 +124,7 @@ def emulator(
     from reconciler.emulator.auth import KeysFileError, load_keys
     from reconciler.emulator.store import StateFileError, StateLock, StateLockedError
 
+    newer = _newer_platform(accept_unknown, unknown_settings, extra_environments)
     try:
         keys = load_keys(keys_file) if keys_file is not None else None
     except KeysFileError as error:
@@ -118,6 +145,9 @@ def emulator(
         seed=seed,
         rate_limit=rate_limit,
         step_ms=step_ms,
+        accept_unknown=accept_unknown,
+        unknown_settings=newer[0],
+        extra_environments=newer[1],
     )
     try:
         app = create_app(config)
@@ -138,6 +168,8 @@ def emulator(
         banner.append(f"API keys: {len(keys)} from {keys_file}")
     if state_file is not None:
         banner.append(f"State file: {state_file}")
+    if accept_unknown:
+        banner.append("Behaving like a newer platform: members the spec does not list are kept.")
     banner.append("Press Ctrl-C to stop.")
     try:
         echo("\n".join(banner))
@@ -165,6 +197,33 @@ def emulator(
     except BrokenPipeError:  # the reader left while the emulator ran: nothing left to tell it
         discard_stdout()
         accept_output_failure()
+
+
+def _newer_platform(
+    accept_unknown: bool, unknown_settings: tuple[str, ...], extra_environments: tuple[str, ...]
+) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The --unknown-in map and the --extra-environment names, checked."""
+    if (unknown_settings or extra_environments) and not accept_unknown:
+        raise UsageError(
+            "--unknown-in and --extra-environment describe a newer platform",
+            hint="add --accept-unknown",
+        )
+    sections: dict[str, str] = {}
+    for item in unknown_settings:
+        name, _, section = item.partition("=")
+        if not name or section not in ("runtime", "build"):
+            raise UsageError(
+                f"--unknown-in {item!r} is not NAME=runtime or NAME=build",
+                hint="e.g. --unknown-in gpu=runtime",
+            )
+        sections[name] = section
+    for name in extra_environments:
+        if name in ("production", "preview") or not name:
+            raise UsageError(
+                f"--extra-environment {name!r}: every app has production and preview already",
+                hint="name another environment, e.g. --extra-environment staging",
+            )
+    return sections, tuple(dict.fromkeys(extra_environments))
 
 
 def _server_class() -> type:

@@ -9,6 +9,7 @@ import click
 from reconciler.cli.interrupts import run_async
 from reconciler.cli.options import connection_options, report_errors
 from reconciler.errors import UsageError
+from reconciler.escaping import clean
 from reconciler.export import Export, ExportOptions, export_workspace
 from reconciler.report import output
 from reconciler.report.output import echo
@@ -106,6 +107,8 @@ def export(
         echo(result.render(), nl=False)
     if not result.projects:
         echo("Warning: no projects found; nothing to manage yet.", err=True)
+    for note in result.notes:
+        echo(f"Note: {clean(note)}", err=True)  # names the platform gave
     _print_secret_inputs(result)
 
 

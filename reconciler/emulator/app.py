@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ from reconciler.emulator.store import Store
 from reconciler.emulator.validation import (
     Arr,
     Int,
+    Newer,
     Num,
     Obj,
     Str,
@@ -77,6 +79,15 @@ class EmulatorConfig:
     seed: int | None = None
     rate_limit: float | None = None  # requests per second (token bucket) -> 429 + Retry-After
     step_ms: int = 200  # deployment status step time
+    # Behave like a platform newer than the spec, for tests of forward compatibility: accept
+    # members, policy kinds and values the spec does not list, keep them and return them
+    # (validation.Newer). Off by default: the emulator is faithful to the spec.
+    accept_unknown: bool = False
+    # with accept_unknown: where updateSettings keeps such a member ("runtime" or "build";
+    # others at the environment's top level), and the environments every new app gets
+    # besides production and preview
+    unknown_settings: Mapping[str, str] = field(default_factory=dict)
+    extra_environments: tuple[str, ...] = ()
 
 
 class Emulator:
@@ -106,6 +117,8 @@ class Emulator:
                 self.dev_key = config.dev_key
                 keys.append(ApiKey(config.dev_key, list(ALL_PERMISSIONS)))
         self.keys = {key.key: key for key in keys}
+        if config.accept_unknown:
+            self.store.newer = Newer(dict(config.unknown_settings), config.extra_environments)
         self.faults = Faults(config.fault_rate, config.seed)
         self.limiter = RateLimiter(config.rate_limit) if config.rate_limit else None
         self.requests: list[dict[str, Any]] = []
@@ -153,7 +166,11 @@ class Emulator:
     ) -> Answer:
         try:
             key = authenticate(_header(headers, b"authorization"), self.keys)
-            body = validate(await _json_body(headers, receive), operation.spec)
+            body = validate(
+                await _json_body(headers, receive),
+                operation.spec,
+                accept_unknown=self.store.newer is not None,
+            )
             async with self.lock:
                 try:
                     self.tick()
@@ -317,6 +334,12 @@ def _check_config(config: EmulatorConfig) -> None:
         raise ValueError("fault_rate must be between 0 and 1")
     if config.rate_limit is not None and not config.rate_limit > 0:
         raise ValueError("rate_limit must be a positive number of requests per second")
+    if (config.unknown_settings or config.extra_environments) and not config.accept_unknown:
+        raise ValueError("unknown_settings and extra_environments need accept_unknown")
+    if set(config.unknown_settings.values()) - {"runtime", "build"}:
+        raise ValueError("unknown_settings maps a member to runtime or build")
+    if set(config.extra_environments) & {"production", "preview"}:
+        raise ValueError("extra_environments are besides production and preview")
 
 
 DNS_RECORD = Obj(

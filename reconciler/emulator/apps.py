@@ -83,7 +83,8 @@ def create_app(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     if "oci" in body:
         app["oci"] = {"image": body["oci"]["image"]}
     store.add_app(app)
-    for slug in ("production", "preview"):
+    extra = store.newer.extra_environments if store.newer is not None else ()
+    for slug in ("production", "preview", *extra):
         env_id = store.new_id("env_")
         store.add_environment(
             {

@@ -1,4 +1,11 @@
-"""environments.* operations: settings and variables of an environment."""
+"""environments.* operations: settings and variables of an environment.
+
+Behaving like a newer platform (`store.newer`, EmulatorConfig.accept_unknown),
+`updateSettings` keeps a member the spec does not list where `Newer.settings_sections` says
+(in `runtime`, in `build`, else at the environment's top level), a health check or a region
+keeps the members it was sent with, and a variable may be of a kind the spec does not list
+(its value is then never returned, as a write-only one's).
+"""
 
 from __future__ import annotations
 
@@ -159,6 +166,17 @@ def update_settings(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, An
                 group[name] = _copy(value)
     if "regions" in body:
         env["regions"] = _copy(body["regions"])
+    newer = call.store.newer
+    if newer is not None:
+        for name, value in body.items():
+            if name in SETTINGS.fields:
+                continue
+            section = newer.settings_sections.get(name)
+            holder = build if section == "build" else runtime if section == "runtime" else env
+            if value is None:
+                holder.pop(name, None)
+            else:
+                holder[name] = _copy(value)
     if repr(public(env)) != before:
         env["updatedAt"] = call.now
     call.touch()
@@ -179,7 +197,7 @@ def _copy(value: Any) -> Any:
 def render_variable(variable: Obj) -> Obj:
     shown = public(variable)
     shown.pop(VALUE_DIGEST, None)  # the emulator's own record, not a platform field
-    if shown["kind"] == "writeonly":
+    if shown["kind"] != "recoverable":  # write-only, or a newer platform's other kind
         shown.pop("value", None)
     return shown
 
@@ -214,6 +232,8 @@ def set_variables(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]
         }
         if "description" in item:
             variable["description"] = item["description"]
+        if call.store.newer is not None:  # a newer platform's members of a variable
+            variable.update((k, v) for k, v in item.items() if k not in VARIABLE.fields)
         table[item["key"]] = variable
     call.touch()
     return data({})

@@ -1,4 +1,9 @@
-"""gateway.* operations: the ordered policy list of an environment."""
+"""gateway.* operations: the ordered policy list of an environment.
+
+Behaving like a newer platform (`store.newer`, EmulatorConfig.accept_unknown), a policy keeps
+the members the spec does not list as they were sent (a kind of its own such as `rateLimit`,
+a rule's or a match condition's members), and returns them on reads.
+"""
 
 from __future__ import annotations
 
@@ -60,14 +65,30 @@ POLICY = ObjSpec(
 )
 
 
-def _rule(policy: Obj, body: dict[str, Any]) -> None:
+KNOWN_MEMBERS = ("name", "enabled", "match", "firewall", "logging")
+UPDATE_FIELDS = ("project", "app", "environment", "policyId")
+
+
+def _rule(call: Call, policy: Obj, body: dict[str, Any]) -> None:
     """Set the firewall or logging rule (a policy holds exactly one)."""
+    newer = call.store.newer is not None
     if body.get("firewall") is not None:
         policy.pop("logging", None)
-        policy["firewall"] = {"action": body["firewall"]["action"]}
+        kept = dict(body["firewall"]) if newer else {}
+        policy["firewall"] = {**kept, "action": body["firewall"]["action"]}
     elif body.get("logging") is not None:
         policy.pop("firewall", None)
-        policy["logging"] = {name: body["logging"].get(name, False) for name in LOGGING_FLAGS}
+        flags = {name: body["logging"].get(name, False) for name in LOGGING_FLAGS}
+        policy["logging"] = {**body["logging"], **flags} if newer else flags
+
+
+def _unknown_members(call: Call, policy: Obj, body: dict[str, Any], *skip: str) -> None:
+    """A newer platform's policy keeps the members the spec does not list (its kind's rule)."""
+    if call.store.newer is None:
+        return
+    for name, value in body.items():
+        if name not in KNOWN_MEMBERS and name not in skip:
+            policy[name] = value
 
 
 def _build(call: Call, item: dict[str, Any]) -> Obj:
@@ -78,7 +99,8 @@ def _build(call: Call, item: dict[str, Any]) -> Obj:
     }
     if item.get("match") is not None:
         policy["match"] = item["match"]
-    _rule(policy, item)
+    _rule(call, policy, item)
+    _unknown_members(call, policy, item)
     return policy
 
 
@@ -120,7 +142,8 @@ def update_policy(call: Call, body: dict[str, Any]) -> tuple[int, dict[str, Any]
             policy.pop("match", None)
         else:
             policy["match"] = body["match"]
-    _rule(policy, body)
+    _rule(call, policy, body)
+    _unknown_members(call, policy, body, *UPDATE_FIELDS)
     call.touch()
     return data({})
 

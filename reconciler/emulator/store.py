@@ -21,6 +21,7 @@ import filelock
 
 from reconciler.emulator import jsoncodec
 from reconciler.emulator.errors import not_found
+from reconciler.emulator.validation import Newer
 
 STATE_VERSION = 1
 Obj = dict[str, Any]
@@ -95,6 +96,8 @@ class Store:
         self.dirty = False
         # the state holds NaN or an infinity (only a hand-edited file can): see jsoncodec
         self.non_finite = False
+        # behaving like a newer platform than the spec (EmulatorConfig.accept_unknown), or not
+        self.newer: Newer | None = None
         # derived from the state, never persisted: see domains.dns_index / advance_domains
         self.dns_cache: tuple[list[Obj], dict[tuple[str, str], set[str]]] | None = None
         if path is not None and path.exists():

@@ -3,6 +3,13 @@
 A `Spec` checks one JSON value and appends `(field path, message)` pairs to a list; `validate`
 raises one 400 naming every offending field. Booleans are not integers here, and integral
 floats are not integers either (the wire type must be right).
+
+`Newer` is the emulator behaving like a platform newer than the spec, for tests of what a
+client does with what it does not know (`EmulatorConfig.accept_unknown`): `validate(...,
+accept_unknown=True)` then accepts members and values the spec does not list (an object with
+none of an exactly-one group but members it does not know is another kind of it, a policy
+such as `rateLimit`), and the handlers keep them and return them on reads. By default the
+emulator is faithful to the spec and refuses them.
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +30,20 @@ Extra = Callable[[Any, str, Problems], None]
 
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False
+
+
+@dataclass(frozen=True)
+class Newer:
+    """How the emulator behaves like a newer platform (EmulatorConfig.accept_unknown)."""
+
+    settings_sections: Mapping[str, str] = field(default_factory=dict)
+    """Where `environments.updateSettings` keeps a member the spec does not list: `runtime` or
+    `build` for the names given; any other at the top level of the environment."""
+    extra_environments: tuple[str, ...] = ()
+    """Environments every app is created with besides production and preview."""
+
+
+_ACCEPT_UNKNOWN: ContextVar[bool] = ContextVar("accept_unknown", default=False)
 
 
 def _join(path: str, name: str) -> str:
@@ -60,7 +82,7 @@ class Str(Spec):
             problems.append((path, "must be a string"))
             return
         if self.enum is not None:
-            if value not in self.enum:
+            if value not in self.enum and not _ACCEPT_UNKNOWN.get():
                 problems.append((path, f"must be one of {', '.join(self.enum)}"))
             return
         if len(value) < self.min:
@@ -157,9 +179,9 @@ class Obj(Spec):
         if not isinstance(value, dict):
             problems.append((path, "must be an object"))
             return
-        for name in value:
-            if name not in self.fields:
-                problems.append((_join(path, name), "unknown field"))
+        unknown = [name for name in value if name not in self.fields]
+        if not _ACCEPT_UNKNOWN.get():
+            problems.extend((_join(path, name), "unknown field") for name in unknown)
         for name in self.required:
             if name not in value:
                 problems.append((_join(path, name), "is required"))
@@ -168,12 +190,14 @@ class Obj(Spec):
                 spec.check(value[name], _join(path, name), problems)
         for group in self.exactly_one:
             present = [name for name in group if value.get(name) is not None]
-            if len(present) != 1:
+            another_kind = not present and unknown and _ACCEPT_UNKNOWN.get()
+            if len(present) != 1 and not another_kind:
                 where = path or "body"
                 problems.append(
                     (where, f"set exactly one of {', '.join(group)} (got {len(present)})")
                 )
-        if self.at_least_one_member and not any(k in self.fields for k in value):
+        known = any(k in self.fields for k in value)
+        if self.at_least_one_member and not known and not (unknown and _ACCEPT_UNKNOWN.get()):
             problems.append((path, f"set at least one of {', '.join(self.fields)}"))
 
 
@@ -183,10 +207,15 @@ class Any_(Spec):
         return
 
 
-def validate(body: Any, spec: Obj) -> dict[str, Any]:
-    """Check a request body; raise one 400 naming every problem."""
+def validate(body: Any, spec: Obj, *, accept_unknown: bool = False) -> dict[str, Any]:
+    """Check a request body; raise one 400 naming every problem. `accept_unknown`: as a newer
+    platform would, accept members and values the spec does not list (`Newer`)."""
     problems: Problems = []
-    spec.check(body, "", problems)
+    token = _ACCEPT_UNKNOWN.set(accept_unknown)
+    try:
+        spec.check(body, "", problems)
+    finally:
+        _ACCEPT_UNKNOWN.reset(token)
     if problems:
         raise refusal(problems)
     if not isinstance(body, dict):  # `spec` refuses any other value: never reached

@@ -22,6 +22,7 @@ from typing import Any
 
 from reconciler.errors import ExportError
 from reconciler.export.convert import (
+    ExportNotes,
     ExportOptions,
     app_entry,
     environment_entry,
@@ -38,6 +39,7 @@ from reconciler.platform.protocol import Platform
 
 __all__ = [
     "Export",
+    "ExportNotes",
     "ExportOptions",
     "LiveApp",
     "LiveEnvironment",
@@ -88,6 +90,8 @@ class Export:
     secrets: list[SecretInput]
     options: ExportOptions = field(default_factory=ExportOptions)
     templates: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    """What was left out because no manifest can hold it (convert.ExportNotes)."""
 
     def single_document(self) -> dict[str, Any]:
         return manifest_document(self.projects, self.templates)
@@ -123,10 +127,11 @@ def build_export(
     projects: Sequence[LiveProject], options: ExportOptions = _DEFAULT_OPTIONS
 ) -> Export:
     names = SecretNames()
+    notes = ExportNotes()
     entries = {}
     for project in projects:
         try:
-            entries[project.slug] = project_entry(project, names, options)
+            entries[project.slug] = project_entry(project, names, options, notes)
         except (KeyError, TypeError, AttributeError, ValueError) as error:
             # The client checks envelopes, not every member: a response missing one is
             # reported with the project it belongs to, never as a traceback.
@@ -138,7 +143,7 @@ def build_export(
     templates: dict[str, Any] = {}
     if options.templates:
         templates, entries = factor_templates(entries)
-    return Export(entries, names.inputs, options, templates)
+    return Export(entries, names.inputs, options, templates, list(notes))
 
 
 async def export_workspace(

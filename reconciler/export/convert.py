@@ -3,6 +3,13 @@
 Only what differs from a default the spec states is written (omitted means unmanaged, so
 leaving a field out can never cause a diff), with keys in the order a person writes them.
 Write-only variables become `fromEnv` references with generated names.
+
+What this reconciler does not know (anything reconciler/platform/shapes.py does not document:
+a newer platform's members, policy kinds, values) is written in `opaque` blocks on the object
+that holds it, as reconciler/manifest/opaque.py reads them, so planning the export against
+the same live state still shows no change. What no manifest can hold is left out with a note
+(`ExportNotes`): an environment other than production and preview, a variable of a kind this
+reconciler does not know, the members of a project or an app it does not know.
 """
 
 from __future__ import annotations
@@ -14,12 +21,38 @@ from typing import Any
 from reconciler.errors import ExportError
 from reconciler.export.live import ENVIRONMENT_ORDER, LiveApp, LiveEnvironment, LiveProject
 from reconciler.export.secret_names import SecretNames
+from reconciler.manifest.model import deep_merge
 from reconciler.plan.kinds.base import display_number
 from reconciler.plan.kinds.policies import normalise_policy
 from reconciler.plan.kinds.settings import FIELDS, HEALTHCHECK_DEFAULTS
 from reconciler.plan.secrets import split_fingerprint
+from reconciler.platform.shapes import (
+    APP,
+    ENVIRONMENT,
+    HEALTHCHECK,
+    MATCH_ITEM,
+    POLICY,
+    PROJECT,
+    REGION,
+    SERVER_MEMBERS,
+    VARIABLE_KINDS,
+    Shape,
+    known_part,
+    unknown_members,
+    unknown_part,
+    unknown_values,
+)
 
-ENVIRONMENT_KEY_ORDER = ("build", "runtime", "regions", "variables", "domains", "policies")
+ENVIRONMENT_KEY_ORDER = (
+    "build",
+    "runtime",
+    "regions",
+    "variables",
+    "domains",
+    "policies",
+    "opaque",
+)
+OPAQUE = "opaque"
 
 # The settings fields, in the plan engine's (the spec's) order, so export and plan agree on
 # what a setting is.
@@ -60,24 +93,56 @@ class ExportOptions:
     """Write what several apps share once, as templates they extend (export/templates.py)."""
 
 
+class ExportNotes(list[str]):
+    """What an export left out because no manifest can hold it, one sentence each (the CLI
+    prints them on stderr)."""
+
+
 def project_entry(
-    project: LiveProject, names: SecretNames, options: ExportOptions = ExportOptions()
+    project: LiveProject,
+    names: SecretNames,
+    options: ExportOptions = ExportOptions(),
+    notes: ExportNotes | None = None,
 ) -> dict[str, Any]:
+    notes = ExportNotes() if notes is None else notes
     entry = _named_entry(project.resource, project.slug, options)
-    apps = {app.slug: app_entry(project.slug, app, names, options) for app in project.apps}
+    _note_unknown(notes, f"project {project.slug}", project.resource, PROJECT)
+    apps = {app.slug: app_entry(project.slug, app, names, options, notes) for app in project.apps}
     if apps:
         entry["apps"] = apps
     return entry
 
 
+def _note_unknown(notes: ExportNotes, what: str, resource: Mapping[str, Any], shape: Shape) -> None:
+    """A project's or an app's members this reconciler does not know: `updateProject` and
+    `updateApp` leave out what they are not sent, so they stay as they are, unmanaged."""
+    unknown = unknown_members(resource, shape) + unknown_values(resource, shape)
+    if unknown:
+        notes.append(
+            f"{what}: {', '.join(unknown)} not exported (members or values this reconciler "
+            "does not know; plans leave them as they are)"
+        )
+
+
 def app_entry(
-    project: str, app: LiveApp, names: SecretNames, options: ExportOptions = ExportOptions()
+    project: str,
+    app: LiveApp,
+    names: SecretNames,
+    options: ExportOptions = ExportOptions(),
+    notes: ExportNotes | None = None,
 ) -> dict[str, Any]:
+    notes = ExportNotes() if notes is None else notes
     entry = _named_entry(app.resource, app.slug, options)
     entry.update(_source(app.resource))
+    _note_unknown(notes, f"app {project}/{app.slug}", app.resource, APP)
     environments: dict[str, Any] = {}
+    for slug in app.other_environments:
+        notes.append(
+            f"app {project}/{app.slug} has an environment {slug!r}, neither production nor "
+            "preview: not exported (reconciler manages only those two; plans leave it alone)"
+        )
     for env in app.environments:
-        env_entry = environment_entry(project, app.slug, env, names)
+        env_entry = environment_entry(project, app.slug, env, names, notes)
         if env_entry:
             environments[env.slug] = env_entry
     if options.factor_defaults:
@@ -153,21 +218,36 @@ def _source(app: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def environment_entry(
-    project: str, app: str, env: LiveEnvironment, names: SecretNames
+    project: str,
+    app: str,
+    env: LiveEnvironment,
+    names: SecretNames,
+    notes: ExportNotes | None = None,
 ) -> dict[str, Any]:
+    notes = ExportNotes() if notes is None else notes
     resource = env.resource
+    where = f"{project}/{app}/{env.slug}"
     entry: dict[str, Any] = {}
-    build = _pick(resource.get("build"), BUILD_FIELDS)
+    build = _section(resource, "build", _pick(resource.get("build"), BUILD_FIELDS))
     if build:
         entry["build"] = build
-    runtime = _runtime(resource.get("runtime"))
+    runtime = _section(resource, "runtime", _runtime(resource.get("runtime"), where, notes))
     if runtime:
         entry["runtime"] = runtime
     if resource.get("regions"):
         entry["regions"] = [_region(r) for r in resource["regions"]]
+    listed = sorted(env.variables, key=lambda v: str(v.get("key")))
+    for variable in listed:
+        if variable.get("kind") not in VARIABLE_KINDS:
+            notes.append(
+                f"variable {where}/{variable.get('key')} is of kind {variable.get('kind')!r}, "
+                "which this reconciler does not know: not exported (plans never remove or "
+                "replace it without saying so)"
+            )
     variables = {
         v["key"]: _variable(v, names, project, app, env.slug)
-        for v in sorted(env.variables, key=lambda v: str(v.get("key")))
+        for v in listed
+        if v.get("kind") in VARIABLE_KINDS
     }
     if variables:
         entry["variables"] = variables
@@ -176,7 +256,35 @@ def environment_entry(
         entry["domains"] = hosts
     if env.policies:
         entry["policies"] = [policy_entry(p) for p in env.policies]
+    top = {
+        k: v
+        for k, v in unknown_part(resource, ENVIRONMENT).items()
+        if k not in ENVIRONMENT.fields and k not in SERVER_MEMBERS
+    }
+    if top:
+        entry[OPAQUE] = top
     return entry
+
+
+def _section(resource: Mapping[str, Any], section: str, picked: dict[str, Any]) -> dict[str, Any]:
+    """A build or runtime entry with its `opaque` block: the members of the live section this
+    reconciler does not know, and values of known ones it does not know (taken out of the
+    entry: the manifest's field would refuse them)."""
+    live = resource.get(section)
+    if not isinstance(live, Mapping):
+        return picked
+    shape = ENVIRONMENT.fields[section]
+    opaque = unknown_part(live, shape)
+    for path in unknown_values(live, shape):
+        if "." not in path:  # a flat member; the health check's are handled with it
+            opaque[path] = picked.pop(path, live[path])
+    if section == "runtime":
+        check = opaque.get("healthcheck")
+        if check is not None and "healthcheck" not in picked:
+            del opaque["healthcheck"]  # left out whole (its method is unknown): unmanaged
+    if opaque:
+        picked[OPAQUE] = opaque
+    return picked
 
 
 def _pick(
@@ -194,11 +302,21 @@ def _pick(
     return picked
 
 
-def _runtime(runtime: Any) -> dict[str, Any]:
+def _runtime(runtime: Any, where: str = "", notes: ExportNotes | None = None) -> dict[str, Any]:
     picked = _pick(runtime, RUNTIME_FIELDS, NEUTRAL_RUNTIME)
     if "vCpus" in picked:
         picked["vCpus"] = display_number(picked["vCpus"])
     if "healthcheck" in picked:
+        if unknown_values(picked["healthcheck"], HEALTHCHECK):
+            # a method this reconciler does not know: the manifest cannot write this check
+            if notes is not None:
+                notes.append(
+                    f"the health check of {where} has a method this reconciler does not know "
+                    f"({picked['healthcheck'].get('method')!r}): not exported (plans leave it "
+                    "as it is)"
+                )
+            del picked["healthcheck"]
+            return picked
         check = _pick(picked["healthcheck"], HEALTHCHECK_FIELDS, HEALTHCHECK_DEFAULTS)
         if check:
             picked["healthcheck"] = check
@@ -209,7 +327,14 @@ def _runtime(runtime: Any) -> dict[str, Any]:
 
 def _region(region: Mapping[str, Any]) -> dict[str, Any]:
     replicas = region.get("replicas") or {}
-    return {"name": region["name"], "replicas": {"min": replicas["min"], "max": replicas["max"]}}
+    entry: dict[str, Any] = {
+        "name": region["name"],
+        "replicas": {"min": replicas["min"], "max": replicas["max"]},
+    }
+    opaque = unknown_part(region, REGION)
+    if opaque:
+        entry[OPAQUE] = opaque
+    return entry
 
 
 def _variable(
@@ -236,28 +361,46 @@ def user_description(description: Any) -> str | None:
 
 def policy_entry(policy: Mapping[str, Any]) -> dict[str, Any]:
     """A live policy in the manifest's form: the plan engine's normal form (no ID, no
-    false booleans, no empty match), with keys in the order of the docs."""
-    if not isinstance(policy.get("firewall"), Mapping) and not isinstance(
-        policy.get("logging"), Mapping
-    ):
+    false booleans, no empty match), with keys in the order of the docs, and what this
+    reconciler does not know in `opaque` blocks (the policy's, each match item's)."""
+    normal = normalise_policy(policy)
+    rules = [kind for kind in ("firewall", "logging") if kind in normal]
+    extra = [k for k in normal if k not in POLICY.fields]
+    if not rules and not extra:
         raise ExportError(
             f'gateway.listPolicies returned policy "{policy.get("name")}" with neither a '
-            "firewall nor a logging rule; cannot export it"
+            "rule nor any member this reconciler does not know; cannot export it"
         )
-    normal = normalise_policy(policy)
     entry: dict[str, Any] = {"name": normal["name"], "enabled": normal["enabled"]}
     if normal.get("match"):
         entry["match"] = [_match_item(item) for item in normal["match"]]
-    if "firewall" in normal:
-        entry["firewall"] = normal["firewall"]
-    else:
-        entry["logging"] = {k: True for k in LOGGING_FIELDS if normal["logging"].get(k)}
-        entry["logging"].update({k: True for k in normal["logging"] if k not in LOGGING_FIELDS})
+    opaque = {k: normal[k] for k in extra}
+    for kind in rules:
+        rule = normal[kind]
+        if unknown_values(rule, POLICY.fields[kind]):
+            opaque = deep_merge(opaque, {kind: rule})  # a value its field would refuse
+            continue
+        known = known_part(rule, POLICY.fields[kind])
+        entry[kind] = (
+            {k: known[k] for k in LOGGING_FIELDS if known.get(k)} if kind == ("logging") else known
+        )
+        unknown = unknown_part(rule, POLICY.fields[kind])
+        if unknown:
+            opaque = deep_merge(opaque, {kind: unknown})
+    if opaque:
+        entry[OPAQUE] = opaque
     return entry
 
 
 def _match_item(item: Mapping[str, Any]) -> dict[str, Any]:
-    return {member: _ordered(item[member]) for member in _key_order(item, MATCH_MEMBER_ORDER)}
+    """A match condition: the members this reconciler knows in the spec's order, what it does
+    not know (members, and members of members) in the item's `opaque` block."""
+    known = known_part(item, MATCH_ITEM)
+    entry = {member: _ordered(known[member]) for member in _key_order(known, MATCH_MEMBER_ORDER)}
+    opaque = unknown_part(item, MATCH_ITEM)
+    if opaque:
+        entry[OPAQUE] = opaque
+    return entry
 
 
 def _ordered(value: Any) -> Any:

@@ -35,6 +35,9 @@ class LiveEnvironment(_LiveObject):
 @dataclass
 class LiveApp(_LiveObject):
     environments: list[LiveEnvironment] = field(default_factory=list)
+    other_environments: list[str] = field(default_factory=list)
+    """The slugs of environments other than production and preview (a newer platform's):
+    never read further, never exported."""
 
 
 @dataclass
@@ -83,11 +86,12 @@ async def _read_project(client: Platform, project: LiveProject) -> None:
 
 async def _read_app(client: Platform, project: str, app: LiveApp) -> None:
     body = {"project": project, "app": app.slug}
-    environments = await client.list_all("environments.listEnvironments", body)
-    app.environments = [
+    environments = [
         LiveEnvironment(_checked(e, "environments.listEnvironments", "slug", "id"))
-        for e in environments
+        for e in await client.list_all("environments.listEnvironments", body)
     ]
+    app.environments = [e for e in environments if e.slug in ENVIRONMENT_ORDER]
+    app.other_environments = sorted(e.slug for e in environments if e.slug not in ENVIRONMENT_ORDER)
     app.environments.sort(key=lambda e: _environment_rank(e.slug))
     await asyncio.gather(*(_read_environment(client, body, env) for env in app.environments))
 

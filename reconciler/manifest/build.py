@@ -43,6 +43,7 @@ from reconciler.manifest.model import (
     Waiver,
     freeze,
 )
+from reconciler.manifest.opaque import OPAQUE, merge_opaque
 from reconciler.manifest.policy_rules import STRING_MATCH_KINDS
 from reconciler.manifest.problems import Path
 from reconciler.manifest.secret_sources import from_file
@@ -177,6 +178,7 @@ def _environment(document: Document, name: EnvironmentName, layered: Layered) ->
         policies=_listed(layered, "policies", lambda v, p: _policy(document, v, p)),
         policy_tests=_listed(layered, "policyTests", lambda v, p: _policy_test(document, v, p))
         or (),
+        opaque=_opaque(layered),
         pos=document.key_at(layered.path),
         positions=_field_positions(document, layered),
     )
@@ -199,6 +201,12 @@ def _where(layered: Layered, key: str) -> Path | None:
     return None if found is None else found[1]
 
 
+def _opaque(layered: Layered) -> Any:
+    """The block's `opaque` members, merged across the layers as any mapping is."""
+    merged = layered.value(OPAQUE)
+    return freeze(merged) if isinstance(merged, dict) and merged else MappingProxyType({})
+
+
 def _get(layered: Layered, key: str) -> Any:
     found = layered.top(key)
     return UNSET if found is None else found[0]
@@ -212,6 +220,7 @@ def _build(document: Document, layered: Layered) -> Build:
         build_command=_get(layered, "buildCommand"),
         watch_paths=UNSET if watch_paths is UNSET else tuple(watch_paths),
         auto_deploy=_get(layered, "autoDeploy"),
+        opaque=_opaque(layered),
         positions=_field_positions(document, layered),
     )
 
@@ -229,6 +238,7 @@ def _runtime(document: Document, layered: Layered) -> Runtime:
         shutdown_signal=_get(layered, "shutdownSignal"),
         upstream_protocol=_get(layered, "upstreamProtocol"),
         openapi_spec_path=_get(layered, "openapiSpecPath"),
+        opaque=_opaque(layered),
         positions=_field_positions(document, layered),
     )
 
@@ -251,7 +261,13 @@ def _healthcheck(runtime: Layered) -> Any:
 
 def _region(document: Document, region: dict[str, Any], path: Path) -> Region:
     replicas = region["replicas"]
-    return Region(region["name"], replicas["min"], replicas["max"], document.at(path))
+    return Region(
+        region["name"],
+        replicas["min"],
+        replicas["max"],
+        freeze(region.get(OPAQUE) or {}),
+        document.at(path),
+    )
 
 
 def _variables(document: Document, layered: Layered) -> Any:
@@ -289,28 +305,35 @@ def _variable(document: Document, key: str, raw: Any, path: Path) -> Variable:
 
 
 def _policy(document: Document, policy: dict[str, Any], path: Path) -> Policy:
-    rule_kind: Literal["firewall", "logging"] = "firewall" if "firewall" in policy else "logging"
-    rule = policy[rule_kind] or {}
+    """A policy's rule is its `firewall` or `logging`; a policy of a kind this reconciler
+    does not know has neither, and its `opaque` block gives the rule."""
+    rule_kind: Literal["firewall", "logging"] | None = next(
+        (kind for kind in ("firewall", "logging") if kind in policy), None
+    )
+    rule = (policy[rule_kind] or {}) if rule_kind is not None else {}
     if rule_kind == "logging":
         rule = {flag: True for flag, on in rule.items() if on is True}
     return Policy(
         name=policy["name"],
         enabled=policy["enabled"],
-        match=freeze([_match_item(item) for item in policy.get("match") or ()]),
+        match=freeze([_match_item(merge_opaque(item)) for item in policy.get("match") or ()]),
         rule_kind=rule_kind,
         rule=freeze(dict(rule)),
         pos=document.at(path),
+        opaque=freeze(policy.get(OPAQUE) or {}),
     )
 
 
 def _match_item(item: dict[str, Any]) -> dict[str, Any]:
+    """A match item in the API's shape (its `opaque` members already merged in): string
+    conditions normalised, every member and key this reconciler does not know kept."""
     normalised: dict[str, Any] = {}
     for member, body in item.items():
-        if member == "path":
-            normalised[member] = {"path": _string_match(body["path"])}
-        elif member in ("header", "queryParam"):
+        if member == "path" and isinstance(body, dict) and isinstance(body.get("path"), dict):
+            normalised[member] = {**body, "path": _string_match(body["path"])}
+        elif member in ("header", "queryParam") and isinstance(body, dict):
             body = dict(body)
-            if "value" in body:
+            if isinstance(body.get("value"), dict):
                 body["value"] = _string_match(body["value"])
             normalised[member] = body
         else:
@@ -319,10 +342,14 @@ def _match_item(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def _string_match(condition: dict[str, Any]) -> dict[str, Any]:
-    """The API's shape with `ignoreCase` only when true (false is its default)."""
+    """The API's shape with `ignoreCase` only when true (false is its default); members this
+    reconciler does not know (merged from `opaque`) kept after the ones it does."""
     result = {k: condition[k] for k in STRING_MATCH_KINDS if k in condition}
     if condition.get("ignoreCase") is True:
         result["ignoreCase"] = True
+    result.update(
+        (k, v) for k, v in condition.items() if k not in STRING_MATCH_KINDS and k != "ignoreCase"
+    )
     return result
 
 

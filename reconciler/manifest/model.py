@@ -18,6 +18,10 @@ An app's `environments` is the one plain tuple: every app has exactly its two
 environments, which cannot be deleted, so an absent or empty block both mean
 that no environment is managed.
 
+`opaque` (on an environment, its `build` and `runtime`, a region, a policy) holds what the
+manifest writes in an `opaque:` block: members of the platform's object that this reconciler
+does not know, managed as written (reconciler/manifest/opaque.py). Empty means none.
+
 Every node carries the `Position` of its mapping and, in `positions`, the
 position of each key's value, so any stage can point a user at the exact
 place in their file.
@@ -165,6 +169,7 @@ class Build:
     build_command: Clearable[str] = UNSET
     watch_paths: Managed[tuple[str, ...]] = UNSET
     auto_deploy: Managed[bool] = UNSET
+    opaque: Mapping[str, Any] = field(default_factory=_empty)
     positions: Mapping[str, Position] = field(default_factory=_empty, compare=False)
 
 
@@ -181,6 +186,7 @@ class Runtime:
     shutdown_signal: Managed[Literal["SIGTERM", "SIGINT", "SIGQUIT", "SIGKILL"]] = UNSET
     upstream_protocol: Managed[Literal["http1", "h2c"]] = UNSET
     openapi_spec_path: Clearable[str] = UNSET
+    opaque: Mapping[str, Any] = field(default_factory=_empty)
     positions: Mapping[str, Position] = field(default_factory=_empty, compare=False)
 
 
@@ -189,6 +195,7 @@ class Region:
     name: str
     min_replicas: int
     max_replicas: int
+    opaque: Mapping[str, Any] = field(default_factory=_empty)
     pos: Position | None = field(default=None, compare=False)
 
 
@@ -279,27 +286,47 @@ def thaw(value: Any) -> Any:
     return value
 
 
+def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """`base` with `over` merged in: mappings merge by key, anything else in `over` replaces
+    (how an `opaque` block reaches the object the API receives)."""
+    merged = dict(base)
+    for key, value in over.items():
+        current = merged.get(key)
+        if isinstance(current, Mapping) and isinstance(value, Mapping):
+            merged[key] = deep_merge(current, value)
+        else:
+            merged[key] = value
+    return merged
+
+
 @dataclass(frozen=True)
 class Policy:
     """One gateway policy, in the API's own shape (`match` members exactly as the spec).
 
     `match` is normalised by the loader: an absent or empty match is `()`;
-    `ignoreCase` is kept only when true. `rule_kind` is `firewall` or `logging`
-    and `rule` its object (logging booleans kept only when true).
+    `ignoreCase` is kept only when true; each item's `opaque` block is merged into it.
+    `rule_kind` is `firewall` or `logging` and `rule` its object (logging booleans kept
+    only when true); None (and an empty `rule`) for a policy of a kind this reconciler does
+    not know, whose rule its `opaque` block gives. `opaque` is deep-merged into the policy
+    the API receives (`to_api`).
     """
 
     name: str
     enabled: bool
     match: tuple[Mapping[str, Any], ...]
-    rule_kind: Literal["firewall", "logging"]
+    rule_kind: Literal["firewall", "logging"] | None
     rule: Mapping[str, Any]
     pos: Position | None = field(default=None, compare=False)
+    opaque: Mapping[str, Any] = field(default_factory=_empty)
 
     def to_api(self) -> dict[str, Any]:
         body: dict[str, Any] = {"name": self.name, "enabled": self.enabled}
         if self.match:
             body["match"] = thaw(self.match)
-        body[self.rule_kind] = thaw(self.rule)
+        if self.rule_kind is not None:
+            body[self.rule_kind] = thaw(self.rule)
+        if self.opaque:
+            body = deep_merge(body, thaw(self.opaque))
         return body
 
 
@@ -338,6 +365,9 @@ class Environment:
     domains: Managed[tuple[Domain, ...]] = UNSET
     policies: Managed[tuple[Policy, ...]] = UNSET
     policy_tests: tuple[PolicyTest, ...] = ()
+    opaque: Mapping[str, Any] = field(default_factory=_empty)
+    """Members of the platform's environment this reconciler does not know, at its top level
+    (sent in `updateSettings` as written)."""
     pos: Position | None = field(default=None, compare=False)
     positions: Mapping[str, Position] = field(default_factory=_empty, compare=False)
 

@@ -75,12 +75,18 @@ def check_tests(report: Report, environment: str, layered: Layered) -> None:
                 names.setdefault(name, index)
 
 
+OPAQUE_KIND = "opaque"
+"""The kind of a policy whose rule its `opaque` block gives (a kind this reconciler does not
+know)."""
+
+
 def _policy_kinds(policies: Sequence[Any]) -> dict[str, str]:
-    """policy name -> `firewall` or `logging` (the first policy of a name wins)."""
+    """policy name -> `firewall`, `logging` or `OPAQUE_KIND` (the first policy of a name
+    wins)."""
     kinds: dict[str, str] = {}
     for policy in policies:
         if isinstance(policy, dict) and isinstance(policy.get("name"), str):
-            kind = "firewall" if "firewall" in policy else "logging"
+            kind = next((k for k in ("firewall", "logging") if k in policy), OPAQUE_KIND)
             kinds.setdefault(policy["name"], kind)
     return kinds
 
@@ -217,6 +223,8 @@ def _named(
     listed = ", ".join(map(repr, wanted)) if wanted else "none"
     if actual is None:
         problem = f"no policy of {environment} is named {name!r}"
+    elif actual == OPAQUE_KIND:
+        problem = f"{name!r} is a policy of {environment} of a kind this reconciler does not know"
     else:
         problem = f"{name!r} is a {actual} policy of {environment}"
     report(path, f"{problem}; {field} names a {kind} policy of its list ({listed})")

@@ -27,7 +27,7 @@ META = ("title", "description", "examples")
 NOT_SUBSTITUTED = ("extends", "checks")
 """Template names and parameters, and waivers (each a reason written for one object), are
 never parameters."""
-NOT_COPIED = ("extends", "templateName", "parameterText", "waivers", "waiver")
+NOT_COPIED = ("extends", "templateName", "parameterText", "waivers", "waiver", "opaque")
 GENERATED = (
     "Generated from #/$defs/settings by reconciler/manifest/schema_derived.py: edit `settings` (or "
     "that module) and run `python -m tests.manifest.regenerate_schema`."

@@ -20,9 +20,11 @@ from reconciler.manifest.document import Document
 from reconciler.manifest.formats import host_problem, normalise_host
 from reconciler.manifest.layers import Layered, is_combination
 from reconciler.manifest.model import MAX_VALUE_CHARS
+from reconciler.manifest.opaque import check_opaque, policy_rule_problem
 from reconciler.manifest.policy_rules import PolicyRules
 from reconciler.manifest.policy_test_rules import MemberCheck, check_list, check_tests
 from reconciler.manifest.problems import WARNING, Path, Problem, format_path
+from reconciler.manifest.schema import manifest_schema
 from reconciler.manifest.secret_sources import (
     SecretUnavailable,
     env_problem,
@@ -138,6 +140,36 @@ class _Rules:
             for policy, policy_path in policies:
                 if isinstance(policy, dict):
                     self._policies.check(policy_path, policy)
+                    self._policy_opaque(policy_path, policy)
+        self._settings_opaque(path, block)
+
+    def _settings_opaque(self, path: Path, block: dict[str, Any]) -> None:
+        """`opaque` blocks give only members this reconciler does not know (opaque.py)."""
+        root = manifest_schema()
+        settings = root["$defs"]["settings"]
+        check_opaque(self.report, path, block, settings, root, "settings")
+        for section in ("build", "runtime"):
+            if isinstance(block.get(section), dict):
+                schema = settings["properties"][section]
+                check_opaque(self.report, (*path, section), block[section], schema, root, section)
+        for regions in _pieces(block, "regions", path):
+            for region, region_path in regions:
+                if isinstance(region, dict):
+                    schema = root["$defs"]["region"]
+                    check_opaque(self.report, region_path, region, schema, root, "region")
+
+    def _policy_opaque(self, path: Path, policy: dict[str, Any]) -> None:
+        root = manifest_schema()
+        schema = root["$defs"]["policy"]
+        check_opaque(self.report, path, policy, schema, root, "policy")
+        problem = policy_rule_problem(policy, schema, root)
+        if problem is not None:
+            self.report(path, problem)
+        match = policy.get("match")
+        for index, item in enumerate(match if isinstance(match, list) else ()):
+            if isinstance(item, dict):
+                item_schema = root["$defs"]["matchItem"]
+                check_opaque(self.report, (*path, "match", index), item, item_schema, root, "")
 
     def _combined_lists(self, layered: Layered) -> None:
         """A list an environment combines from several blocks, as a whole: the schema's

@@ -15,15 +15,18 @@ DEFAULT_MAX_DELETES = 10
 @dataclass(frozen=True)
 class ApplyLimits:
     """The limits of the command that applies, never read back from a plan file (a file can be
-    edited, its checksum recomputed): `--max-deletes`, `--allow-replace`."""
+    edited, its checksum recomputed): `--max-deletes`, `--allow-replace`,
+    `--allow-unknown-removal`."""
 
     max_deletes: int = DEFAULT_MAX_DELETES
     allow_replace: bool = False
+    allow_unknown_removal: bool = False
 
 
 def raise_if_unsafe(plan: Plan, limits: ApplyLimits) -> None:
     """Refuse, before the first write, a plan that an error finding of the built-in checks
-    fails, that breaks a limit, or that needs a secret that is missing."""
+    fails, that breaks a limit, that would remove what this reconciler does not know (unless
+    allowed), or that needs a secret that is missing."""
     failing = plan.failing_findings
     if failing:
         raise ApplyRefused(
@@ -31,6 +34,19 @@ def raise_if_unsafe(plan: Plan, limits: ApplyLimits) -> None:
             "applied:\n  " + "\n  ".join(finding.labelled for finding in failing),
             hint="fix them in the manifests, or waive a rule on the object with its reason "
             "(see the checks guide), then plan again",
+        )
+    removing = plan.unknown_removals
+    if removing and not limits.allow_unknown_removal:
+        raise ApplyRefused(
+            "the plan would remove what this reconciler does not know (a newer platform's "
+            "policies or members), nothing was applied:\n  "
+            + "\n  ".join(
+                f"{change.address}: {removed}"
+                for change in removing
+                for removed in change.unknown_removed
+            ),
+            hint="carry them in the manifest (`reconciler export` writes them in `opaque` "
+            "blocks), or rerun with --allow-unknown-removal if removing them is intended",
         )
     check_safety(
         plan,

@@ -126,8 +126,15 @@ async def checked_saved_plan(
     assert saved.platform is not None  # saved_plan_connection refused it otherwise
     _check_same_workspace(saved.platform, current)
     check_saved_plan(saved.plan, current, resolve=resolve_ref, fingerprint_key=fingerprint_key)
+    # what a change would remove that this reconciler does not know is taken from the plan
+    # made now, not from the file (the same live state gives the same; an edit cannot hide it)
+    removing = {change.address: change.unknown_removed for change in current.changes}
     return dataclasses.replace(
         saved.plan,
+        changes=tuple(
+            dataclasses.replace(c, unknown_removed=removing.get(c.address, ()))
+            for c in saved.plan.changes
+        ),
         findings=current.findings,
         overrides=current.overrides,
     )

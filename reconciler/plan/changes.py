@@ -187,6 +187,9 @@ class Change:
     `test_outcomes` (policy lists) are the manifest's policy tests whose verdict it turns.
     `templates` names the shared blocks (templates, `appDefaults`) the values it sends come
     from, as manifest paths, when the plan was explained (`plan --explain`).
+    `unknown_removed` names what live state holds that this reconciler does not know and that
+    the change's calls would remove (a policy of a kind it does not know, a member a newer
+    platform added): apply refuses such a change unless run with --allow-unknown-removal.
     """
 
     address: str
@@ -204,6 +207,7 @@ class Change:
     secret_source: SecretSource | None = None
     test_outcomes: tuple[OutcomeChange, ...] = ()
     templates: tuple[str, ...] = field(default=(), compare=False)
+    unknown_removed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -280,6 +284,11 @@ class Plan:
         change = sum(c.action is Action.UPDATE for c in self.changes)
         destroy = sum(c.action in (Action.DELETE, Action.REPLACE) for c in self.changes)
         return add, change, destroy
+
+    @property
+    def unknown_removals(self) -> tuple[Change, ...]:
+        """The executable changes that would remove what this reconciler does not know."""
+        return tuple(c for c in self.executable_changes if c.unknown_removed)
 
     @property
     def deletions(self) -> tuple[Change, ...]:

@@ -157,6 +157,8 @@ def _change_to_dict(change: Change) -> dict[str, Any]:
         out["policy_test_changes"] = [o.to_json() for o in change.test_outcomes]
     if change.templates:
         out["templates"] = list(change.templates)
+    if change.unknown_removed:
+        out["unknown_removed"] = list(change.unknown_removed)
     return out
 
 
@@ -285,6 +287,9 @@ def _change_from_dict(data: Any, path: str) -> Change:
         secret_source=_secret_source(obj, path),
         test_outcomes=_test_outcomes(obj, path),
         templates=_strings(obj, "templates", path) if "templates" in obj else (),
+        unknown_removed=(
+            _strings(obj, "unknown_removed", path) if "unknown_removed" in obj else ()
+        ),
     )
 
 

@@ -32,6 +32,9 @@ class LiveRecord:
     state: dict[str, Any] = field(default_factory=dict)
     rolled_back: set[str] = field(default_factory=set)
     """`project/app` of the live apps whose production is rolled back (isRolledBack)."""
+    other_environments: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """`project/app` -> the slugs of its environments other than production and preview (a
+    newer platform's), which the plan reports and leaves alone."""
 
     def read(self, operation: str, object_id: str | None = None) -> None:
         self.permissions.add(permission(operation, object_id))

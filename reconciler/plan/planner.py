@@ -61,6 +61,7 @@ from reconciler.plan.live import LiveRecord, fingerprint_mode
 from reconciler.plan.options import PlanOptions
 from reconciler.plan.targets import Scope
 from reconciler.platform.protocol import Platform
+from reconciler.platform.shapes import APP, PROJECT, Shape, unknown_members, unknown_values
 
 __all__ = ["PlanOptions", "build_plan", "manifest_digest"]
 
@@ -126,6 +127,7 @@ class _Planner(Planning):
         self.declared_secrets: dict[str, str] = {}
         self.planned_projects: set[str] = set()
         self.collected: dict[str, list[Any]] = {}
+        self.unmanaged_fields: list[tuple[str, str]] = []
         self.environment_kinds = kinds.environment_kinds()
         self.live_apps: dict[tuple[str, str], tuple[str, str]] = {}
         """(project, app) slugs of the manifest -> the IDs of the live app it plans (not one it
@@ -146,6 +148,8 @@ class _Planner(Planning):
 
     async def _plan_project(self, desired: Project) -> None:
         live = await self._read_project(desired)
+        if live is not None:
+            self._unknown_members(f"project.{desired.slug}", live, PROJECT)
         change = project.plan_project(desired, live)
         self._add(change)
         depends = _dependency(change, Action.CREATE)
@@ -321,6 +325,8 @@ class _Planner(Planning):
             allow_replace=self.options.allow_replace,
         )
         self._add(change, project_depends)
+        if live is not None:
+            self._unknown_members(f"app.{desired_project.slug}/{desired.slug}", live, APP)
         replaced = change is not None and change.action is Action.REPLACE
         if change is not None and replaced and live is not None:
             self.going_away[live["id"]] = change.address
@@ -460,6 +466,14 @@ class _Planner(Planning):
             if live is not None and kind.read_at != 2:  # per-app reads are recorded per app
                 kind.record(self.record, at, label, live)
             kind.plan(job, live)
+
+    def _unknown_members(self, where: str, live: Mapping[str, Any], shape: Shape) -> None:
+        """A project's or an app's members (and values) this reconciler does not know: their
+        updates send only what changes, so these stay as they are; the plan reports them."""
+        found = unknown_members(live, shape) + [
+            f"{path} {live.get(path)!r}" for path in unknown_values(live, shape)
+        ]
+        self.unmanaged_fields.extend((where, path) for path in found)
 
     def manages(self, kind: EnvironmentKind, project: str, app: str, environment: str) -> bool:
         desired = self.manifest.project(project)
@@ -660,6 +674,23 @@ class _Planner(Planning):
                     "that must send them until they are available",
                 )
             )
+        # by address (environments are planned concurrently), each one's in the order found
+        unmanaged = sorted(
+            ((a, path) for a, path in self.unmanaged_fields if self.scope.covers(a)),
+            key=lambda field: field[0],
+        )
+        if unmanaged:
+            notes.append(unmanaged_note(unmanaged))
+        notes.extend(
+            Note(
+                "info",
+                f"app {label} has environment(s) {', '.join(others)} besides production and "
+                "preview; reconciler manages only those two and leaves the others alone",
+                f"app.{label}",
+            )
+            for label, others in sorted(self.record.other_environments.items())
+            if self.scope.reads(*label.split("/"))
+        )
         if self.compared_by_presence:
             notes.append(
                 Note(
@@ -671,6 +702,28 @@ class _Planner(Planning):
                 )
             )
         return notes
+
+
+SHOWN_UNMANAGED = 5
+"""How many unmanaged fields the plan's note names before it counts the rest."""
+
+
+def unmanaged_note(fields: Sequence[tuple[str, str]]) -> Note:
+    """One note for every member live state holds that this reconciler does not know and the
+    manifest does not manage: the first few, grouped by address, then how many more."""
+    grouped: dict[str, list[str]] = {}
+    for where, path in fields[:SHOWN_UNMANAGED]:
+        grouped.setdefault(where, []).append(path)
+    shown = [f"{where}: {', '.join(paths)}" for where, paths in grouped.items()]
+    more = len(fields) - SHOWN_UNMANAGED
+    if more > 0:
+        shown.append(f"and {more} more")
+    return Note(
+        "info",
+        f"{len(fields)} unmanaged field(s): the platform holds what this reconciler does not "
+        f"know ({'; '.join(shown)}); the plan keeps them as they are (`reconciler export` "
+        "writes those a manifest can hold in `opaque` blocks, which the plan then manages)",
+    )
 
 
 def _dependency(change: Change | None, *actions: Action) -> tuple[str, ...]:

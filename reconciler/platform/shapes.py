@@ -5,6 +5,11 @@ present must have its documented type (members the spec does not list are allowe
 platform may add some). A response that breaks this is an `UnexpectedResponse` naming the
 operation and the field, instead of a crash somewhere in the code that reads it. Presence is
 left to the readers: `required` lists only members whose absence no reader could survive.
+
+These tables are also the one place that says what this reconciler *knows* of a resource:
+`unknown_members` and `unknown_part` find what a live answer holds beyond them (a member a
+newer platform added), which the plan keeps, reports and never drops without saying so
+(docs/guides/manifests.md, "What reconciler does not understand").
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ class Shape:
     item: Shape | None = None
     fields: Mapping[str, Shape] = field(default_factory=dict)
     required: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
+    """For a string: the values the spec documents (a newer platform may answer another:
+    never refused, see `unknown_values`)."""
 
 
 STR = Shape("string")
@@ -40,6 +48,16 @@ def arr(item: Shape) -> Shape:
     return Shape("array", item=item)
 
 
+def one_of(*values: str) -> Shape:
+    """A string the spec documents these values of."""
+    return Shape("string", values=values)
+
+
+SIGNALS = one_of("SIGTERM", "SIGINT", "SIGQUIT", "SIGKILL")
+PROTOCOLS = one_of("http1", "h2c")
+ENVIRONMENT_NAMES = ("production", "preview")
+
+
 TIMESTAMPS = {"createdAt": INT, "updatedAt": INT}
 
 PROJECT = obj(id=STR, name=STR, slug=STR, deleteProtection=BOOL, **TIMESTAMPS)
@@ -48,7 +66,7 @@ APP = obj(
     id=STR,
     name=STR,
     slug=STR,
-    sourceType=STR,
+    sourceType=one_of("git", "oci"),
     git=obj(repository=STR, defaultBranch=STR),
     oci=obj(image=STR),
     currentDeploymentId=STR,
@@ -58,7 +76,7 @@ APP = obj(
 )
 
 HEALTHCHECK = obj(
-    method=STR,
+    method=one_of("GET", "POST"),
     path=STR,
     intervalSeconds=INT,
     timeoutSeconds=INT,
@@ -73,51 +91,53 @@ RUNTIME = obj(
     storageMib=INT,
     command=STRS,
     healthcheck=HEALTHCHECK,
-    shutdownSignal=STR,
-    upstreamProtocol=STR,
+    shutdownSignal=SIGNALS,
+    upstreamProtocol=PROTOCOLS,
     openapiSpecPath=STR,
 )
 
+REGION = obj(("name", "replicas"), name=STR, replicas=obj(("min", "max"), min=INT, max=INT))
+
 ENVIRONMENT = obj(
     id=STR,
-    slug=STR,
+    slug=one_of(*ENVIRONMENT_NAMES),
     description=STR,
-    kind=STR,
+    kind=one_of(*ENVIRONMENT_NAMES),
     deleteProtection=BOOL,
     runtime=RUNTIME,
     build=obj(
         dockerfile=STR, rootDirectory=STR, buildCommand=STR, watchPaths=STRS, autoDeploy=BOOL
     ),
-    regions=arr(
-        obj(("name", "replicas"), name=STR, replicas=obj(("min", "max"), min=INT, max=INT))
-    ),
+    regions=arr(REGION),
     **TIMESTAMPS,
 )
 
-VARIABLE = obj(key=STR, kind=STR, value=STR, description=STR, createdAt=INT)
+VARIABLE_KINDS = ("recoverable", "writeonly")
+VARIABLE = obj(key=STR, kind=one_of(*VARIABLE_KINDS), value=STR, description=STR, createdAt=INT)
 
 _STRING_MATCH = obj(exact=STR, prefix=STR, regex=STR, ignoreCase=BOOL)
 _NAMED_MATCH = obj(name=STR, present=BOOL, value=_STRING_MATCH)
+MATCH_ITEM = obj(
+    path=obj(path=_STRING_MATCH),
+    method=obj(methods=STRS),
+    header=_NAMED_MATCH,
+    queryParam=_NAMED_MATCH,
+    remoteIp=obj(**{"in": STRS, "notIn": STRS}),
+)
 POLICY = obj(
     id=STR,
     name=STR,
     enabled=BOOL,
-    match=arr(
-        obj(
-            path=obj(path=_STRING_MATCH),
-            method=obj(methods=STRS),
-            header=_NAMED_MATCH,
-            queryParam=_NAMED_MATCH,
-            remoteIp=obj(**{"in": STRS, "notIn": STRS}),
-        )
-    ),
-    firewall=obj(action=STR),
+    match=arr(MATCH_ITEM),
+    firewall=obj(action=one_of("ACTION_DENY")),
     logging=obj(
         requestHeaders=BOOL, responseHeaders=BOOL, requestBody=BOOL, responseBody=BOOL, query=BOOL
     ),
 )
 
-DNS_RECORD = obj(type=STR, name=STR, value=STR, ttl=INT, verified=BOOL, note=STR)
+DNS_RECORD = obj(
+    type=one_of("CNAME", "ALIAS", "TXT"), name=STR, value=STR, ttl=INT, verified=BOOL, note=STR
+)
 DOMAIN_CONNECT = obj(provider=STR, url=STR)
 
 DOMAIN = obj(
@@ -127,7 +147,7 @@ DOMAIN = obj(
     projectId=STR,
     appId=STR,
     environmentId=STR,
-    status=STR,
+    status=one_of("pending", "verifying", "verified", "failed"),
     verificationError=STR,
     dnsRecords=arr(DNS_RECORD),
     domainConnect=DOMAIN_CONNECT,
@@ -182,6 +202,100 @@ DATA_SHAPES: Mapping[str, Shape] = {
     "deployments.getDeployment": DEPLOYMENT,
     "deployments.listDeployments": DEPLOYMENT,
 }
+
+
+SERVER_MEMBERS = frozenset({"id", "createdAt", "updatedAt"})
+"""Members the platform sets itself on every resource it stores (an ID; the timestamps of the
+spec's conventions): known at the top of any resource, even one whose table does not list
+them (a policy's `createdAt`, should the platform add it, is not a member it could take)."""
+
+
+def unknown_members(
+    value: Any, shape: Shape, where: str = "", *, indexes: bool = True
+) -> list[str]:
+    """The paths of the members of `value` that `shape` does not document (`runtime.gpu`,
+    `match[0].country`), in the order they appear; below an unknown member nothing more is
+    listed. `indexes=False` writes every item of a list as `[]` (`match[].country`). The top
+    level of a resource also knows `SERVER_MEMBERS`."""
+    found = _unknown(value, shape, where, indexes)
+    if not where and isinstance(value, Mapping):
+        found = [path for path in found if path not in SERVER_MEMBERS]
+    return found
+
+
+def _unknown(value: Any, shape: Shape, where: str, indexes: bool) -> list[str]:
+    if shape.kind == "object" and isinstance(value, Mapping):
+        found: list[str] = []
+        for name, member in value.items():
+            path = f"{where}.{name}" if where else str(name)
+            if name in shape.fields:
+                found += _unknown(member, shape.fields[name], path, indexes)
+            else:
+                found.append(path)
+        return found
+    if shape.kind == "array" and shape.item is not None and isinstance(value, list):
+        return [
+            path
+            for index, item in enumerate(value)
+            for path in _unknown(item, shape.item, f"{where}[{index if indexes else ''}]", indexes)
+        ]
+    return []
+
+
+def unknown_part(value: Any, shape: Shape) -> dict[str, Any]:
+    """What `value` (an object) holds that `shape` does not document, as a mapping of the same
+    form: unknown members whole, and a documented object member that holds unknown members as
+    a mapping of those (`{"gpu": {...}, "healthcheck": {"grpcService": "x"}}`). Lists are not
+    gone into: an item's unknown members are its own (see `unknown_members`). Empty when
+    `value` holds nothing unknown, or is not an object."""
+    if shape.kind != "object" or not isinstance(value, Mapping):
+        return {}
+    part: dict[str, Any] = {}
+    for name, member in value.items():
+        if name not in shape.fields:
+            part[name] = member
+        elif shape.fields[name].kind == "object":
+            inner = unknown_part(member, shape.fields[name])
+            if inner:
+                part[name] = inner
+    return part
+
+
+def unknown_values(value: Any, shape: Shape, where: str = "") -> list[str]:
+    """The paths of the documented string members of `value` (an object, items of lists
+    included) whose value is not one the spec documents (`runtime.shutdownSignal`)."""
+    if shape.values:
+        return [where] if isinstance(value, str) and value not in shape.values else []
+    if shape.kind == "object" and isinstance(value, Mapping):
+        return [
+            path
+            for name, member in value.items()
+            if name in shape.fields
+            for path in unknown_values(
+                member, shape.fields[name], f"{where}.{name}" if where else name
+            )
+        ]
+    if shape.kind == "array" and shape.item is not None and isinstance(value, list):
+        return [
+            path
+            for index, item in enumerate(value)
+            for path in unknown_values(item, shape.item, f"{where}[{index}]")
+        ]
+    return []
+
+
+def known_part(value: Any, shape: Shape) -> Any:
+    """`value` without the members `shape` does not document (in objects at any depth, items
+    of lists included); anything but an object or a list is returned as it is."""
+    if shape.kind == "object" and isinstance(value, Mapping):
+        return {
+            name: known_part(member, shape.fields[name])
+            for name, member in value.items()
+            if name in shape.fields
+        }
+    if shape.kind == "array" and shape.item is not None and isinstance(value, list):
+        return [known_part(item, shape.item) for item in value]
+    return value
 
 
 def object_member(value: Mapping[str, Any], name: str) -> Mapping[str, Any]:

@@ -2,6 +2,10 @@
 against the live list and against the manifest's, and those whose verdict differs are shown
 in the plan (`GET /admin/users from 198.51.100.7: allow -> deny (admin-only-from-office)`),
 so a reviewer sees the effect of a rule diff on requests, not only the diff.
+
+A verdict that depends on a policy the evaluator cannot evaluate (a kind this reconciler does
+not know, engine.py) is `unknown`, with that policy named; `unknown` on both sides is no
+change anyone could see.
 """
 
 from __future__ import annotations
@@ -11,14 +15,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.policy_tests.cases import PolicyTestCase
-from reconciler.policy_tests.engine import compile_policies
+from reconciler.policy_tests.engine import Decision, compile_policies
 from reconciler.policy_tests.run import decider_name, describe, request_of
+
+UNKNOWN_VERDICT = "unknown"
+"""The outcome of a test on a list holding a policy the evaluator cannot evaluate."""
 
 
 @dataclass(frozen=True)
 class OutcomeChange:
     """One test whose verdict the change turns around. `policy` is the firewall policy that
-    decides the `deny` side (after the change for allow -> deny, before it for deny -> allow)."""
+    decides the `deny` side (after the change for allow -> deny, before it for deny -> allow),
+    or, where a side is `unknown`, the policy the evaluator cannot evaluate there."""
 
     name: str
     request: str
@@ -29,6 +37,10 @@ class OutcomeChange:
     def __str__(self) -> str:
         if self.policy is None:
             why = ""
+        elif self.after == UNKNOWN_VERDICT:
+            why = f" ({self.policy} cannot be evaluated offline)"
+        elif self.before == UNKNOWN_VERDICT:
+            why = f" (was {self.policy}, which cannot be evaluated offline)"
         elif self.after == "deny":
             why = f" ({self.policy})"
         else:
@@ -59,18 +71,26 @@ def changed_outcomes(
     for test in tests:
         request = request_of(test)
         before, after = before_list.evaluate(request), after_list.evaluate(request)
-        if before.verdict is not after.verdict:
-            deciding = after if after.decided_by is not None else before
+        was, now = _verdict(before), _verdict(after)
+        if was != now:
             changed.append(
-                OutcomeChange(
-                    test.name,
-                    describe(test),
-                    before.verdict.value,
-                    after.verdict.value,
-                    decider_name(deciding),
-                )
+                OutcomeChange(test.name, describe(test), was, now, _policy(before, after, now))
             )
     return tuple(changed)
+
+
+def _verdict(decision: Decision) -> str:
+    return decision.verdict.value if decision.verdict_known else UNKNOWN_VERDICT
+
+
+def _policy(before: Decision, after: Decision, now: str) -> str | None:
+    """The policy that makes the difference: the one the evaluator cannot evaluate on an
+    `unknown` side (after first), else the firewall policy deciding the `deny` side."""
+    for decision in (after, before) if now == UNKNOWN_VERDICT else (before, after):
+        if not decision.verdict_known:
+            return next(t.policy.name for t in decision.trace if t.may_block)
+    deciding = after if after.decided_by is not None else before
+    return decider_name(deciding)
 
 
 def outcome_change_from_json(data: Mapping[str, Any]) -> OutcomeChange:

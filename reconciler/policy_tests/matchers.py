@@ -27,6 +27,17 @@ STRING_KINDS = ("exact", "prefix", "regex")
 MEMBER_KINDS = ("path", "method", "header", "queryParam", "remoteIp")
 """The members of a match item, in the order they are checked (the spec's table order)."""
 
+STRING_KEYS = (*STRING_KINDS, "ignoreCase")
+MEMBER_KEYS: Mapping[str, tuple[str, ...]] = {
+    "path": ("path",),
+    "method": ("methods",),
+    "header": ("name", "present", "value"),
+    "queryParam": ("name", "present", "value"),
+    "remoteIp": ("in", "notIn"),
+}
+"""The keys of each match member (and of its string condition) this evaluator has a rule for."""
+_CONDITION_OF = {"path": "path", "header": "value", "queryParam": "value"}
+
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False
 _RE2_FOLDING = re2.Options()
@@ -208,6 +219,20 @@ class RemoteIpMember:
         shown = ", ".join(str(r) for r in self.ranges[:3])
         more = len(self.ranges) - 3
         return f"[{shown}{f', and {more} more' if more > 0 else ''}]"
+
+
+def unknown_keys(kind: str, spec: Any) -> list[str]:
+    """The keys of a match member (`path.caseFold` as `path.caseFold`) that this evaluator has
+    no rule for, in the member and in its string condition; none for what is not an object
+    (`member` says what is wrong with it)."""
+    if not isinstance(spec, Mapping):
+        return []
+    found = [str(key) for key in spec if key not in MEMBER_KEYS[kind]]
+    condition = spec.get(_CONDITION_OF.get(kind, ""))
+    if isinstance(condition, Mapping):
+        inner = _CONDITION_OF[kind]
+        found += [f"{inner}.{key}" for key in condition if key not in STRING_KEYS]
+    return found
 
 
 def member(kind: str, spec: Any, where: str) -> Member:

@@ -79,6 +79,15 @@ def run_tests(environments: Sequence[EnvironmentTests]) -> list[TestResult]:
 
 def evaluate(address: str, policies: PolicyList, test: PolicyTestCase) -> TestResult:
     decision = policies.evaluate(request_of(test))
+    undecided = undecided_reason(test, decision)
+    if undecided is not None:
+        return TestResult(
+            environment=address,
+            test=test,
+            status="skipped",
+            skip_reason=undecided,
+            explanation=decision.explain(),
+        )
     decided_by = decider_name(decision)
     logged_by = tuple(ref.name for ref in decision.logged_by)
     failures = expectation_failures(test, decision.verdict.value, decided_by, logged_by)
@@ -91,6 +100,22 @@ def evaluate(address: str, policies: PolicyList, test: PolicyTestCase) -> TestRe
         logged_by=logged_by,
         failures=failures,
         explanation=decision.explain() if failures else "",
+    )
+
+
+def undecided_reason(test: PolicyTestCase, decision: Decision) -> str | None:
+    """Why the offline evaluation cannot decide `test` (a policy it reaches holds what this
+    reconciler does not know, and the outcome the test expects depends on it), None when it
+    can."""
+    if not decision.verdict_known:
+        trace = next(t for t in decision.trace if t.may_block)
+    elif test.logged_by is not None and not decision.logging_known:
+        trace = next(t for t in decision.undecided if t.rule == "logging")
+    else:
+        return None
+    return (
+        f"not decidable offline: policy {trace.policy} {trace.why_undecided()} (run the test "
+        "with --live to ask the gateway)"
     )
 
 

@@ -50,6 +50,11 @@ PARAMETER_VALUE = (
     "the value lands in a template's field only once `${param}` is replaced, which editors "
     "do not do (they accept the `${param}` text where the template is written)"
 )
+OPAQUE = (
+    "an `opaque` block takes any member but the known ones a manifest can write, which depends "
+    "on the value (one the field itself refuses, a newer platform's, may go there) and on what "
+    "the object writes beside the block; the CLI checks it with the schema's own fields"
+)
 NOT_EXPRESSIBLE = {
     # templates: what a use finds in the template it names
     "template-cycle": TEMPLATE_USE,
@@ -107,6 +112,10 @@ NOT_EXPRESSIBLE = {
     "policy-remote-ip-garbage": "IPv4/IPv6 addresses and CIDR ranges are parsed, not matched",
     "variable-from-file-directory": "the file system: fromFile must name a regular file",
     "variable-from-file-absolute": "the file system: fromFile must stay inside the repository once symbolic links are resolved, which a pattern cannot know",
+    # `opaque` blocks hold what the manifest cannot say, which is decided against the schema
+    "opaque-known-field": OPAQUE,
+    "opaque-flat-fields": OPAQUE,
+    "opaque-policy-rule": "a policy's rule once its `opaque` block is merged in: " + OPAQUE,
 }
 
 

@@ -87,7 +87,8 @@ def test_every_object_refuses_unknown_keys() -> None:
         and node.get("additionalProperties") is not False
         and not isinstance(node.get("additionalProperties"), dict)  # maps keyed by slug
     ]
-    assert not open_objects
+    # the one open object: members of the platform's objects that reconciler does not know
+    assert open_objects == ["#/$defs/opaque"]
 
 
 def test_each_documented_example_validates_against_its_own_subschema() -> None:

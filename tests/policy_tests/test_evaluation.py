@@ -215,7 +215,6 @@ def test_patterns_are_compiled_once_per_list_not_per_request(
             firewall("two-kinds", {"path": {"path": {"exact": "/a", "prefix": "/a"}}}),
             "policies[0].match[0].path.path",
         ),
-        (firewall("unknown", {"host": {"exact": "a"}}), "policies[0].match[0]"),
         (firewall("empty-item", {}), "policies[0].match[0]"),
         (
             firewall("absent", {"header": {"name": "X", "present": False}}),
@@ -230,10 +229,7 @@ def test_patterns_are_compiled_once_per_list_not_per_request(
             "policies[0].match[0].method.methods",
         ),
         ({"name": "both", "enabled": True, "firewall": DENY, "logging": {}}, "policies[0]"),
-        (
-            {"name": "other-action", "enabled": True, "firewall": {"action": "ALLOW"}},
-            "policies[0].firewall.action",
-        ),
+        ({"name": "no-rule", "enabled": True}, "policies[0]"),
         ({"name": "no-enabled", "firewall": DENY}, "policies[0].enabled"),
     ],
     ids=lambda value: value if isinstance(value, str) else value["name"],

@@ -234,6 +234,9 @@ class Planning(ABC):
     """The ids of apps this plan deletes or replaces, with their change addresses."""
     collected: dict[str, list[Any]]
     """What a kind keeps, by its name, from planning each environment for its `finish`."""
+    unmanaged_fields: list[tuple[str, str]]
+    """(address, member path): what live state holds that this reconciler does not know and
+    the manifest does not manage (in `opaque`), for the plan's one note about them."""
 
     @abstractmethod
     def add(self, change: Change | None, depends_on: Collection[str] = ()) -> None:
@@ -359,7 +362,7 @@ def nested_diffs(
                 )
             )
         return diffs
-    if _comparable(before) == _comparable(after):
+    if comparable(before) == comparable(after):
         return []
     return [value_diff(path, before, after, unordered=_without_indexes(path) in unordered_lists)]
 
@@ -406,8 +409,8 @@ def _deepdiff_edits(
     # imported here: deepdiff costs about 80 ms at start-up, and most runs never diff a list
     from deepdiff import DeepDiff
 
-    old = [_comparable(item) for item in before]
-    new = [_comparable(item) for item in after]
+    old = [comparable(item) for item in before]
+    new = [comparable(item) for item in after]
     tree = DeepDiff(old, new, ignore_order=unordered, view="tree")
     if set(tree) - _ITEM_REPORTS:
         return ()
@@ -460,11 +463,12 @@ def _ordered_keys(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[s
     return keys
 
 
-def _comparable(value: Any) -> Any:
+def comparable(value: Any) -> Any:
+    """JSON-like data as compared: numbers by value (`1` is `1.0`), tuples as lists."""
     if isinstance(value, Mapping):
-        return {k: _comparable(v) for k, v in value.items()}
+        return {k: comparable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_comparable(v) for v in value]
+        return [comparable(v) for v in value]
     return number(value)
 
 

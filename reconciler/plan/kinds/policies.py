@@ -8,6 +8,14 @@ each policy is put in a canonical form (no id, absent `match` = `[]`,
 sequence alignment of the two lists (difflib) says which policies were
 inserted, removed or changed, so an edit in the middle of the list reads as
 that one edit instead of every later policy shifting.
+
+What a newer platform adds (a member of a policy, of its rule or of a match condition, a
+policy of a kind this reconciler does not know: anything `shapes.POLICY` does not document)
+is kept in the canonical form. It never makes a change by itself: a live member the manifest
+does not write is not compared, one it writes (in `opaque`) is compared as written. But
+`setPolicies` replaces the list, so when the list does change, what the list sent would not
+carry is named on the change (`unknown_removed`) and in a warning, and apply refuses it unless
+run with --allow-unknown-removal (reconciler/pipeline/safety.py).
 """
 
 from __future__ import annotations
@@ -18,12 +26,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reconciler.manifest.model import UNSET, Environment
-from reconciler.plan.changes import Action, Call, Change, PolicyEdit
+from reconciler.plan.changes import Action, Call, Change, Note, PolicyEdit
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
     EnvironmentKind,
     Location,
     address,
+    comparable,
     make_call,
     nested_diffs,
     plain,
@@ -32,6 +41,7 @@ from reconciler.plan.kinds.base import (
 from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord
 from reconciler.platform.protocol import Platform
+from reconciler.platform.shapes import POLICY, SERVER_MEMBERS, Shape, unknown_members
 
 if TYPE_CHECKING:
     from reconciler.policy_tests.effect import OutcomeChange
@@ -44,8 +54,15 @@ UNORDERED_LISTS = frozenset(
 these): their diffs name the items inserted and removed, not positions that shifted."""
 
 
+LOGGING_FLAGS = frozenset(POLICY.fields["logging"].fields)
+_CANONICAL_MEMBERS = frozenset({"name", "enabled", "match", "firewall", "logging"})
+
+
 def normalise_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
-    """The canonical form of one policy, from either side (live response or manifest)."""
+    """The canonical form of one policy, from either side (live response or manifest).
+
+    Members this reconciler does not know are kept as they are, after the ones it knows (a
+    logging flag it knows only when true; one it does not know as it is)."""
     shown: dict[str, Any] = {"name": policy.get("name"), "enabled": bool(policy.get("enabled"))}
     match = [_without_false_ignore_case(plain(item)) for item in policy.get("match") or ()]
     if match:
@@ -53,8 +70,77 @@ def normalise_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(policy.get("firewall"), Mapping):
         shown["firewall"] = plain(policy["firewall"])
     if isinstance(policy.get("logging"), Mapping):
-        shown["logging"] = {k: True for k, v in policy["logging"].items() if v is True}
+        shown["logging"] = {
+            k: True if k in LOGGING_FLAGS else plain(v)
+            for k, v in policy["logging"].items()
+            if v is True or k not in LOGGING_FLAGS
+        }
+    for key, value in policy.items():
+        if key not in _CANONICAL_MEMBERS and key not in SERVER_MEMBERS:
+            shown[key] = plain(value)
     return shown
+
+
+def agrees(live: Any, wanted: Any, shape: Shape = POLICY) -> bool:
+    """Whether `live` is what `wanted` asks for (both canonical): every member `wanted` writes
+    is live's too (one this reconciler does not know, exactly as written), and what live holds
+    beyond it is only members it does not know. Equal values always agree."""
+    if shape.kind == "object" and isinstance(live, Mapping) and isinstance(wanted, Mapping):
+        for key, value in wanted.items():
+            if key not in live:
+                return False
+            member = shape.fields.get(key)
+            same = (
+                comparable(live[key]) == comparable(value)
+                if member is None
+                else agrees(live[key], value, member)
+            )
+            if not same:
+                return False
+        return all(key in wanted or key not in shape.fields for key in live)
+    if (
+        shape.kind == "array"
+        and shape.item is not None
+        and isinstance(live, list)
+        and isinstance(wanted, list)
+    ):
+        return len(live) == len(wanted) and all(
+            agrees(old, new, shape.item) for old, new in zip(live, wanted, strict=True)
+        )
+    return bool(comparable(live) == comparable(wanted))
+
+
+def removed_unknowns(
+    before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]
+) -> tuple[str, ...]:
+    """What the live list (`before`) holds that this reconciler does not know and the list
+    sent (`after`, both canonical) would not carry: each live policy's unknown members
+    (`rateLimit`, `firewall.statusCode`, `match[].country`) that no policy of the same name
+    sent holds at the same place, as `policies[2] "rl": rateLimit`."""
+    carried: dict[Any, set[str]] = {}
+    for policy in after:
+        carried.setdefault(policy.get("name"), set()).update(_member_paths(policy))
+    removed = []
+    for index, policy in enumerate(before):
+        held = carried.get(policy.get("name"), set())
+        lost = [p for p in unknown_members(policy, POLICY, indexes=False) if p not in held]
+        if lost:
+            removed.append(f"policies[{index}] {json.dumps(policy.get('name'))}: {', '.join(lost)}")
+    return tuple(removed)
+
+
+def _member_paths(value: Any, where: str = "") -> set[str]:
+    """Every member's path in `value`, list items as `[]` (`match[].path.path.prefix`)."""
+    found: set[str] = set()
+    if isinstance(value, Mapping):
+        for key, member in value.items():
+            path = f"{where}.{key}" if where else str(key)
+            found.add(path)
+            found |= _member_paths(member, path)
+    elif isinstance(value, list):
+        for item in value:
+            found |= _member_paths(item, f"{where}[]")
+    return found
 
 
 def _without_false_ignore_case(value: Any) -> Any:
@@ -152,14 +238,22 @@ def plan_policies(
     environment: Environment,
     live: Sequence[Mapping[str, Any]] | None,
     ref: Location,
+    unmanaged: list[str] | None = None,
 ) -> Change | None:
-    """The change of one environment's policy list; `live` is None when the app is being created."""
+    """The change of one environment's policy list; `live` is None when the app is being created.
+    `unmanaged` receives what the live list holds that this reconciler does not know and the
+    manifest does not carry (`removed_unknowns`), change or not."""
     assert environment.policies is not UNSET
     wanted = [p.to_api() for p in environment.policies]
     after = [normalise_policy(p) for p in wanted]
     before = [normalise_policy(p) for p in live or ()]
     if before == after and (live is not None or not after):
-        return None
+        return None  # equal: whatever live holds that reconciler does not know, it carries
+    removed = removed_unknowns(before, after)
+    if unmanaged is not None:
+        unmanaged.extend(removed)
+    if live is not None and agrees(before, after, _LIST):
+        return None  # only members this reconciler does not know differ: nothing to send
     fresh = live is None
     edits = align(before, after)
     outcomes, problems = _test_outcomes(live or (), wanted, environment)
@@ -173,9 +267,24 @@ def plan_policies(
             make_call("gateway.setPolicies", ref.body(policies=wanted), object_id=ref.object_id),
         ),
         policy_edits=tuple(edits),
-        notes=(_summary(edits), *problems),
+        notes=(_summary(edits), *problems, *_removal_note(removed)),
         position=environment.positions.get("policies", environment.pos),
         test_outcomes=outcomes,
+        unknown_removed=removed,
+    )
+
+
+_LIST = Shape("array", item=POLICY)
+
+
+def _removal_note(removed: Sequence[str]) -> tuple[str, ...]:
+    if not removed:
+        return ()
+    return (
+        "gateway.setPolicies replaces the whole list, and the list sent does not carry what "
+        "this reconciler does not know of the live one: " + "; ".join(removed) + ". Apply "
+        "refuses this unless the manifest carries them (in `opaque`, as `reconciler export` "
+        "writes them) or it runs with --allow-unknown-removal",
     )
 
 
@@ -229,8 +338,22 @@ class PoliciesKind(EnvironmentKind):
         return environment.policies is not UNSET
 
     def plan(self, job: EnvironmentJob, live: Any) -> None:
-        change = plan_policies(job.project, job.app, job.environment, live, job.at)
+        unmanaged: list[str] = []
+        change = plan_policies(job.project, job.app, job.environment, live, job.at, unmanaged)
         job.planning.add(change, job.depends_on)
+        where = address("policies", job.project, job.app, job.environment.name)
+        job.planning.unmanaged_fields.extend((where, item) for item in unmanaged)
+        if change is not None and change.unknown_removed:
+            job.planning.note(
+                Note(
+                    "warning",
+                    f"{where}: the policy list sent would remove what this reconciler does "
+                    f"not know ({'; '.join(change.unknown_removed)}); apply refuses it unless "
+                    "the manifest carries them in `opaque` or it runs with "
+                    "--allow-unknown-removal",
+                    where,
+                )
+            )
 
     def apply_phase(self, change: Change, call: Call) -> int | None:
         return 5

@@ -8,6 +8,18 @@ and `build` absent live mean nothing is set yet, healthcheck members take their
 server defaults (10/5/3/0), numbers compare by value, absent lists are empty,
 an empty string in a clearable field is the same as null, regions compare
 as a set by name (the list sent is the manifest's, in its order).
+
+Members a newer platform added (anything `shapes.ENVIRONMENT` does not document) never make
+a change by themselves. `updateSettings` leaves out what it is not sent, so the unknown
+members of the environment, its runtime and its build are never touched; the objects it
+takes whole (a health check, each region) are sent with the live unknown members of the same
+object (the region of the same name), so a write never drops them. What the manifest writes
+in `opaque` blocks is compared where written (mappings member by member) and sent: a flat
+member of `updateSettings`, or merged into the health check or region it belongs to. Only a
+health check cleared, or a region left out of the list, can still remove unknown members:
+such a change names them (`unknown_removed`), and apply refuses it unless run with
+--allow-unknown-removal. Every unknown member the manifest does not manage is reported in the
+plan's one note of unmanaged fields.
 """
 
 from __future__ import annotations
@@ -16,13 +28,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.manifest.model import UNSET, Environment, Healthcheck, Region
-from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff
+from reconciler.manifest.model import UNSET, Environment, Healthcheck, Region, deep_merge, thaw
+from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, Note
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
     EnvironmentKind,
     Location,
     address,
+    comparable,
     display_number,
     make_call,
     nested_diffs,
@@ -33,7 +46,16 @@ from reconciler.plan.kinds.base import (
 from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord, stable
 from reconciler.platform.protocol import Platform
-from reconciler.platform.shapes import object_member
+from reconciler.platform.shapes import (
+    ENVIRONMENT,
+    ENVIRONMENT_NAMES,
+    HEALTHCHECK,
+    REGION,
+    known_part,
+    object_member,
+    unknown_members,
+    unknown_part,
+)
 
 READ_OPERATION = "environments.listEnvironments"
 HEALTHCHECK_DEFAULTS = {
@@ -71,11 +93,12 @@ def _number(value: Any) -> Any:
 
 
 def _healthcheck(value: Any) -> dict[str, Any] | None:
+    """The members this reconciler knows, with the server defaults filled in."""
     if value in (None, ABSENT):
         return None
     if isinstance(value, Healthcheck):
         value = healthcheck_to_api(value)
-    return {**HEALTHCHECK_DEFAULTS, **dict(value)}
+    return {**HEALTHCHECK_DEFAULTS, **known_part(dict(value), HEALTHCHECK)}
 
 
 def _regions(value: Any) -> list[tuple[str, float, float]]:
@@ -174,6 +197,154 @@ def _live_value(live: Mapping[str, Any], field: SettingField) -> Any:
     return block.get(field.api, ABSENT)
 
 
+# --- what this reconciler does not know ------------------------------------------------------
+
+SECTIONS = ("runtime", "build")
+
+
+def written_agrees(live: Any, written: Any) -> bool:
+    """Whether `live` holds what an `opaque` block writes: mappings member by member (what
+    it does not write is not compared), anything else by value (numbers by value)."""
+    if isinstance(written, Mapping):
+        return isinstance(live, Mapping) and all(
+            key in live and written_agrees(live[key], value) for key, value in written.items()
+        )
+    return bool(comparable(live) == comparable(written))
+
+
+def _merged(live: Any, written: Mapping[str, Any]) -> Any:
+    """What an object sent whole becomes with `written` (opaque members) merged over it."""
+    return deep_merge(live, written) if isinstance(live, Mapping) else dict(written)
+
+
+def _opaque_members(environment: Environment) -> list[tuple[str | None, str, Any]]:
+    """(section, member, value) of every flat `updateSettings` member the manifest writes in
+    an `opaque` block: the environment's own (section None), its build's and its runtime's
+    (a known runtime member in `runtime.opaque`, the health check, is not one: it is merged
+    into that object)."""
+    found: list[tuple[str | None, str, Any]] = [
+        (None, key, thaw(value)) for key, value in environment.opaque.items()
+    ]
+    for section in SECTIONS:
+        block = getattr(environment, section)
+        if block is UNSET:
+            continue
+        for key, value in block.opaque.items():
+            if not (section == "runtime" and key == "healthcheck"):
+                found.append((section, key, thaw(value)))
+    return found
+
+
+def _healthcheck_opaque(environment: Environment) -> dict[str, Any]:
+    """The health check members the manifest writes in `runtime.opaque.healthcheck`."""
+    if environment.runtime is UNSET:
+        return {}
+    written = environment.runtime.opaque.get("healthcheck")
+    return thaw(written) if isinstance(written, Mapping) else {}
+
+
+def _section_value(live: Mapping[str, Any], section: str | None, key: str) -> Any:
+    if section is None:
+        return live.get(key, ABSENT)
+    block = live.get(section)
+    return block.get(key, ABSENT) if isinstance(block, Mapping) else ABSENT
+
+
+def _live_regions(live: Any) -> dict[str, Mapping[str, Any]]:
+    if not isinstance(live, (list, tuple)):
+        return {}
+    return {str(r.get("name")): r for r in live if isinstance(r, Mapping)}
+
+
+def _regions_agree(wanted: tuple[Region, ...], live: Any) -> bool:
+    """The `opaque` members of each region the manifest writes agree with the live region
+    of the same name."""
+    by_name = _live_regions(live)
+    return all(
+        written_agrees(by_name.get(region.name), thaw(region.opaque))
+        for region in wanted
+        if region.opaque
+    )
+
+
+def _regions_sent(wanted: tuple[Region, ...], live: Any) -> list[dict[str, Any]]:
+    """The regions list to send: each region as the manifest writes it, carrying the members
+    of the live region of the same name that this reconciler does not know, then its own
+    `opaque` members."""
+    by_name = _live_regions(live)
+    sent = []
+    for region in wanted:
+        item = region_to_api(region)
+        carried = unknown_part(by_name.get(region.name), REGION)
+        if carried:
+            item = deep_merge(item, carried)
+        if region.opaque:
+            item = deep_merge(item, thaw(region.opaque))
+        sent.append(item)
+    return sent
+
+
+def _healthcheck_sent(wanted: Any, live: Any, written: Mapping[str, Any]) -> Any:
+    """The health check to send: the manifest's (None clears it), carrying the members of the
+    live one that this reconciler does not know, then the written `opaque` members; with the
+    health check unmanaged, the live one with those members merged in."""
+    if wanted is None:
+        return None
+    if wanted is UNSET:
+        return _merged(live, written)
+    sent = healthcheck_to_api(wanted)
+    carried = unknown_part(live, HEALTHCHECK)
+    if carried:
+        sent = deep_merge(sent, carried)
+    return deep_merge(sent, written) if written else sent
+
+
+def _removed(field: SettingField, wanted: Any, before: Any) -> list[str]:
+    """What this reconciler does not know of the live value that sending `wanted` removes:
+    a health check cleared, a region left out of the list."""
+    if field.api == "healthcheck" and wanted is None:
+        lost = unknown_members(before, HEALTHCHECK)
+        return [f"runtime.healthcheck (cleared): {', '.join(lost)}"] if lost else []
+    if field.api == "regions" and isinstance(wanted, tuple):
+        kept = {region.name for region in wanted}
+        removed = []
+        for name, region in _live_regions(before).items():
+            lost = unknown_members(region, REGION)
+            if name not in kept and lost:
+                removed.append(f"regions[{name}] (left out of the list): {', '.join(lost)}")
+        return removed
+    return []
+
+
+def unmanaged_members(environment: Environment, live: Mapping[str, Any]) -> list[str]:
+    """What the live environment holds that this reconciler does not know and the manifest
+    does not write in an `opaque` block: `runtime.gpu`, `regions[fra].zone`."""
+    managed = {key if section is None else f"{section}.{key}"
+               for section, key, _ in _opaque_members(environment)}  # fmt: skip
+    managed |= _paths("runtime.healthcheck", _healthcheck_opaque(environment))
+    wanted_regions = () if environment.regions is UNSET else environment.regions
+    for region in wanted_regions:
+        managed |= _paths(f"regions[{region.name}]", thaw(region.opaque))
+    found = unknown_members({k: v for k, v in live.items() if k != "regions"}, ENVIRONMENT)
+    for name, live_region in _live_regions(live.get("regions")).items():
+        found += unknown_members(live_region, REGION, f"regions[{name}]")
+    return [path for path in found if not _within(path, managed)]
+
+
+def _paths(where: str, written: Mapping[str, Any]) -> set[str]:
+    found: set[str] = set()
+    for key, value in written.items():
+        path = f"{where}.{key}"
+        found.add(path)
+        if isinstance(value, Mapping):
+            found |= _paths(path, value)
+    return found
+
+
+def _within(path: str, managed: set[str]) -> bool:
+    return path in managed or any(path.startswith(f"{m}.") for m in managed)
+
+
 def plan_settings(
     project_slug: str,
     app_slug: str,
@@ -185,16 +356,34 @@ def plan_settings(
     current = live or {}
     diffs: list[FieldDiff] = []
     body: dict[str, Any] = {}
+    removed: list[str] = []
+    hc_written = _healthcheck_opaque(environment)
     for field in FIELDS:
         wanted = _desired_value(environment, field)
-        if wanted is UNSET:
+        written = hc_written if field.api == "healthcheck" else {}
+        if wanted is UNSET and not written:
             continue
         before = _live_value(current, field)
-        if field.normalise(wanted) == field.normalise(before):
+        if _agrees(field, wanted, before, written):
             continue
-        after = _api_value(wanted)
+        if field.api == "healthcheck":
+            after = _healthcheck_sent(wanted, before, written)
+        elif field.api == "regions":
+            after = _regions_sent(wanted, before)
+        else:
+            after = _api_value(wanted)
         body[field.api] = after
         diffs.extend(_field_diffs(field, before, after))
+        removed += _removed(field, wanted, before)
+    for section, key, written_value in _opaque_members(environment):
+        before = _section_value(current, section, key)
+        if written_agrees(before, written_value):
+            continue
+        mapping = isinstance(written_value, Mapping)
+        after = _merged(before, written_value) if mapping else written_value
+        body[key] = after
+        where = f"{section}.opaque.{key}" if section else f"opaque.{key}"
+        diffs.extend(nested_diffs(where, before, after))
     if not body:
         return None
     fresh = live is None
@@ -209,13 +398,37 @@ def plan_settings(
             make_call("environments.updateSettings", ref.body(**body), object_id=ref.object_id),
         ),
         position=environment.pos,
+        notes=_removal_note(removed),
+        unknown_removed=tuple(removed),
+    )
+
+
+def _agrees(field: SettingField, wanted: Any, before: Any, written: Mapping[str, Any]) -> bool:
+    """Whether the live value is what the manifest asks for: the members this reconciler
+    knows, normalised, and the `opaque` members written for it (a health check's; each
+    region's)."""
+    if wanted is not UNSET and field.normalise(wanted) != field.normalise(before):
+        return False
+    if field.api == "regions" and isinstance(wanted, tuple):
+        return _regions_agree(wanted, before)
+    return not written or (before not in (None, ABSENT) and written_agrees(before, written))
+
+
+def _removal_note(removed: list[str]) -> tuple[str, ...]:
+    if not removed:
+        return ()
+    return (
+        "this update removes what this reconciler does not know of the live settings: "
+        + "; ".join(removed)
+        + ". Apply refuses this unless the manifest keeps them (the health check, or the "
+        "region in the list) or it runs with --allow-unknown-removal",
     )
 
 
 def _field_diffs(field: SettingField, before: Any, after: Any) -> list[FieldDiff]:
     if field.api == "healthcheck" and isinstance(before, Mapping) and isinstance(after, Mapping):
         # member by member, against the live value with the server defaults filled in
-        return nested_diffs(field.path, _healthcheck(before), after)
+        return nested_diffs(field.path, {**HEALTHCHECK_DEFAULTS, **before}, after)
     # `command` is an argument list: its items are diffed in order
     return [value_diff(field.path, before, after, unordered=field.unordered)]
 
@@ -243,6 +456,9 @@ class SettingsKind(EnvironmentKind):
         for environment in found:
             if environment.get("id"):
                 record.labels[environment["id"]] = f"{label}/{environment.get('slug')}"
+        others = sorted(str(e.get("slug")) for e in found if e.get("slug") not in ENVIRONMENT_NAMES)
+        if others:
+            record.other_environments[label] = tuple(others)
 
     def pick(self, found: Any, at: Location) -> Any:
         by_slug = {e.get("slug"): e for e in found}
@@ -257,6 +473,22 @@ class SettingsKind(EnvironmentKind):
     def plan(self, job: EnvironmentJob, live: Any) -> None:
         change = plan_settings(job.project, job.app, job.environment, live, job.at)
         job.planning.add(change, job.depends_on)
+        if not live:
+            return
+        where = address("settings", job.project, job.app, job.environment.name)
+        job.planning.unmanaged_fields.extend(
+            (where, path) for path in unmanaged_members(job.environment, live)
+        )
+        if change is not None and change.unknown_removed:
+            job.planning.note(
+                Note(
+                    "warning",
+                    f"{where}: this update removes what this reconciler does not know "
+                    f"({'; '.join(change.unknown_removed)}); apply refuses it unless run with "
+                    "--allow-unknown-removal",
+                    where,
+                )
+            )
 
     def apply_phase(self, change: Change, call: Call) -> int | None:
         return 2

@@ -17,6 +17,12 @@ variable that the plan does not show as a change of its own (the summary and
 `--max-deletes` count changes, not call bodies). A variable targeted alone is
 sent alone; a targeted environment, app or project batches all its variables.
 
+A live variable of a kind this reconciler does not know (a newer platform's) is never pruned:
+it is reported with the plan's unmanaged fields. Listed in the manifest, it is set as the
+manifest says, and that change names what it replaces (`unknown_removed`: the kind, and any
+member of the variable this reconciler does not know), which apply refuses unless run with
+--allow-unknown-removal.
+
 Secrets: a value from `fromEnv`/`fromFile`, and any `writeonly` value, is
 never shown (`(sensitive value)`) and travels in call bodies as a `SecretRef`.
 Write-only values cannot be read back, so they are compared through the keyed
@@ -41,6 +47,7 @@ from reconciler.plan.changes import (
     Call,
     Change,
     FieldDiff,
+    Note,
     SecretRef,
     SecretSource,
 )
@@ -56,6 +63,7 @@ from reconciler.plan.kinds.base import (
 from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord, stable
 from reconciler.platform.protocol import Platform
+from reconciler.platform.shapes import VARIABLE, VARIABLE_KINDS, unknown_members, unknown_values
 
 READ_OPERATION = "environments.listEnvironmentVariables"
 BATCH_SIZE = 50
@@ -73,6 +81,8 @@ class VariablesPlan:
     compared_by_presence: list[str] = field(default_factory=list)
     declared_secrets: dict[str, str] = field(default_factory=dict)
     """The reference of each planned variable's secret (`fromEnv:NAME`...), by address."""
+    unmanaged: list[tuple[str, str]] = field(default_factory=list)
+    """(address, what): what live variables hold that this reconciler does not know."""
 
 
 @dataclass(frozen=True)
@@ -132,18 +142,30 @@ def plan_variables(
         ):
             result.compared_by_presence.append(where)
         planned = _plan_one(where, desired, current, fingerprint_key)
+        if current is not None and unknown_of(current):
+            if planned is None:  # nothing is sent: what it does not know stays as it is
+                result.unmanaged.extend((where, what) for what in unknown_of(current))
+            else:
+                planned = (replace(planned[0], unknown_removed=unknown_of(current)), planned[1])
         if planned is not None:
             sets.append(planned)
     deletes = []
-    if prune:
-        wanted = {v.key for v in environment.variables}
-        for key, current in live_by_key.items():
-            where = address("variable", project_slug, app_slug, environment.name, key)
-            if key not in wanted and selected(where):
+    wanted = {v.key for v in environment.variables}
+    for key, current in live_by_key.items():
+        where = address("variable", project_slug, app_slug, environment.name, key)
+        if key not in wanted and selected(where):
+            result.unmanaged.extend((where, what) for what in unknown_of(current))
+            if prune and current.get("kind") in VARIABLE_KINDS:
                 deletes.append(_delete(where, current))
     result.changes.extend(_attach_set_calls(sets, ref))
     result.changes.extend(_attach_remove_calls(deletes, ref))
     return result
+
+
+def unknown_of(current: Mapping[str, Any]) -> tuple[str, ...]:
+    """What a live variable holds that this reconciler does not know: a kind, members."""
+    found = [f"kind {current.get('kind')!r}" for _ in unknown_values(current, VARIABLE)]
+    return (*found, *unknown_members(current, VARIABLE))
 
 
 def _resolve(
@@ -406,8 +428,19 @@ class VariablesKind(EnvironmentKind):
         planning.missing_sources.update(planned.missing_sources)
         planning.declared_secrets.update(planned.declared_secrets)
         planning.compared_by_presence.extend(planned.compared_by_presence)
+        planning.unmanaged_fields.extend(planned.unmanaged)
         for change in planned.changes:
             planning.add(change, job.depends_on)
+            if change.unknown_removed:
+                planning.note(
+                    Note(
+                        "warning",
+                        f"{change.address}: setting it replaces what this reconciler does "
+                        f"not know ({', '.join(change.unknown_removed)}); apply refuses it "
+                        "unless run with --allow-unknown-removal",
+                        change.address,
+                    )
+                )
 
     def apply_phase(self, change: Change, call: Call) -> int | None:
         return 4 if call.operation == REMOVE_OPERATION else 3
