@@ -36,6 +36,7 @@ from reconciler import __version__
 from reconciler.errors import PlanShapeError
 from reconciler.manifest.model import Position
 from reconciler.plan import kinds
+from reconciler.plan.address import Address
 from reconciler.plan.changes import (
     ABSENT,
     FORMAT_VERSION,
@@ -272,7 +273,7 @@ def _change_from_dict(data: Any, path: str) -> Change:
     if reason is not None and not isinstance(reason, str):
         raise PlanShapeError(f"{path}.action_reason", f"expected a string, got {_kind(reason)}")
     return Change(
-        address=_typed(obj, "address", path, str),
+        address=_address(obj, kind, path),
         kind=kind,
         action=action,
         before=_optional_mapping(obj, "before", path),
@@ -291,6 +292,27 @@ def _change_from_dict(data: Any, path: str) -> Change:
             _strings(obj, "unknown_removed", path) if "unknown_removed" in obj else ()
         ),
     )
+
+
+def _address(obj: Mapping[str, Any], kind: str, path: str) -> str:
+    """The change's address: one of its own kind, as deep as the kind's (an edited file could
+    hold any text there, which every reader of addresses would misread)."""
+    text = _typed(obj, "address", path, str)
+    try:
+        address = Address.parse(text)
+    except ValueError:
+        address = None
+    depth = kinds.get(kind).depth
+    if (
+        address is None
+        or address.kind != kind
+        or len(address.parts) != depth
+        or "" in address.parts
+    ):
+        raise PlanShapeError(
+            f"{path}.address", f"expected a {kind} address of {depth} part(s) (KIND.A/B...)"
+        )
+    return text
 
 
 def _test_outcomes(obj: Mapping[str, Any], path: str) -> tuple[OutcomeChange, ...]:

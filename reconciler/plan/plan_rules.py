@@ -14,6 +14,7 @@ from reconciler.checks.registry import RULES_BY_ID
 from reconciler.checks.settings import RuleSettings
 from reconciler.manifest.model import Manifest, Position
 from reconciler.manifest.problems import format_path
+from reconciler.plan.address import Address
 from reconciler.plan.changes import Action, Change
 
 QUOTA_CODES = {
@@ -48,7 +49,7 @@ def writeonly_turned_recoverable(manifest: Manifest, changes: Iterable[Change]) 
         kinds = [(d.before, d.after) for d in change.diffs if d.path == "kind"]
         if ("writeonly", "recoverable") not in kinds:
             continue
-        project, app, environment, key = change.address.partition(".")[2].split("/", 3)
+        project, app, environment, key = Address.parse(change.address).parts
         yield Hit(
             "writeonly-stays-writeonly",
             (project, app, environment),

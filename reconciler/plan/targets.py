@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from reconciler.errors import UsageError
 from reconciler.plan import kinds
+from reconciler.plan.address import Address
 
 
 @dataclass(frozen=True)
@@ -40,15 +41,18 @@ class Target:
 
 
 def parse_address(text: str) -> tuple[str, tuple[str, ...]]:
-    kind, dot, path = text.partition(".")
-    if not dot or kind not in kinds.names() or not path:
+    try:
+        parsed = Address.parse(text)
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.kind not in kinds.names():
         raise UsageError(
             f"invalid address {text!r}",
             hint="use KIND.PATH with KIND one of "
             + ", ".join(kinds.names())
             + " (e.g. project.shop, app.shop/web, settings.shop/web/production)",
         )
-    return kind, tuple(path.split("/"))
+    return parsed.kind, parsed.parts
 
 
 def parse_target(text: str) -> Target:

@@ -218,6 +218,8 @@ class TestBrokenFiles:
             (lambda d: d.pop("changes"), "changes: is missing"),
             (lambda d: d.update(changes={}), "changes: expected an array, got an object"),
             (lambda d: d["changes"][0].update(address=5), "changes[0].address: expected a string, got a number"),
+            (lambda d: d["changes"][0].update(address="shop"), "changes[0].address: expected a project address"),
+            (lambda d: d["changes"][0].update(address="app.shop/web"), "changes[0].address: expected a project address of 1 part"),
             (lambda d: d["changes"][1].update(action="explode"), "changes[1].action: must be one of"),
             (lambda d: d["changes"][1].update(actions=["create"]), "changes[1].actions: does not match action 'update'"),
             (lambda d: d["changes"][1].update(kind="database"), "changes[1].kind: must be one of"),

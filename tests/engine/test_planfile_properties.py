@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from reconciler.manifest.model import Position
 from reconciler.plan import kinds
+from reconciler.plan.address import Address
 from reconciler.plan.changes import (
     ABSENT,
     UNKNOWN,
@@ -86,10 +87,12 @@ positions = st.none() | st.builds(
     line=st.integers(1, 10**6),
     column=st.integers(1, 500),
 )
-changes = st.builds(
-    Change,
-    address=texts,
-    kind=st.sampled_from(kinds.names()),
+
+
+slugs = st.text(
+    st.characters(blacklist_characters="/", blacklist_categories=("Cs",)), min_size=1, max_size=8
+)
+CHANGE_FIELDS = dict(
     action=st.sampled_from(list(Action)),
     before=st.none() | mappings,
     after=st.none() | mappings,
@@ -103,6 +106,19 @@ changes = st.builds(
     secret_source=st.none()
     | st.builds(SecretSource, kind=st.sampled_from(["fromEnv", "fromFile"]), name=texts),
 )
+
+
+@st.composite
+def changes(draw: st.DrawFn) -> Change:
+    """A change of any kind, at an address of that kind (a plan file's reader refuses others)."""
+    kind = draw(st.sampled_from(kinds.kinds()))
+    parts = draw(st.lists(slugs, min_size=kind.depth, max_size=kind.depth))
+    address = str(Address(kind.name, tuple(parts)))
+    return draw(
+        st.builds(Change, address=st.just(address), kind=st.just(kind.name), **CHANGE_FIELDS)
+    )
+
+
 notes = st.builds(
     Note,
     severity=st.sampled_from(["info", "warning", "error"]),
@@ -111,7 +127,7 @@ notes = st.builds(
 )
 plans = st.builds(
     Plan,
-    changes=st.lists(changes, max_size=4).map(tuple),
+    changes=st.lists(changes(), max_size=4).map(tuple),
     notes=st.lists(notes, max_size=2).map(tuple),
     permissions=st.lists(texts, max_size=3).map(tuple),
     manifest_digest=texts,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from reconciler.errors import NotFound, UnexpectedResponse
 from reconciler.manifest.model import UNSET, App, Environment, Project, Prune
+from reconciler.plan.address import Address
 from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, ItemEdit, Note
 from reconciler.plan.options import PlanOptions
 from reconciler.platform.operations import get_operation, permission
@@ -39,12 +40,12 @@ SlugScope = tuple[str, ...]
 
 def address(kind: str, *parts: str) -> str:
     """`app.shop/web`, `variable.shop/web/production/KEY`."""
-    return f"{kind}." + "/".join(parts)
+    return str(Address(kind, parts))
 
 
 def address_parts(change_address: str) -> tuple[str, ...]:
     """`variable.shop/web/production/KEY` -> ("shop", "web", "production", "KEY")."""
-    return tuple(change_address.partition(".")[2].split("/"))
+    return Address.parse(change_address).parts
 
 
 def make_call(operation: str, body: Mapping[str, Any], *, object_id: str | None = None) -> Call:

@@ -28,6 +28,7 @@ from typing import Any
 
 from reconciler.errors import ApiError, NotFound
 from reconciler.manifest.model import UNSET, Environment, Position, listed
+from reconciler.plan.address import Address
 from reconciler.plan.changes import Action, Call, Change, Note
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
@@ -389,13 +390,12 @@ class _DomainPlanning:
             describe=lambda domain: attachment_by_ids(domain, self.record.labels),
             going_away=planning.going_away,
         )
-        depends_by_prefix = {
-            f"domain.{env.project}/{env.app}/{env.environment}/": deps
-            for env, deps in self.environments
+        depends_by_environment: dict[tuple[str, ...], tuple[str, ...]] = {
+            (env.project, env.app, env.environment): deps for env, deps in self.environments
         }
         for change in planned.changes:
-            prefix = change.address.rsplit("/", 1)[0] + "/"
-            planning.add(change, depends_by_prefix.get(prefix, ()))
+            scope = Address.parse(change.address).scope
+            planning.add(change, depends_by_environment.get(scope, ()))
         for note in planned.notes:
             planning.note(note)
 

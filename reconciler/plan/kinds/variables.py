@@ -39,6 +39,7 @@ from typing import Any
 from reconciler.manifest.model import UNSET, Environment, FromEnv, FromFile, LiteralValue, Variable
 from reconciler.manifest.secret_sources import SecretUnavailable
 from reconciler.plan import secrets
+from reconciler.plan.address import Address
 from reconciler.plan.changes import (
     ABSENT,
     SENSITIVE,
@@ -348,7 +349,7 @@ def _attach_set_calls(sets: Sequence[tuple[Change, dict[str, Any]]], ref: Locati
 def _attach_remove_calls(deletes: Sequence[Change], ref: Location) -> list[Change]:
     changes: list[Change] = []
     for batch in batched(list(deletes), BATCH_SIZE):
-        names = [change.address.rsplit("/", 1)[1] for change in batch]
+        names = [Address.parse(change.address).leaf for change in batch]
         call = make_call(
             REMOVE_OPERATION,
             ref.body(variables=names),
@@ -446,7 +447,7 @@ class VariablesKind(EnvironmentKind):
         return 4 if call.operation == REMOVE_OPERATION else 3
 
     def batch_key(self, change: Change) -> str | None:
-        return change.address.rsplit("/", 1)[1]
+        return Address.parse(change.address).leaf
 
     def batch_keys(self, call: Call) -> Collection[str]:
         return variable_keys(call)
@@ -466,9 +467,9 @@ class VariablesKind(EnvironmentKind):
             yield from super().call_parts(change, call)
             return
         rest = {key: value for key, value in call.body.items() if key != "variables"}
-        environment = change.address.rsplit("/", 1)[0]
+        owner = Address.parse(change.address)
         for item in items:
-            yield f"{environment}/{_item_key(item)}", {**rest, "variables": [item]}
+            yield str(owner.sibling(_item_key(item))), {**rest, "variables": [item]}
 
     def rollout_reason(self, change: Change) -> str | None:
         return "variables"
