@@ -1,9 +1,7 @@
 """Shared pytest configuration. Fixtures live in tests/fixtures/, one module per concern."""
 
 import os
-from collections.abc import Iterator
 
-import pytest
 from hypothesis import settings
 
 # No property test may fail for being slow: CI runs on 2 shared cores, where one example can
@@ -19,13 +17,3 @@ pytest_plugins = [
     "tests.fixtures.manifests",
     "tests.fixtures.cli",
 ]
-
-
-@pytest.fixture(autouse=True)
-def _forget_sensitive_values() -> Iterator[None]:
-    """Each test starts with no registered secret, as each command does (reconciler.sensitive)."""
-    from reconciler import sensitive
-
-    sensitive.forget_all()
-    yield
-    sensitive.forget_all()

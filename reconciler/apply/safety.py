@@ -12,8 +12,9 @@ from reconciler.manifest.secret_sources import SecretTooLong
 from reconciler.plan import kinds
 from reconciler.plan.changes import Action, Call, Change, Plan, SecretRef
 from reconciler.plan.secrets import ref_matches, split_fingerprint
+from reconciler.sensitive import Secret
 
-SecretResolver = Callable[[SecretRef], str]
+SecretResolver = Callable[[SecretRef], Secret]
 
 
 def executable_changes(plan: Plan) -> tuple[Change, ...]:
@@ -190,8 +191,8 @@ def _check_fingerprints(
     changed = [
         f"{address}: the value of {sources.get(address, ref.source)} changed since the plan "
         "was saved (it does not match the fingerprint the plan recorded)"
-        for address, key, ref in fingerprinted
-        if not ref_matches(ref, resolve(ref), key=fingerprint_key, variable_key=key)
+        for address, _, ref in fingerprinted
+        if not ref_matches(ref, resolve(ref), key=fingerprint_key, address=address)
     ]
     if changed:
         raise ApplyRefused(

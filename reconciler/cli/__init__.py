@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from reconciler import __version__, sensitive
+from reconciler import __version__
 from reconciler.cli.interrupts import interrupt_on_sigterm
 from reconciler.collector import skip_collection_at_exit
 from reconciler.errors import OutputError
@@ -46,7 +46,6 @@ class LazyGroup(click.Group):
         cannot be written (a full disk, a closed pipe) is one error line and exit 1.
         """
         kwargs["standalone_mode"] = False
-        sensitive.forget_all()  # one command per process: what it registers is its own
         skip_collection_at_exit()
         output = guard_stdout()
         restore_sigterm = interrupt_on_sigterm()

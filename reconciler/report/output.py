@@ -1,12 +1,12 @@
 """The one boundary through which every byte leaving the process goes: standard output,
 standard error, and the files written for the user (plan files, exported manifests).
 
-Every write is redacted of the values registered in `reconciler.sensitive` (the API key, the
-fingerprint key, every secret resolved in this run); a file that would hold one is refused
-instead (a redacted plan file would only fail its checksum later). A plan is checked for
-write-only values in plain (`reconciler.plan.secret_guard`) before any rendering of it is
-written. Nothing else in reconciler writes to the streams: ruff's banned-api rule (TID251, see
-pyproject.toml) refuses `print`, `click.echo`, `sys.stdout`, `sys.stderr` and rich consoles
+Nothing is redacted here by content: secret values are `reconciler.sensitive.Secret`s, which
+no renderer can print, and a redaction that depends on what a secret holds would tell a pull
+request's manifest which of its guesses is the secret (see `reconciler.sensitive`). A plan is
+checked for write-only values in plain (`reconciler.plan.secret_guard`) before any rendering of
+it is written. Nothing else in reconciler writes to the streams: ruff's banned-api rule (TID251,
+see pyproject.toml) refuses `print`, `click.echo`, `sys.stdout`, `sys.stderr` and rich consoles
 outside this module and the emulator.
 
 Standard output that fails does so with a message, not a traceback.
@@ -33,7 +33,6 @@ from reconciler.errors import OutputClosedError, OutputError, PlainSecretError, 
 from reconciler.files import write_atomically
 from reconciler.plan.changes import Plan
 from reconciler.plan.secret_guard import check_no_plain_secrets
-from reconciler.sensitive import contains_registered, redact
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -57,7 +56,6 @@ class GuardedOutput:
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         if self.failure is not None or not text:
             return len(text)
-        text = redact(text)
         if self.stream is None:
             raise self._failed(None)
         try:
@@ -132,35 +130,16 @@ def accept_output_failure() -> None:
 
 
 def guard_stdout() -> GuardedOutput:
-    """Put a `GuardedOutput` in front of `sys.stdout` and a redacting stream in front of
-    `sys.stderr` (restore both with `release_stdout`). Whatever writes to them while a command
-    runs (click, rich, the `-v` call log) passes the boundary."""
+    """Put a `GuardedOutput` in front of `sys.stdout` (restore it with `release_stdout`).
+    Whatever writes to it while a command runs (click, rich) passes the boundary."""
     guard = GuardedOutput(sys.stdout)
     sys.stdout = guard
-    if not isinstance(sys.stderr, RedactedStream):
-        sys.stderr = RedactedStream(sys.stderr)
     return guard
 
 
 def release_stdout(guard: GuardedOutput) -> None:
     if sys.stdout is guard:
         sys.stdout = guard.stream
-    if isinstance(sys.stderr, RedactedStream):
-        sys.stderr = sys.stderr.stream
-
-
-class RedactedStream:
-    """A text stream that redacts registered values from every write (standard error)."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-
-    def write(self, text: str) -> int:
-        self.stream.write(redact(text))
-        return len(text)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.stream, name)
 
 
 # --- what the rest of reconciler writes through ----------------------------------------------
@@ -168,10 +147,7 @@ class RedactedStream:
 
 def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:
     """Write `text` (and a line break) to standard output, or standard error with `err`."""
-    stream = sys.stderr if err else sys.stdout
-    if not isinstance(stream, (GuardedOutput, RedactedStream)):  # those redact every write
-        text = redact(text)
-    click.echo(text, file=stream, nl=nl)
+    click.echo(text, file=sys.stderr if err else sys.stdout, nl=nl)
 
 
 def echo_plan(plan: Plan, text: str) -> None:
@@ -183,7 +159,7 @@ def echo_plan(plan: Plan, text: str) -> None:
 
 def ask(question: str) -> str:
     """The answer typed to `question` (the question goes to standard output)."""
-    return str(click.prompt(redact(question), default="", show_default=False, prompt_suffix=" "))
+    return str(click.prompt(question, default="", show_default=False, prompt_suffix=" "))
 
 
 def console(*, err: bool = False) -> Console:
@@ -212,13 +188,8 @@ def discard_stdout() -> None:
 
 
 def write_file(path: Path, text: str, *, mode: int | None = None) -> None:
-    """Write a file for the user atomically (`reconciler.files.write_atomically`); refused
-    with an `OutputError` when it would hold a registered value. OSError as the write raises it."""
-    if contains_registered(text):
-        raise OutputError(
-            f"refusing to write {path}: it would hold a secret value (a bug in reconciler; "
-            "the value was not written)"
-        )
+    """Write a file for the user atomically (`reconciler.files.write_atomically`); OSError as
+    the write raises it. `text` is a str: a `Secret` cannot have been formatted into it."""
     write_atomically(path, text, mode=mode)
 
 

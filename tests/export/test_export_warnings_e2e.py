@@ -82,12 +82,12 @@ STATES = [
         fragment="the image reference has a URL scheme ('https://')",
     ),
     LiveState(
-        "writeonly-description-over-233",
+        "writeonly-description-over-232",
         variables=[
             {"key": "TOKEN", "value": SECRET, "kind": "writeonly", "description": "d" * 250}
         ],
         written="d" * 250,
-        fragment="should have at most 233 characters (it has 250)",
+        fragment="should have at most 232 characters (it has 250)",
     ),
 ]
 
