@@ -11,3 +11,7 @@ FINGERPRINT_KEY_ENV = "RECONCILER_FINGERPRINT_KEY"
 
 CREDENTIALS = {API_KEY_ENV: "API key", FINGERPRINT_KEY_ENV: "fingerprint key"}
 """Each credential's variable and what it is, for messages."""
+
+OWN_PREFIX = "RECONCILER_"
+"""Every environment variable whose name starts so (in any case) is reconciler's own: its
+settings and credentials, and what CI setups name after it (`RECONCILER_APPLY_API_KEY`)."""

@@ -18,6 +18,9 @@ texts are hidden (the API key; for a call that sent secret values, every text of
 so that which of them were secret makes no difference) and which are kept as written (what the
 call sent, for a call that sent no secret: a server quoting a slug the manifest wrote quotes
 the manifest), so that what it hides never depends on text a pull request controls.
+
+The credentials in use (the API key, the fingerprint key) are remembered here too, so that a
+manifest's secret source holding one is refused whatever its name (`holds_credential`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 import functools
 import hmac
 import re
+import threading
 from collections.abc import Iterable
 from typing import Any, NoReturn, final
 
@@ -84,6 +88,44 @@ def reveal_in_json(value: object) -> str:
     if isinstance(value, Secret):
         return value.reveal()
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# --- the credentials in use ---------------------------------------------------------------------
+
+_credentials: frozenset[str] = frozenset()
+_lock = threading.Lock()
+_MIN_CONTAINED_CREDENTIAL = 16
+"""A credential at least this long is found inside a longer value too (`KEY=<api key>`)."""
+
+
+def remember_credential(value: str | None) -> None:
+    """The API key or the fingerprint key in use (None and blanks are ignored)."""
+    global _credentials
+    value = (value or "").strip()
+    if value:
+        with _lock:
+            _credentials = _credentials | {value}
+
+
+def forget_credentials() -> None:
+    """Start over (a new command in the same process, or a test)."""
+    global _credentials
+    with _lock:
+        _credentials = frozenset()
+
+
+def holds_credential(value: Secret, also: Iterable[str | None] = ()) -> bool:
+    """Whether `value` is (or, for a long credential, contains) one of the credentials in use
+    or of `also`: compared after trimming whitespace, so a key file ending in a newline counts."""
+    text = value.reveal().strip()
+    for credential in {*_credentials, *((c or "").strip() for c in also)}:
+        if not credential:
+            continue
+        if hmac.compare_digest(text.encode(), credential.encode()):
+            return True
+        if len(credential) >= _MIN_CONTAINED_CREDENTIAL and credential in text:
+            return True
+    return False
 
 
 # --- redaction of text reconciler did not write -------------------------------------------------

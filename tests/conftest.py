@@ -1,7 +1,9 @@
 """Shared pytest configuration. Fixtures live in tests/fixtures/, one module per concern."""
 
 import os
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import settings
 
 # No property test may fail for being slow: CI runs on 2 shared cores, where one example can
@@ -17,3 +19,17 @@ pytest_plugins = [
     "tests.fixtures.manifests",
     "tests.fixtures.cli",
 ]
+
+
+@pytest.fixture(autouse=True)
+def _forget_sensitive_values() -> Iterator[None]:
+    """Each test starts with no credential remembered and every environment variable allowed
+    to manifests, as each command does (reconciler.sensitive, reconciler.manifest.secret_sources)."""
+    from reconciler import sensitive
+    from reconciler.manifest import secret_sources
+
+    sensitive.forget_credentials()
+    secret_sources.allow_env(None)
+    yield
+    sensitive.forget_credentials()
+    secret_sources.allow_env(None)

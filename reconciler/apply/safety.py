@@ -8,7 +8,7 @@ from typing import Any
 
 from reconciler.credentials import FINGERPRINT_KEY_ENV
 from reconciler.errors import ApplyRefused, ReconcilerError
-from reconciler.manifest.secret_sources import SecretTooLong
+from reconciler.manifest.secret_sources import SecretRefused, SecretTooLong
 from reconciler.plan import kinds
 from reconciler.plan.changes import Action, Call, Change, Plan, SecretRef
 from reconciler.plan.secrets import ref_matches, split_fingerprint
@@ -82,10 +82,11 @@ def _walk_refs(value: Any) -> Iterable[SecretRef]:
 
 
 def check_secrets(plan: Plan, resolve: SecretResolver) -> None:
-    """Every secret the plan sends must resolve now, to a value the platform stores; the value
-    is dropped at once."""
+    """Every secret the plan sends must resolve now, to a value the platform stores and that is
+    none of reconciler's own credentials; the value is dropped at once."""
     missing: list[str] = []
     too_long: list[str] = []
+    refused: list[str] = []
     seen: set[str] = set()
     for address, ref in secret_refs(plan):
         if ref.source in seen:
@@ -95,15 +96,20 @@ def check_secrets(plan: Plan, resolve: SecretResolver) -> None:
             resolve(ref)
         except SecretTooLong as error:
             too_long.append(f"{address}: {error.message}")
+        except SecretRefused as error:
+            refused.append(f"{address}: {error.message}")
         except ReconcilerError as error:
             missing.append(f"{address}: {error.message}")
-    if too_long:
+    if too_long or refused:
+        fixes = [
+            *(["shorten the long ones"] if too_long else []),
+            *(["give the apps secrets of their own in place of reconciler's"] if refused else []),
+            *(["set the missing ones"] if missing else []),
+        ]
         raise ApplyRefused(
             "secrets the plan must send cannot be sent, nothing was applied:\n  "
-            + "\n  ".join(too_long + missing),
-            hint="shorten the long ones"
-            + (" and set the missing ones" if missing else "")
-            + ", then rerun",
+            + "\n  ".join(too_long + refused + missing),
+            hint=", ".join(fixes) + ", then rerun",
         )
     if missing:
         raise ApplyRefused(

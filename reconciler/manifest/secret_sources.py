@@ -3,9 +3,13 @@
 Manifests arrive in pull requests from people who must not be able to make reconciler read
 anything outside the repository, nor hand its own credentials to the platform:
 
-- `fromEnv` may name any environment variable but the tool's own credentials
-  (`reconciler/credentials.py`): a variable holding the API key would give it to every app,
-  and to every key that can read variables when it is `recoverable`.
+- `fromEnv` may name any environment variable the workflow allows (`--allow-env PATTERN`: the
+  workflow, not the manifest, says which variables a manifest may read; all by default) but
+  reconciler's own (`RECONCILER_*`, in any case: its credentials live there,
+  `reconciler/credentials.py`): a variable holding the API key would give it to every app, and
+  to every key that can read variables when it is `recoverable`. A value that holds a credential
+  in use, whatever the variable's or the file's name, is refused when it is read
+  (`reconciler/plan/secrets.py`).
 - `fromFile` is a path relative to the manifest file's directory, and must stay inside the
   manifests' repository: the git work tree holding the manifest (the nearest directory above it
   with a `.git` directory or file), else the manifest's own directory. Symbolic links are
@@ -22,11 +26,13 @@ missing source is no error here: its value is known after apply.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
-from reconciler.credentials import CREDENTIALS
+from reconciler.credentials import CREDENTIALS, OWN_PREFIX
 from reconciler.errors import ReconcilerError
 from reconciler.manifest.model import MAX_VALUE_CHARS, FromEnv, FromFile
 from reconciler.sensitive import Secret
@@ -44,6 +50,10 @@ class SecretUnavailable(ReconcilerError):
 
 class SecretTooLong(SecretUnavailable):
     """A secret longer than the platform stores: its length is named, never its value."""
+
+
+class SecretRefused(SecretUnavailable):
+    """A secret that holds one of reconciler's own credentials: never sent, never said which."""
 
 
 def from_file(declared: str, directory: Path) -> FromFile:
@@ -67,16 +77,38 @@ def repository_root(directory: Path) -> Path:
 # --- fromEnv ------------------------------------------------------------------------------
 
 
+_allowed_env: tuple[str, ...] | None = None
+"""The `--allow-env` patterns of the command running, None when it gave none (all allowed)."""
+
+
+def allow_env(patterns: Iterable[str] | None) -> None:
+    """Let manifests read only the environment variables matching one of `patterns` (shell
+    globs, case-sensitive: `SHOP_*`); None allows every one (reconciler's own aside)."""
+    global _allowed_env
+    _allowed_env = None if patterns is None else tuple(patterns)
+
+
 def env_problem(name: str) -> str | None:
     """Why a manifest may not read the environment variable `name`, or None."""
-    what = CREDENTIALS.get(name)
-    if what is None:
-        return None
-    return (
-        f"{name} holds reconciler's own {what}; a manifest may not read it: as a variable it "
-        "would reach every deployment of the app (and, if recoverable, every key that can read "
-        "variables). Give the app its own secret in another environment variable"
-    )
+    what = CREDENTIALS.get(name.upper())
+    if what is not None or name.upper().startswith(OWN_PREFIX):
+        held = f"reconciler's own {what}" if what else "one of reconciler's own settings"
+        return (
+            f"{name} holds {held} (every {OWN_PREFIX}* variable is reconciler's, in any case); "
+            "a manifest may not read it: as a variable it would reach every deployment of the "
+            "app (and, if recoverable, every key that can read variables). Give the app its own "
+            "secret in another environment variable"
+        )
+    if _allowed_env is not None and not any(
+        fnmatch.fnmatchcase(name, pattern) for pattern in _allowed_env
+    ):
+        allowed = ", ".join(_allowed_env) or "none"
+        return (
+            f"{name} is not one of the environment variables this run lets manifests read "
+            f"(--allow-env: {allowed}); the workflow decides which variables a manifest may "
+            "read: name one it allows, or ask for the pattern to be added to the workflow"
+        )
+    return None
 
 
 def _check_env(source: FromEnv) -> None:
@@ -225,8 +257,10 @@ def _unreadable(source: FromFile, error: OSError) -> SecretUnavailable:
 
 
 __all__ = [
+    "SecretRefused",
     "SecretTooLong",
     "SecretUnavailable",
+    "allow_env",
     "env_available",
     "env_problem",
     "file_available",

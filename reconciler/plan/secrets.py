@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import re
 from typing import Final
 
-from reconciler.credentials import FINGERPRINT_KEY_ENV
+from reconciler import sensitive
+from reconciler.credentials import API_KEY_ENV, FINGERPRINT_KEY_ENV
 from reconciler.errors import UsageError
 from reconciler.manifest.model import MAX_VALUE_CHARS, FromEnv, FromFile
 from reconciler.manifest.secret_sources import (
+    SecretRefused,
     SecretTooLong,
     SecretUnavailable,
     env_available,
@@ -70,10 +73,12 @@ def resolve_secret(source: FromEnv | FromFile) -> Secret | None:
 
     An empty environment variable counts as missing: the platform needs at least one character.
     A file that exists but cannot be read as UTF-8 text is an error naming the path, and so is
-    a value longer than the platform stores (`SecretTooLong`).
+    a value longer than the platform stores (`SecretTooLong`) and a value that holds one of
+    reconciler's own credentials (`SecretRefused`), whatever the source's name.
     """
     value = _read_source(source)
     if value is not None:
+        _check_not_a_credential(value, source_name(source))
         _check_length(value, source_name(source))
     return value
 
@@ -81,7 +86,10 @@ def resolve_secret(source: FromEnv | FromFile) -> Secret | None:
 def read_unchecked(source: FromEnv | FromFile) -> Secret | None:
     """`resolve_secret` without the length check: for a plan that reads a value only to
     fingerprint it (apply refuses a value too long before any write)."""
-    return _read_source(source)
+    value = _read_source(source)
+    if value is not None:
+        _check_not_a_credential(value, source_name(source))
+    return value
 
 
 def secret_available(source: FromEnv | FromFile) -> bool:
@@ -90,6 +98,20 @@ def secret_available(source: FromEnv | FromFile) -> bool:
     if isinstance(source, FromEnv):
         return env_available(source)
     return file_available(source)
+
+
+def _check_not_a_credential(value: Secret, source: str) -> None:
+    """Refuse a value holding the API key or the fingerprint key in use, without saying which:
+    a manifest that names `RECONCILER_APPLY_API_KEY` (as CI setups call it) or a file holding
+    the key would otherwise hand it to every deployment of the app."""
+    in_environment = (os.environ.get(API_KEY_ENV), os.environ.get(FINGERPRINT_KEY_ENV))
+    if sensitive.holds_credential(value, in_environment):
+        raise SecretRefused(
+            f"{source} holds one of reconciler's own credentials (the API key or the "
+            "fingerprint key this run uses); a manifest may not send it to the platform",
+            hint="give the app a secret of its own; if the workflow hands its credentials to "
+            "other variables, restrict what manifests may read with --allow-env",
+        )
 
 
 def _check_length(value: Secret, source: str) -> None:
@@ -107,7 +129,8 @@ def _check_length(value: Secret, source: str) -> None:
 
 def _read_source(source: FromEnv | FromFile) -> Secret | None:
     """The one place a secret source is read; `secret_sources` refuses what a manifest may not
-    read (the tool's own credentials, files outside the repository, non-regular files)."""
+    read (the tool's own settings, variables the workflow does not allow, files outside the
+    repository, non-regular files)."""
     if isinstance(source, FromEnv):
         return read_env(source)
     return read_file(source)
@@ -233,6 +256,7 @@ def fingerprint_key_from(raw: str | None) -> bytes | None:
     """
     if not raw:
         return None
+    sensitive.remember_credential(raw)
     if len(raw) < MIN_FINGERPRINT_KEY_CHARS:
         raise UsageError(
             f"{FINGERPRINT_KEY_ENV} has {len(raw)} characters; a fingerprint key needs at least "

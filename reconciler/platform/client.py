@@ -640,4 +640,5 @@ def _checked_key(api_key: str | None, base_url: str) -> str:
             "which cannot be sent in an HTTP header",
             hint=f"check the value of {API_KEY_ENV}",
         )
+    sensitive.remember_credential(key)
     return key

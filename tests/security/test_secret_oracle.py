@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.fixtures.cli import CliResult, Seed, shop_manifest, write_manifest
+from tests.fixtures.cli import CliResult, Seed
+from tests.security.manifests import web_production
 
 Cli = Callable[..., CliResult]
 
@@ -21,27 +22,12 @@ GUESSES = [f"{n:04d}" for n in range(10_000)]
 """Every four-digit PIN: the attacker's literals hold them all."""
 
 
-def _web_production(tmp_path: Path, variables: list[str]) -> Path:
-    """A manifest of shop/web whose production environment has these `variables` lines."""
-    return write_manifest(
-        tmp_path,
-        shop_manifest(
-            "web:\n"
-            "  oci: {image: 'nginx:1.27'}\n"
-            "  environments:\n"
-            "    production:\n"
-            "      runtime: {healthcheck: {method: GET, path: /healthz}}\n"
-            "      variables:\n" + "".join(f"        {line}\n" for line in variables)
-        ),
-    )
-
-
 def _guessing_manifest(tmp_path: Path) -> Path:
     """`PIN` from the CI's environment, and four recoverable literals holding every guess."""
     literals = [
         f'GUESS_{part}: "{" ".join(GUESSES[part * 2500 : (part + 1) * 2500])}"' for part in range(4)
     ]
-    return _web_production(tmp_path, ["PIN: {fromEnv: CI_PIN}", *literals])
+    return web_production(tmp_path, ["PIN: {fromEnv: CI_PIN}", *literals])
 
 
 def test_the_guess_equal_to_the_secret_reads_like_every_other_guess(
@@ -70,7 +56,7 @@ def test_a_write_only_literal_cannot_blank_a_word_of_the_plan(
     seed.variables(
         "shop", "web", "production", [{"key": "OLD", "value": "x", "kind": "recoverable"}]
     )
-    manifest = _web_production(
+    manifest = web_production(
         tmp_path, ["W: {value: destroy, kind: writeonly}", "C: {value: CAUTION, kind: writeonly}"]
     )
     result = cli("plan", "-f", str(manifest), "--format", "markdown")
@@ -86,7 +72,7 @@ def test_without_a_fingerprint_key_plan_reads_no_secret_value(cli: Cli, tmp_path
     """Plan compares write-only values by presence without the key, so it has no reason to read
     them: a value the platform would refuse (over 16,384 characters) is apply's to refuse. A
     plan that read it failed, and said how long it was."""
-    manifest = _web_production(tmp_path, ["PIN: {fromEnv: CI_PIN}"])
+    manifest = web_production(tmp_path, ["PIN: {fromEnv: CI_PIN}"])
     short = cli("plan", "-f", str(manifest), "--format", "json", env={"CI_PIN": "x"})
     long = cli("plan", "-f", str(manifest), "--format", "json", env={"CI_PIN": "x" * 20_000})
     assert short.exit_code == 0, short.output
