@@ -25,9 +25,20 @@ HOOKS = ROOT / ".pre-commit-hooks.yaml"
 MARKER = "<!-- reconciler-plan -->"
 SHELL_OPERATORS = {"|", "||", "&&", ";", ">", ">>", "<", "&", "(", ")", "2>", "2>&1"}
 # Values the scripts give these shell variables (DEPLOY_FLAG: its non-empty form) and arrays
-# (`files`: the -f arguments the action builds from its `manifests` input).
-SHELL_VARIABLES = {"MANIFESTS": "platform/", "DEPLOY_FLAG": "--deploy", "out": "out"}
-SHELL_ARRAYS = {"files": ["-f", "platform/"], "extra": [], "checks": []}
+# (`files`: the -f arguments the action builds from its `manifests` input; `allowed`: the
+# --allow-env arguments from its `allow-env` input).
+SHELL_VARIABLES = {
+    "MANIFESTS": "platform/",
+    "DEPLOY_FLAG": "--deploy",
+    "out": "out",
+    "ALLOW_ENV": "SHOP_*",
+}
+SHELL_ARRAYS = {
+    "files": ["-f", "platform/"],
+    "extra": [],
+    "checks": [],
+    "allowed": ["--allow-env", "SHOP_*"],
+}
 
 
 def load(path: Path) -> dict[str, Any]:
