@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.errors import PlanFileError, PlanShapeError
+from reconciler.escaping import escaped_json
 from reconciler.plan.changes import FORMAT_VERSION, Plan
 from reconciler.plan.json_form import plan_from_dict, plan_to_dict
 
@@ -203,6 +204,7 @@ def _signature(content: str, key: bytes) -> str:
 
 
 def _dump(document: dict[str, Any]) -> str:
-    return (
-        json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
-    )
+    """The file's text: invisible characters of the manifests' text escaped (`escaped_json`),
+    as anyone who looks at the file sees it; the checksum covers the data, not this text."""
+    text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    return escaped_json(text) + "\n"
