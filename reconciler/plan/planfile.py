@@ -9,7 +9,8 @@ file edited or cut after it was saved, and, when `RECONCILER_FINGERPRINT_KEY` wa
 without the key can recompute it for an edited file. It holds secret references, never secret
 values, and is written atomically with mode 0600 because it still describes the infrastructure:
 `plan_file_text` is its content, `reconciler.report.output.write_plan_file` the one writer (it
-also refuses a plan holding a plain write-only value or any registered secret).
+also refuses a plan holding a plain write-only value; a secret value, a `Secret`, cannot be
+encoded at all).
 """
 
 from __future__ import annotations
