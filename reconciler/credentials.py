@@ -19,3 +19,7 @@ CREDENTIALS = {
     NOTIFY_WEBHOOK_URL_ENV: "notification webhook URL",
 }
 """Each credential's variable and what it is, for messages."""
+
+OWN_PREFIX = "RECONCILER_"
+"""Every environment variable whose name starts so (in any case) is reconciler's own: its
+settings and credentials, and what CI setups name after it (`RECONCILER_APPLY_API_KEY`)."""

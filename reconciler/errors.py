@@ -20,13 +20,14 @@
     ├── ApplyRefused                 apply stopped before its first write
     ├── ExportError                  live state export cannot read or write
     ├── GitRefError                  `projects --changed-since`: the ref cannot be read
-    ├── OutputError                  output could not be written, or would hold a secret
+    ├── OutputError                  output could not be written
     │   └── OutputClosedError        the reader of standard output left (a BrokenPipeError too)
     ├── ManifestInvalid              (reconciler.manifest.problems) the manifest has problems
     └── SecretUnavailable            (reconciler.manifest.secret_sources) a secret's source
-        └── SecretTooLong            is missing / holds more than the platform stores
+        ├── SecretTooLong            is missing / holds more than the platform stores /
+        └── SecretRefused            holds one of reconciler's own credentials
 
-The last three are still defined in `reconciler.manifest` while that package is reworked;
+The last four are still defined in `reconciler.manifest` while that package is reworked;
 they are listed here so the whole hierarchy reads in one place, and
 `tests/test_errors.py` fails when a `ReconcilerError` subclass is defined anywhere else.
 The CLI turns every one into its message and exit code. Messages never contain a secret
@@ -170,7 +171,7 @@ class GitRefError(ReconcilerError):
 
 
 class OutputError(ReconcilerError):
-    """Writing output failed, or was refused because it would hold a secret value."""
+    """Writing output failed (a closed or full stream, a file that cannot be written)."""
 
 
 class OutputClosedError(OutputError, BrokenPipeError):

@@ -28,6 +28,29 @@ def clean(text: str) -> str:
     return "".join(char if _shows(char) else _escaped(char) for char in text)
 
 
+def escaped_json(text: str) -> str:
+    """JSON text (as `json.dumps(..., ensure_ascii=False)` writes it) with every character that
+    would not show as itself written as a `\\uXXXX` escape (a surrogate pair above U+FFFF): the
+    same JSON, which no bidirectional control or invisible character can make read otherwise.
+    Outside strings, JSON text holds only characters that show, and line breaks."""
+    if text.isprintable():
+        return text
+    return "".join(char if char == "\n" or _shows(char) else _json_escape(char) for char in text)
+
+
+def _json_escape(char: str) -> str:
+    code = ord(char)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def shows(char: str) -> bool:
+    """Whether `clean` leaves `char` as it is."""
+    return _shows(char)
+
+
 def _shows(char: str) -> bool:
     return char.isprintable() or unicodedata.category(char) == "Zs"
 

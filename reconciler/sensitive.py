@@ -1,50 +1,134 @@
-"""Sensitive values: the process-wide registry of what must never leave the process, and the
-one redaction function of the code base.
+"""Sensitive values: the type that holds them, which cannot be printed, and the redaction of
+text reconciler did not write.
 
-Values are registered where they enter the process: the API key when a client is made for
-it, the fingerprint key when it is read, every secret value when it is resolved (plan and
-apply). `reconciler.report.output`, the boundary every byte of output passes, redacts them
-from whatever it writes; the `-v` call log and error details from the platform pass through
-`redact` too.
+A secret value (a write-only variable's value, a value read with `fromEnv` or `fromFile`) lives
+in the process as a `Secret`: `str()`, `repr()` and formatting give a fixed placeholder, and JSON
+encoding, pickling and copying refuse it. Its text is taken out with `reveal()` where it must be
+used, never where it is shown: the platform client's request encoder (the moment a call is sent),
+the HMAC of a fingerprint, and the checks of a value before it is sent (its length, and that it is
+none of reconciler's own credentials). So no renderer can print one, whatever text surrounds it.
+
+Nothing is redacted from output by content. A redaction that depends on a secret's value is an
+oracle: a pull request's manifest that writes every guess of a secret as text sees which guess
+the plan blanks. Text the manifest wrote is printed as written, whatever the secrets hold.
+
+Content redaction remains in one place: `redact`, for text reconciler did not write that can
+quote what it sent (a server's error detail, a transport error). There the caller says which
+texts are hidden (the API key; for a call that sent secret values, every text of the call,
+so that which of them were secret makes no difference) and which are kept as written (what the
+call sent, for a call that sent no secret: a server quoting a slug the manifest wrote quotes
+the manifest), so that what it hides never depends on text a pull request controls.
+
+The credentials in use (the API key, the fingerprint key) are remembered here too, so that a
+manifest's secret source holding one is refused whatever its name (`holds_credential`).
 """
 
 from __future__ import annotations
 
 import functools
+import hmac
 import re
 import threading
 from collections.abc import Iterable
+from typing import Any, NoReturn, final
 
-# Replaced whole, never changed in place: every redaction (each line of output) reads it without
-# a lock or a copy, and a register() racing with it leaves it the old set or the new one.
-_registered: frozenset[str] = frozenset()
+HIDDEN = "(sensitive value)"
+"""What a `Secret` reads as, wherever it is printed by mistake."""
+
+
+@final
+class Secret:
+    """A secret value that cannot be printed: only `reveal()` gives its text."""
+
+    __slots__ = ("_value",)
+    _value: str
+
+    def __init__(self, value: str) -> None:
+        if not isinstance(value, str):
+            raise TypeError(f"a Secret holds text, not a {type(value).__name__}")
+        object.__setattr__(self, "_value", value)
+
+    def reveal(self) -> str:
+        """The value: for sending it, fingerprinting it or checking it, never for showing it."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret(<hidden>)"
+
+    def __str__(self) -> str:
+        return HIDDEN
+
+    def __format__(self, spec: str) -> str:
+        return HIDDEN
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Secret):
+            return NotImplemented
+        return hmac.compare_digest(self._value.encode(), other._value.encode())
+
+    def __hash__(self) -> int:
+        return hash((Secret, self._value))
+
+    def __setattr__(self, name: str, value: Any) -> NoReturn:
+        raise AttributeError("a Secret cannot be changed")
+
+    def __reduce_ex__(self, protocol: Any) -> NoReturn:
+        raise TypeError("a secret value is never pickled or copied")
+
+    def __copy__(self) -> Secret:
+        return self  # immutable: a copy is itself, and nothing is written anywhere
+
+    def __deepcopy__(self, memo: Any) -> Secret:
+        return self
+
+
+def reveal_in_json(value: object) -> str:
+    """`json.dumps(..., default=reveal_in_json)`: a `Secret`'s text, where a request is encoded
+    (the only encoder that may hold one); anything else is refused as json would."""
+    if isinstance(value, Secret):
+        return value.reveal()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# --- the credentials in use ---------------------------------------------------------------------
+
+_credentials: frozenset[str] = frozenset()
 _lock = threading.Lock()
+_MIN_CONTAINED_CREDENTIAL = 16
+"""A credential at least this long is found inside a longer value too (`KEY=<api key>`)."""
 
 
-def register(value: str | None) -> None:
-    """Never let `value` leave the process (None and the empty string are ignored)."""
-    global _registered
+def remember_credential(value: str | None) -> None:
+    """The API key or the fingerprint key in use (None and blanks are ignored)."""
+    global _credentials
+    value = (value or "").strip()
     if value:
         with _lock:
-            _registered = _registered | {value}
+            _credentials = _credentials | {value}
 
 
-def registered() -> frozenset[str]:
-    """Every value registered so far."""
-    return _registered
-
-
-def forget_all() -> None:
+def forget_credentials() -> None:
     """Start over (a new command in the same process, or a test)."""
-    global _registered
+    global _credentials
     with _lock:
-        _registered = frozenset()
+        _credentials = frozenset()
 
 
-def contains_registered(text: str) -> bool:
-    """Whether `text` holds a registered value in any of the forms `redact` finds."""
-    return redact(text) != redact(text, registered_too=False)
+def holds_credential(value: Secret, also: Iterable[str | None] = ()) -> bool:
+    """Whether `value` is (or, for a long credential, contains) one of the credentials in use
+    or of `also`: compared after trimming whitespace, so a key file ending in a newline counts."""
+    text = value.reveal().strip()
+    for credential in {*_credentials, *((c or "").strip() for c in also)}:
+        if not credential:
+            continue
+        if hmac.compare_digest(text.encode(), credential.encode()):
+            return True
+        if len(credential) >= _MIN_CONTAINED_CREDENTIAL and credential in text:
+            return True
+    return False
 
+
+# --- redaction of text reconciler did not write -------------------------------------------------
 
 REDACTED = "[REDACTED]"
 # A credential after `Bearer`; `<key>`-style placeholders in a server's own help text are none.
@@ -65,9 +149,10 @@ _ALONE_BEFORE = rf"(?<!{_WORD})(?<!{_WORD}\.)"
 _ALONE_AFTER = rf"(?!{_WORD})(?!\.{_WORD})"
 
 
-def redact(text: str, secrets: Iterable[str | None] = (), *, registered_too: bool = True) -> str:
-    """`text` with every `Bearer <token>`, every registered value and every one of `secrets`
-    replaced by a marker.
+def redact(text: str, secrets: Iterable[str | None], *, keep: Iterable[str] = ()) -> str:
+    """`text` (written by someone else: a server, a transport) with every `Bearer <token>` and
+    every one of `secrets` replaced by a marker, except where it stands inside one of `keep`
+    (texts to leave as written wherever they appear: what a call sent that is no secret).
 
     Error details are quoted from a response body after their whitespace is collapsed, JSON
     escapes may survive in a raw body preview, and long texts are cut with `…`: a secret is
@@ -76,15 +161,52 @@ def redact(text: str, secrets: Iterable[str | None] = (), *, registered_too: boo
     and as the beginning of a secret cut off at the end of a shortened text (a multi-line key
     file, a value longer than the cut).
     """
-    candidates = [*secrets, *(_registered_in(text) if registered_too else ())]
-    for secret in candidates:
-        if secret:
-            text = _pattern(secret).sub(REDACTED, text)
-            if "\\" in text:
-                text = _redact_escaped(text, secret)
+    hidden = [secret for secret in dict.fromkeys(secrets) if secret]
+    if hidden:
+        kept = _spans_of(text, keep)
+        found = [span for secret in hidden for span in _spans(text, secret)]
+        found = [span for span in found if not _covered(span, kept)]
+        text = _replaced(text, found)
+        for secret in hidden:
             if len(secret) >= SECRET_MIN_CHARS:
                 text = _cut_prefix(text, secret)
     return _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+
+
+def _spans(text: str, secret: str) -> list[tuple[int, int]]:
+    """Where `secret` stands in `text`: as written, and once JSON escapes are read."""
+    found = [m.span() for m in _pattern(secret).finditer(text)]
+    if "\\" in text:
+        decoded, starts = _decode_escapes(text)
+        found += [(starts[m.start()], starts[m.end()]) for m in _pattern(secret).finditer(decoded)]
+    return found
+
+
+def _spans_of(text: str, kept: Iterable[str]) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    for word in {k for k in kept if k}:
+        start = text.find(word)
+        while start >= 0:
+            spans.append((start, start + len(word)))
+            start = text.find(word, start + 1)
+    return spans
+
+
+def _covered(span: tuple[int, int], kept: list[tuple[int, int]]) -> bool:
+    return any(start <= span[0] and span[1] <= end for start, end in kept)
+
+
+def _replaced(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with each of `spans` (merged where they overlap) replaced by the marker."""
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    for start, end in reversed(merged):
+        text = text[:start] + REDACTED + text[end:]
+    return text
 
 
 @functools.lru_cache(maxsize=256)
@@ -98,17 +220,6 @@ def _pattern(secret: str) -> re.Pattern[str]:
 
 _JSON_ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
 _SHORT = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-
-
-def _redact_escaped(text: str, secret: str) -> str:
-    """`text` with `secret` replaced where it stands once JSON escapes are read (left to right,
-    as a JSON parser would): the search runs on the decoded text (a short secret must stand
-    alone there), and each match replaces the characters it was decoded from."""
-    decoded, starts = _decode_escapes(text)
-    found = [(starts[m.start()], starts[m.end()]) for m in _pattern(secret).finditer(decoded)]
-    for start, end in reversed(found):
-        text = text[:start] + REDACTED + text[end:]
-    return text
 
 
 def _decode_escapes(text: str) -> tuple[str, list[int]]:
@@ -151,27 +262,3 @@ def _cut_prefix(text: str, secret: str) -> str:
             if body.endswith(candidate[:length]):
                 return body[:-length] + REDACTED + ELLIPSIS
     return text
-
-
-def _registered_in(text: str) -> list[str]:
-    """The registered values that may occur in `text`: a cheap substring test of each one's
-    first word first, so that output is not scanned once per secret. The test looks in the
-    text as written and, where it has backslashes, as its JSON escapes read: a secret holding
-    `\\n` or `\\\\` printed as written is found only in the first, a JSON-escaped one only in
-    the second."""
-    forms = (text, _decode_escapes(text)[0]) if "\\" in text else (text,)
-    return [
-        value
-        for value in registered()
-        if any(anchor in form for anchor in _anchors(value) for form in forms)
-    ]
-
-
-@functools.lru_cache(maxsize=4096)
-def _anchors(secret: str) -> tuple[str, ...]:
-    """A piece of `secret` that any match must contain."""
-    words = secret.split()
-    found = [words[0] if words else secret]
-    if len(secret) >= SECRET_MIN_CHARS:
-        found.append(secret[:MIN_CUT_PREFIX])  # the beginning of a cut-off secret
-    return tuple(found)

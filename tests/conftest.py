@@ -18,15 +18,20 @@ pytest_plugins = [
     "tests.fixtures.emulator",
     "tests.fixtures.manifests",
     "tests.fixtures.cli",
+    "tests.fixtures.workspace",
     "tests.fixtures.webhooks",
 ]
 
 
 @pytest.fixture(autouse=True)
 def _forget_sensitive_values() -> Iterator[None]:
-    """Each test starts with no registered secret, as each command does (reconciler.sensitive)."""
+    """Each test starts with no credential remembered and every environment variable allowed
+    to manifests, as each command does (reconciler.sensitive, reconciler.manifest.secret_sources)."""
     from reconciler import sensitive
+    from reconciler.manifest import secret_sources
 
-    sensitive.forget_all()
+    sensitive.forget_credentials()
+    secret_sources.allow_env(None)
     yield
-    sensitive.forget_all()
+    sensitive.forget_credentials()
+    secret_sources.allow_env(None)

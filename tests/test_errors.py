@@ -12,7 +12,7 @@ from reconciler.errors import ReconcilerError
 
 # TEMPORARY: defined in reconciler.manifest while that package is reworked by another change;
 # to be moved into reconciler.errors then (the docstring lists them already).
-_STILL_IN_MANIFEST = {"ManifestInvalid", "SecretUnavailable", "SecretTooLong"}
+_STILL_IN_MANIFEST = {"ManifestInvalid", "SecretUnavailable", "SecretTooLong", "SecretRefused"}
 
 
 def _every_subclass(cls: type) -> set[type]:

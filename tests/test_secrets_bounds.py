@@ -15,6 +15,7 @@ from reconciler.manifest.model import MAX_VALUE_CHARS, FromEnv
 from reconciler.manifest.secret_sources import from_file
 from reconciler.plan import secrets
 from reconciler.plan.changes import SecretRef
+from reconciler.sensitive import Secret
 
 BOUND = MAX_VALUE_CHARS
 VALUE_MARK = "v@lue-"
@@ -30,7 +31,7 @@ def test_the_bound_is_the_spec_s() -> None:
 
 def test_an_env_secret_of_exactly_the_bound_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BOUNDS_SECRET", _value(BOUND))
-    assert secrets.resolve_secret(FromEnv("BOUNDS_SECRET")) == _value(BOUND)
+    assert secrets.resolve_secret(FromEnv("BOUNDS_SECRET")) == Secret(_value(BOUND))
 
 
 def test_an_env_secret_one_character_longer_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -64,7 +65,7 @@ def test_characters_are_counted_not_bytes(
     monkeypatch.setenv("BOUNDS_ACCENTS", "é" * length)
     for source in (from_file("accents.txt", tmp_path), FromEnv("BOUNDS_ACCENTS")):
         if fits:
-            assert secrets.resolve_secret(source) == "é" * length
+            assert secrets.resolve_secret(source) == Secret("é" * length)
         else:
             with pytest.raises(secrets.SecretTooLong, match=f"has {length} characters"):
                 secrets.resolve_secret(source)

@@ -8,13 +8,14 @@ from typing import Any
 
 from reconciler.credentials import FINGERPRINT_KEY_ENV
 from reconciler.errors import ApplyRefused, ReconcilerError
-from reconciler.manifest.secret_sources import SecretTooLong
+from reconciler.manifest.secret_sources import SecretRefused, SecretTooLong
 from reconciler.plan import kinds
 from reconciler.plan.changes import Action, Call, Change, Plan, SecretRef
 from reconciler.plan.review import sent_calls
 from reconciler.plan.secrets import ref_matches
+from reconciler.sensitive import Secret
 
-SecretResolver = Callable[[SecretRef], str]
+SecretResolver = Callable[[SecretRef], Secret]
 
 
 def executable_changes(plan: Plan) -> tuple[Change, ...]:
@@ -82,10 +83,11 @@ def _walk_refs(value: Any) -> Iterable[SecretRef]:
 
 
 def check_secrets(plan: Plan, resolve: SecretResolver) -> None:
-    """Every secret the plan sends must resolve now, to a value the platform stores; the value
-    is dropped at once."""
+    """Every secret the plan sends must resolve now, to a value the platform stores and that is
+    none of reconciler's own credentials; the value is dropped at once."""
     missing: list[str] = []
     too_long: list[str] = []
+    refused: list[str] = []
     seen: set[str] = set()
     for address, ref in secret_refs(plan):
         if ref.source in seen:
@@ -95,15 +97,20 @@ def check_secrets(plan: Plan, resolve: SecretResolver) -> None:
             resolve(ref)
         except SecretTooLong as error:
             too_long.append(f"{address}: {error.message}")
+        except SecretRefused as error:
+            refused.append(f"{address}: {error.message}")
         except ReconcilerError as error:
             missing.append(f"{address}: {error.message}")
-    if too_long:
+    if too_long or refused:
+        fixes = [
+            *(["shorten the long ones"] if too_long else []),
+            *(["give the apps secrets of their own in place of reconciler's"] if refused else []),
+            *(["set the missing ones"] if missing else []),
+        ]
         raise ApplyRefused(
             "secrets the plan must send cannot be sent, nothing was applied:\n  "
-            + "\n  ".join(too_long + missing),
-            hint="shorten the long ones"
-            + (" and set the missing ones" if missing else "")
-            + ", then rerun",
+            + "\n  ".join(too_long + refused + missing),
+            hint=", ".join(fixes) + ", then rerun",
         )
     if missing:
         raise ApplyRefused(
@@ -191,8 +198,8 @@ def _check_fingerprints(
     changed = [
         f"{address}: the value of {sources.get(address, ref.source)} changed since the plan "
         "was saved (it does not match the fingerprint the plan recorded)"
-        for address, key, ref in fingerprinted
-        if not ref_matches(ref, resolve(ref), key=fingerprint_key, variable_key=key)
+        for address, _, ref in fingerprinted
+        if not ref_matches(ref, resolve(ref), key=fingerprint_key, address=address)
     ]
     if changed:
         raise ApplyRefused(

@@ -16,6 +16,7 @@ from reconciler.plan.changes import Action, Call, Change, SecretRef
 from reconciler.plan.secrets import fingerprint, split_fingerprint, with_fingerprint
 from reconciler.platform.operations import OPERATIONS
 from reconciler.platform.protocol import Platform
+from reconciler.sensitive import Secret
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ class CallSender:
         try:
             body = materialize(call.body, self.resolve)
             if self.options.fingerprint_key is not None:
-                _fingerprint_late_secrets(call.body, body, self.options.fingerprint_key)
+                _fingerprint_late_secrets(owner, call, body, self.options.fingerprint_key)
             if call.creates or after_delete:
                 data, reread = await self._create(owner, call, body, after_delete)
                 return CallResult(call.operation, True, status, data=data, reread=reread)
@@ -104,27 +105,31 @@ class CallSender:
         )
 
 
-def _fingerprint_late_secrets(planned: Mapping[str, Any], body: dict[str, Any], key: bytes) -> None:
+def _fingerprint_late_secrets(owner: Change, call: Call, body: dict[str, Any], key: bytes) -> None:
     """Add the fingerprint marker for write-only values the plan could not fingerprint.
 
     A saved plan made while a secret was missing (a pull request from a fork)
     sends it without a fingerprint; recording one now keeps the next plan from
-    showing the secret as changed.
+    showing the secret as changed. The fingerprint is bound to each variable's
+    address, which the batch's parts name (`Kind.call_parts`).
     """
-    planned_items = planned.get("variables")
+    planned_items = call.body.get("variables")
     if not isinstance(planned_items, (list, tuple)):
         return
+    environment = owner.address.rsplit("/", 1)[0]
     for planned_item, item in zip(planned_items, body["variables"], strict=True):
-        ref = planned_item.get("value") if isinstance(planned_item, Mapping) else None
+        if not isinstance(planned_item, Mapping) or not isinstance(item, dict):
+            continue  # a removal names the variable only
+        ref, value = planned_item.get("value"), item.get("value")
         if (
             isinstance(ref, SecretRef)
             and ref.fingerprint is None
+            and isinstance(value, Secret)
             and item.get("kind") == "writeonly"
         ):
             description, _ = split_fingerprint(item.get("description"))
-            item["description"] = with_fingerprint(
-                description, fingerprint(key, item["key"], item["value"])
-            )
+            address = f"{environment}/{item['key']}"
+            item["description"] = with_fingerprint(description, fingerprint(key, address, value))
 
 
 def _api_error_text(error: ApiError) -> str:

@@ -1,5 +1,9 @@
 """Findings and manifest problems as a SARIF 2.1.0 log, for code-scanning annotations.
 
+Every text a manifest wrote (a message quoting a key, a waiver's reason) is escaped as the text
+output escapes it (`reconciler.escaping.clean`): one line, nothing invisible, in an annotation
+too; file names are percent-encoded URI references.
+
 GitHub's upload-sarif (and other code-scanning tools) show each result on the line it names in
 the pull request. A waived finding is a result with an in-source suppression carrying the
 waiver's reason, so the tools list it as dismissed instead of hiding it. What the manifests turn
@@ -15,11 +19,13 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from reconciler import __version__
 from reconciler.checks.findings import Finding
 from reconciler.checks.overrides import Override
 from reconciler.checks.registry import RULES, Rule
+from reconciler.escaping import clean
 from reconciler.manifest.problems import Problem
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -114,10 +120,11 @@ def _location(file: str, line: int, column: int, path: str) -> dict[str, Any]:
 
 
 def _uri(file: str) -> str:
-    """A relative path stays relative (code scanning resolves it from the repository root);
-    an absolute one becomes a file URI."""
+    """A relative path stays relative (code scanning resolves it from the repository root),
+    percent-encoded as a URI reference is (a line break, a space, `#` in a file's name); an
+    absolute one becomes a file URI."""
     path = Path(file)
-    return path.as_uri() if path.is_absolute() else path.as_posix()
+    return path.as_uri() if path.is_absolute() else quote(path.as_posix(), safe="/")
 
 
 def _problem_result(problem: Problem, rule_index: int) -> dict[str, Any]:
@@ -125,7 +132,7 @@ def _problem_result(problem: Problem, rule_index: int) -> dict[str, Any]:
         "ruleId": MANIFEST_RULE,
         "ruleIndex": rule_index,
         "level": problem.severity,
-        "message": {"text": problem.message},
+        "message": {"text": clean(problem.message)},
         "locations": [_location(problem.file, problem.line, problem.column, problem.path)],
     }
 
@@ -136,11 +143,11 @@ def _finding_result(finding: Finding, rule_index: int) -> dict[str, Any]:
         "ruleId": finding.rule,
         "ruleIndex": rule_index,
         "level": finding.severity,
-        "message": {"text": finding.message},
+        "message": {"text": clean(finding.message)},
         "locations": [_location(position.file, position.line, position.column, finding.path)],
     }
     if finding.waived is not None:
-        result["suppressions"] = [{"kind": "inSource", "justification": finding.waived}]
+        result["suppressions"] = [{"kind": "inSource", "justification": clean(finding.waived)}]
     return result
 
 
@@ -162,7 +169,7 @@ def _waiver_notification(override: Override, rule_index: int) -> dict[str, Any]:
     """A waiver, at the place it was written, with its reason."""
     notification: dict[str, Any] = {
         "level": "note",
-        "message": {"text": f"{override.description}"},
+        "message": {"text": clean(override.description)},
         "associatedRule": {"id": override.rule, "index": rule_index},
     }
     position = override.position

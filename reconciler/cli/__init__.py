@@ -35,6 +35,13 @@ COMMANDS: dict[str, str] = {
 }
 
 
+def _allow_every_env() -> None:
+    if "reconciler.manifest.secret_sources" in sys.modules:  # else nothing was restricted
+        from reconciler.manifest.secret_sources import allow_env
+
+        allow_env(None)
+
+
 class LazyGroup(click.Group):
     def main(self, *args: Any, **kwargs: Any) -> Any:
         """Run a command and exit with its code, the same way for every command.
@@ -46,7 +53,8 @@ class LazyGroup(click.Group):
         cannot be written (a full disk, a closed pipe) is one error line and exit 1.
         """
         kwargs["standalone_mode"] = False
-        sensitive.forget_all()  # one command per process: what it registers is its own
+        sensitive.forget_credentials()  # one command per process: what it remembers is its own
+        _allow_every_env()  # and what it lets manifests read: `--allow-env` says, when given
         skip_collection_at_exit()
         output = guard_stdout()
         restore_sigterm = interrupt_on_sigterm()

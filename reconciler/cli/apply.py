@@ -44,6 +44,7 @@ from reconciler.cli.interrupts import interruptible, run_async
 from reconciler.cli.options import (
     ENV_BASE_URL,
     ENV_FINGERPRINT_KEY,
+    allow_env_option,
     connection_options,
     report_errors,
 )
@@ -229,6 +230,7 @@ class _Run:
 )
 @click.option("--no-color", is_flag=True, help="Never colour the plan (also: NO_COLOR).")
 @connection_options
+@allow_env_option
 @report_errors
 @notify.notifies("apply", default=True)
 def apply(

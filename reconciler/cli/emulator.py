@@ -120,7 +120,7 @@ def emulator(
     """Run the local platform emulator (the whole platform API) until Ctrl-C."""
     import uvicorn
 
-    from reconciler.emulator.app import ENV_API_KEY, EmulatorConfig, create_app
+    from reconciler.emulator.app import ENV_API_KEY, EmulatorConfig, create_app, is_loopback
     from reconciler.emulator.auth import KeysFileError, load_keys
     from reconciler.emulator.store import StateFileError, StateLock, StateLockedError
 
@@ -172,6 +172,15 @@ def emulator(
         banner.append("Behaving like a newer platform: members the spec does not list are kept.")
     banner.append("Press Ctrl-C to stop.")
     try:
+        if not is_loopback(bound_host):
+            echo(
+                f"Warning: listening on {shown_host}, not on this machine's loopback: whoever "
+                "can reach that address can call the emulator's API with its key (printed "
+                "below when generated), and a key generated or taken from "
+                f"{ENV_API_KEY} may be a real one. Admin calls (/_emulator/) still need the key "
+                "and a loopback Host. For a local emulator keep --host 127.0.0.1.",
+                err=True,
+            )
         echo("\n".join(banner))
     except BrokenPipeError:
         sock.close()

@@ -86,6 +86,29 @@ def manifest_option(func: F | None = None, *, required: bool = True) -> F | Call
     return decorate if func is None else decorate(func)
 
 
+def allow_env_option(func: F) -> F:
+    """`--allow-env PATTERN`, repeatable: the environment variables manifests may read."""
+
+    def restrict(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
+        if value:
+            from reconciler.manifest.secret_sources import allow_env
+
+            allow_env(value)
+
+    return click.option(
+        "--allow-env",
+        "allowed_env",
+        multiple=True,
+        metavar="PATTERN",
+        expose_value=False,
+        callback=restrict,
+        help="Let manifests read (fromEnv) only the environment variables matching PATTERN, a "
+        "shell glob such as 'SHOP_*' (repeatable). For CI: the workflow, not the manifest, "
+        "decides which variables a manifest may read. Without it, any variable but "
+        "reconciler's own (RECONCILER_*).",
+    )(func)
+
+
 def connection_options(func: F) -> F:
     """`--base-url`, `--parallelism`, `-v`: how to reach the platform."""
     func = click.option(

@@ -13,6 +13,7 @@ from reconciler.cli import notify
 from reconciler.cli.interrupts import run_async
 from reconciler.cli.options import (
     ENV_FINGERPRINT_KEY,
+    allow_env_option,
     connection_options,
     manifest_option,
     report_errors,
@@ -34,6 +35,7 @@ EXIT_CHANGES = 2
 @click.command()
 @manifest_option
 @connection_options
+@allow_env_option
 @click.option(
     "--format",
     "output_format",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from reconciler.cli.options import manifest_option, report_errors
+from reconciler.cli.options import allow_env_option, manifest_option, report_errors
 from reconciler.report.output import echo
 
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @manifest_option(required=False)
+@allow_env_option
 @click.option(
     "--format",
     "output_format",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import json
 import os
 import secrets
@@ -51,7 +52,7 @@ from reconciler.emulator.validation import (
     validate,
 )
 
-__all__ = ["ApiKey", "Emulator", "EmulatorConfig", "create_app", "load_keys"]
+__all__ = ["ApiKey", "Emulator", "EmulatorConfig", "create_app", "is_loopback", "load_keys"]
 
 MAX_BODY_BYTES = 1024 * 1024
 REQUEST_LOG_LIMIT = 100_000
@@ -218,6 +219,17 @@ class Emulator:
     # ---- admin --------------------------------------------------------------------------------
 
     async def admin(self, request: Request) -> Response:
+        """An admin call: only for a loopback Host, and with one of the emulator's keys.
+
+        Without both, a web page the emulator's user visits could call them: a browser sends
+        a request for `attacker.example`, which DNS rebinding points at 127.0.0.1, with that
+        name as Host and no key, and reads the answer (`GET /_emulator/state` holds write-only
+        values)."""
+        try:
+            _check_loopback_host(request.headers.get("host"))
+            authenticate(request.headers.get("authorization"), self.keys)
+        except ApiError as refused:
+            return _problem(refused).response()
         action = request.path_params["action"]
         route = ADMIN_ROUTES.get((request.method, action))
         if route is None:
@@ -323,6 +335,35 @@ class Saver:
             self.saved = max(self.saved, covered)
         finally:
             self.writing = None
+
+
+LOOPBACK_NAMES = ("localhost",)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` (a name or an address, IPv6 with or without brackets) is this machine's
+    loopback: `localhost` and its subdomains, 127.0.0.0/8, ::1."""
+    name = host.strip().rstrip(".").lower().removeprefix("[").removesuffix("]")
+    if name in LOOPBACK_NAMES or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_loopback_host(header: str | None) -> None:
+    host = (header or "").strip()
+    if host.startswith("["):  # [::1]:8787
+        name = host[: host.find("]") + 1] if "]" in host else host
+    else:
+        name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    if not is_loopback(name):
+        raise ApiError(
+            403,
+            "admin calls (/_emulator/) are answered only for a loopback Host (localhost, "
+            "127.0.0.1, [::1]): call the emulator by one of those names",
+        )
 
 
 def _check_config(config: EmulatorConfig) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from reconciler.escaping import shows
 from reconciler.export.secret_names import SecretInput
 from reconciler.manifest.schema import manifest_schema
 
@@ -51,7 +52,7 @@ _NEEDS_ESCAPES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\r]")
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-    if _NEEDS_ESCAPES.search(value):
+    if _NEEDS_ESCAPES.search(value) or _invisible(value):
         style: str | None = '"'
     elif "\n" in value:
         style = "|" if _reads_well_as_block(value) else '"'
@@ -60,16 +61,42 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
+def _invisible(value: str) -> bool:
+    """Whether `value` holds a character that would not show as itself (a bidirectional
+    control, a zero-width character): written double-quoted, where `_escape_invisible` writes
+    it as an escape."""
+    return not all(char == "\n" or shows(char) for char in value)
+
+
+_COMMAND_LINE = re.compile(r"^\s*::", re.MULTILINE)
+"""A line a GitHub runner reads as a workflow command (`::add-mask::`...), once the block's
+indentation is stripped: such text is written as one quoted line, `\\n` escapes for its breaks."""
+
+
 def _reads_well_as_block(value: str) -> bool:
     """A plain `|` block: no indentation or chomping indicators, nothing invisible at line ends
-    (a PEM file or a script reads well; leading spaces or blank tails are clearer quoted)."""
+    (a PEM file or a script reads well; leading spaces or blank tails are clearer quoted), and
+    no line a CI log would run as a command."""
     lines = value.removesuffix("\n").split("\n")
     return (
         bool(value.strip())
         and not value[0].isspace()
         and not value.endswith("\n\n")
         and not any(line != line.rstrip() for line in lines)
+        and not _COMMAND_LINE.search(value)
     )
+
+
+def _escape_invisible(text: str) -> str:
+    """The dumped YAML with each character that would not show as itself escaped: every such
+    character is inside a double-quoted scalar (`_represent_str`), where `\\uXXXX` (or
+    `\\UXXXXXXXX`) stands for it."""
+    return "".join(char if char == "\n" or shows(char) else _yaml_escape(char) for char in text)
+
+
+def _yaml_escape(char: str) -> str:
+    code = ord(char)
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def _represent_flow_map(dumper: yaml.SafeDumper, value: _FlowMap) -> yaml.Node:
@@ -143,4 +170,6 @@ def dump_manifest(document: Mapping[str, Any], *, header: Sequence[str] = ()) ->
         default_flow_style=False,
         width=100,
     )
+    if not text.isprintable():
+        text = _escape_invisible(text)
     return schema_modeline() + "".join(f"# {line}\n" for line in header) + text

@@ -1,7 +1,15 @@
 """Reading manifest files: `-f` paths -> files -> plain YAML data with positions.
 
-Owns everything about files (directories, sizes, encodings, digests); turning
-YAML text into data is yaml_nodes.py's job.
+Owns everything about files (directories, sizes, encodings, digests, and where a manifest may
+be read from); turning YAML text into data is yaml_nodes.py's job.
+
+Manifests arrive in pull requests, so they are read under the rules `fromFile` secrets are read
+under (`secret_sources.py`): only inside the repository, symbolic links resolved first (a link
+`platform/env.yaml -> /proc/self/environ` or `-> ../.git/config` is refused, never read: its
+keys and their positions would reach the output a pull request's comment shows), nothing under
+`.git/`, only regular files. The repository is the git work tree holding the working directory
+when a `-f` path is below it (the CI case: a checkout, `-f platform/`; a link committed in it
+cannot move the root), else the one holding the path's directory, else that directory.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from typing import Any
 
 from reconciler.manifest.model import Position
 from reconciler.manifest.problems import ManifestInvalid, Path, Problem
+from reconciler.manifest.secret_sources import repository_root
 from reconciler.manifest.yaml_nodes import (
     Converter,
     Place,
@@ -49,14 +58,18 @@ class LoadedFile:
 
 def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[FsPath], list[Problem]]:
     """`-f` arguments -> manifest files (a directory means every *.yaml/*.yml below it,
-    leaving out hidden files and directories)."""
+    leaving out hidden files and directories), each inside its repository (see the module)."""
     files: list[FsPath] = []
     problems: list[Problem] = []
     if not paths:
         problems.append(Problem.for_file("-", "no manifest given: pass -f FILE or -f DIRECTORY"))
     for given in paths:
         path = FsPath(given)
-        if path.is_dir():
+        root = manifests_root(path)
+        outside = _outside(path, root)
+        if outside is not None and (path.is_dir() or path.exists()):
+            problems.append(Problem.for_file(str(given), outside))
+        elif path.is_dir():
             found = sorted(
                 p
                 for p in path.rglob("*")
@@ -66,13 +79,46 @@ def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[FsPath],
                 problems.append(
                     Problem.for_file(str(given), "directory has no *.yaml or *.yml manifest files")
                 )
-            files.extend(found)
+            for file in found:
+                refused = _outside(file, root)
+                if refused is None:
+                    files.append(file)
+                else:
+                    problems.append(Problem.for_file(str(file), refused))
         elif path.exists():
             files.append(path)
         else:
             problems.append(Problem.for_file(str(given), "no such file or directory"))
     unique = list(dict.fromkeys(files))
     return unique, problems
+
+
+def manifests_root(path: FsPath) -> FsPath:
+    """The repository a `-f` path's manifests must stay in (see the module), resolved."""
+    given = FsPath(os.path.abspath(path))
+    working = FsPath(os.path.abspath(os.getcwd()))
+    if given == working or working in given.parents:
+        return repository_root(working)
+    return repository_root(given.parent)
+
+
+def _outside(path: FsPath, root: FsPath) -> str | None:
+    """Why `path` may not be read as a manifest (it, or a link on its way, leads out of the
+    repository or into `.git/`), or None."""
+    target = FsPath(os.path.realpath(path))
+    where = f"the repository {root}" if os.path.lexists(root / ".git") else f"{root}"
+    if target != root and root not in target.parents:
+        return (
+            f"leads outside {where} (through a symbolic link): manifests are read only inside "
+            "it, so that a pull request cannot make reconciler read other files; put the "
+            "manifest itself there"
+        )
+    if ".git" in target.relative_to(root).parts:
+        return (
+            "leads into .git/, which holds git's own data (remote URLs can carry tokens), not "
+            "manifests: manifests are read only outside it"
+        )
+    return None
 
 
 def _hidden(path: FsPath, root: FsPath) -> bool:

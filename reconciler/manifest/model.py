@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
+from reconciler.escaping import clean
+
 if TYPE_CHECKING:
     from reconciler.manifest.problems import Problem
 
@@ -75,7 +77,8 @@ class Position:
     column: int
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}"
+        # the file's name as a manifest's author chose it: one line, nothing invisible
+        return f"{clean(self.file)}:{self.line}:{self.column}"
 
 
 @dataclass(frozen=True, eq=False, slots=True)

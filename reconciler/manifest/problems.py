@@ -80,9 +80,13 @@ class Problem:
     @property
     def located_message(self) -> str:
         """`file:line:column: path: message`, without the severity; a problem in a shared
-        block ends with the apps it was found for."""
-        where = self.file if self.line == 0 else f"{self.file}:{self.line}:{self.column}"
-        message = self.message + _used_by(self.uses)
+        block ends with the apps it was found for. One line, whatever the manifest wrote: the
+        file's name and the message (which may quote a key or a waiver's reason) are escaped
+        (`reconciler.escaping.clean`), as the path is, so that no text of a manifest starts a
+        line of its own in a log (where `::add-mask::` is a command) or a comment."""
+        file = clean(self.file)
+        where = file if self.line == 0 else f"{file}:{self.line}:{self.column}"
+        message = clean(self.message + _used_by(self.uses))
         return f"{where}: {self.path}: {message}" if self.path else f"{where}: {message}"
 
     def __str__(self) -> str:

@@ -3,9 +3,13 @@
 Manifests arrive in pull requests from people who must not be able to make reconciler read
 anything outside the repository, nor hand its own credentials to the platform:
 
-- `fromEnv` may name any environment variable but the tool's own credentials
-  (`reconciler/credentials.py`): a variable holding the API key would give it to every app,
-  and to every key that can read variables when it is `recoverable`.
+- `fromEnv` may name any environment variable the workflow allows (`--allow-env PATTERN`: the
+  workflow, not the manifest, says which variables a manifest may read; all by default) but
+  reconciler's own (`RECONCILER_*`, in any case: its credentials live there,
+  `reconciler/credentials.py`): a variable holding the API key would give it to every app, and
+  to every key that can read variables when it is `recoverable`. A value that holds a credential
+  in use, whatever the variable's or the file's name, is refused when it is read
+  (`reconciler/plan/secrets.py`).
 - `fromFile` is a path relative to the manifest file's directory, and must stay inside the
   manifests' repository: the git work tree holding the manifest (the nearest directory above it
   with a `.git` directory or file), else the manifest's own directory. Symbolic links are
@@ -13,20 +17,25 @@ anything outside the repository, nor hand its own credentials to the platform:
   under `.git/` is read (remote URLs can carry tokens); only regular files are read (a fifo
   or a device would block or never end).
 
-`validate` reports these rules with the variable's file, line and column; plan, apply and
-saved-plan apply read every file secret through `read_file`, which enforces them again at the
-moment of reading. A missing file is no error here: its value is known after apply.
+`validate` reports these rules with the variable's file, line and column, without reading any
+value (`env_problem`, `file_problem`); plan, apply and saved-plan apply read every secret through
+`read_env` and `read_file`, which enforce them again at the moment of reading, and plan without
+a fingerprint key only asks whether a source is there (`env_available`, `file_available`). A
+missing source is no error here: its value is known after apply.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
-from reconciler.credentials import CREDENTIALS
+from reconciler.credentials import CREDENTIALS, OWN_PREFIX
 from reconciler.errors import ReconcilerError
 from reconciler.manifest.model import MAX_VALUE_CHARS, FromEnv, FromFile
+from reconciler.sensitive import Secret
 
 UTF8_MAX_BYTES_PER_CHAR = 4
 MAX_FILE_BYTES = UTF8_MAX_BYTES_PER_CHAR * MAX_VALUE_CHARS
@@ -41,6 +50,10 @@ class SecretUnavailable(ReconcilerError):
 
 class SecretTooLong(SecretUnavailable):
     """A secret longer than the platform stores: its length is named, never its value."""
+
+
+class SecretRefused(SecretUnavailable):
+    """A secret that holds one of reconciler's own credentials: never sent, never said which."""
 
 
 def from_file(declared: str, directory: Path) -> FromFile:
@@ -64,48 +77,107 @@ def repository_root(directory: Path) -> Path:
 # --- fromEnv ------------------------------------------------------------------------------
 
 
+_allowed_env: tuple[str, ...] | None = None
+"""The `--allow-env` patterns of the command running, None when it gave none (all allowed)."""
+
+
+def allow_env(patterns: Iterable[str] | None) -> None:
+    """Let manifests read only the environment variables matching one of `patterns` (shell
+    globs, case-sensitive: `SHOP_*`); None allows every one (reconciler's own aside)."""
+    global _allowed_env
+    _allowed_env = None if patterns is None else tuple(patterns)
+
+
 def env_problem(name: str) -> str | None:
     """Why a manifest may not read the environment variable `name`, or None."""
-    what = CREDENTIALS.get(name)
-    if what is None:
-        return None
-    return (
-        f"{name} holds reconciler's own {what}; a manifest may not read it: as a variable it "
-        "would reach every deployment of the app (and, if recoverable, every key that can read "
-        "variables). Give the app its own secret in another environment variable"
-    )
+    what = CREDENTIALS.get(name.upper())
+    if what is not None or name.upper().startswith(OWN_PREFIX):
+        held = f"reconciler's own {what}" if what else "one of reconciler's own settings"
+        return (
+            f"{name} holds {held} (every {OWN_PREFIX}* variable is reconciler's, in any case); "
+            "a manifest may not read it: as a variable it would reach every deployment of the "
+            "app (and, if recoverable, every key that can read variables). Give the app its own "
+            "secret in another environment variable"
+        )
+    if _allowed_env is not None and not any(
+        fnmatch.fnmatchcase(name, pattern) for pattern in _allowed_env
+    ):
+        allowed = ", ".join(_allowed_env) or "none"
+        return (
+            f"{name} is not one of the environment variables this run lets manifests read "
+            f"(--allow-env: {allowed}); the workflow decides which variables a manifest may "
+            "read: name one it allows, or ask for the pattern to be added to the workflow"
+        )
+    return None
 
 
-def read_env(source: FromEnv) -> str | None:
-    """The variable's value, or None when it is unset or empty (the platform needs text)."""
+def _check_env(source: FromEnv) -> None:
     problem = env_problem(source.name)
     if problem is not None:
         raise SecretUnavailable(f"fromEnv {problem}")
-    return os.environ.get(source.name) or None
+
+
+def env_available(source: FromEnv) -> bool:
+    """Whether the variable is set and not empty, without taking its value anywhere."""
+    _check_env(source)
+    return bool(os.environ.get(source.name))
+
+
+def read_env(source: FromEnv) -> Secret | None:
+    """The variable's value, or None when it is unset or empty (the platform needs text)."""
+    _check_env(source)
+    value = os.environ.get(source.name)
+    return Secret(value) if value else None
 
 
 # --- fromFile -----------------------------------------------------------------------------
 
 
-def read_file(source: FromFile) -> str | None:
-    """The file's text (UTF-8; universal newlines, so CRLF and a lone CR read as LF; a trailing
-    newline kept), or None when it does not exist. Raises `SecretUnavailable` for a path the
-    rules above refuse and for a file that is not UTF-8 text, `SecretTooLong` for one that
-    cannot hold a valid value."""
+def file_problem(source: FromFile) -> str | None:
+    """Why the file may not be read (the path rules, a file that is not a regular one), or
+    None: what `validate` checks, without reading the file."""
+    try:
+        file_available(source)
+    except SecretUnavailable as error:
+        return error.message
+    return None
+
+
+def file_available(source: FromFile) -> bool:
+    """Whether the file is there (a regular file the rules allow), without reading it; raises
+    `SecretUnavailable` for one the rules refuse."""
+    return _checked(source) is not None
+
+
+def _checked(source: FromFile) -> tuple[str, os.stat_result] | None:
+    """The file to read and its status, once the rules allow it; None when it does not exist."""
     target = _allowed_target(source)
     try:
-        before = os.stat(target)
+        found = os.stat(target)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as error:
         raise _unreadable(source, error) from None
-    _check_regular(source, before.st_mode)
+    _check_regular(source, found.st_mode)
+    return target, found
+
+
+def read_file(source: FromFile) -> Secret | None:
+    """The file's text (UTF-8; universal newlines, so CRLF and a lone CR read as LF; a trailing
+    newline kept), or None when it does not exist or is empty. Raises `SecretUnavailable` for a
+    path the rules above refuse and for a file that is not UTF-8 text, `SecretTooLong` for one
+    that cannot hold a valid value."""
+    checked = _checked(source)
+    if checked is None:
+        return None
+    target, before = checked
     if before.st_size > MAX_FILE_BYTES:
         raise SecretTooLong(
             f"file {source.declared!r} has {before.st_size} bytes, more than {MAX_VALUE_CHARS} "
             f"characters; a variable value holds at most {MAX_VALUE_CHARS} characters"
         )
-    return _read_text(source, target, before)
+    text = _read_text(source, target, before)
+    return Secret(text) if text else None
 
 
 def _allowed_target(source: FromFile) -> str:
@@ -185,9 +257,14 @@ def _unreadable(source: FromFile, error: OSError) -> SecretUnavailable:
 
 
 __all__ = [
+    "SecretRefused",
     "SecretTooLong",
     "SecretUnavailable",
+    "allow_env",
+    "env_available",
     "env_problem",
+    "file_available",
+    "file_problem",
     "from_file",
     "read_env",
     "read_file",

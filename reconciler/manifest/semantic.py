@@ -25,12 +25,7 @@ from reconciler.manifest.policy_rules import PolicyRules
 from reconciler.manifest.policy_test_rules import MemberCheck, check_list, check_tests
 from reconciler.manifest.problems import WARNING, Path, Problem, format_path
 from reconciler.manifest.schema import manifest_schema
-from reconciler.manifest.secret_sources import (
-    SecretUnavailable,
-    env_problem,
-    from_file,
-    read_file,
-)
+from reconciler.manifest.secret_sources import env_problem, file_problem, from_file
 from reconciler.manifest.templates import USE
 
 MAX_DESCRIPTION = 255
@@ -38,7 +33,7 @@ MAX_REGIONS = 5
 MAX_POLICIES = 50
 """The schema's bounds of the two lists, checked here too on a list combined from several
 blocks (`prepend`/`append`), which the schema sees only piece by piece."""
-FINGERPRINT_SUFFIX = 22
+FINGERPRINT_SUFFIX = 23
 MAX_WRITEONLY_DESCRIPTION = MAX_DESCRIPTION - FINGERPRINT_SUFFIX
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|://")
@@ -274,24 +269,14 @@ class _Rules:
             self.report(path, problem)
 
     def _from_file(self, path: Path, declared: str) -> None:
-        """The path rules of `secret_sources.py`, and the text a present file holds. A missing
-        file is fine: secret files are kept out of git, and the plan shows the value as known
-        after apply."""
+        """The path rules of `secret_sources.py`, checked without reading the file: what it
+        holds is a secret (its length and text are apply's to check, when it sends it). A
+        missing file is fine: secret files are kept out of git, and the plan shows the value as
+        known after apply."""
         source = from_file(declared, self.doc.directory_of(self.doc.at(path)))
-        try:
-            text = read_file(source)
-        except SecretUnavailable as error:
-            self.report(path, error.message)
-            return
-        if text == "":
-            self.report(path, f"file {declared!r} is empty; a variable value needs text")
-        elif text is not None and len(text) > MAX_VALUE_CHARS:
-            # counted in characters, as the spec bounds a value (16384 `é` fit)
-            self.report(
-                path,
-                f"file {declared!r} holds {len(text)} characters; a variable value holds at "
-                f"most {MAX_VALUE_CHARS}",
-            )
+        problem = file_problem(source)
+        if problem is not None:
+            self.report(path, problem)
 
     def _domains_unique(self, app_path: Path, env_name: str, layered: Layered) -> None:
         found = layered.items("domains")

@@ -147,7 +147,7 @@ def _change_to_dict(change: Change) -> dict[str, Any]:
         "calls": [_call_to_dict(c, where) for c in change.calls],
         "depends_on": list(change.depends_on),
         "notes": list(change.notes),
-        "position": None if change.position is None else str(change.position),
+        "position": None if change.position is None else _position_text(change.position),
         "goes_live": goes_live(change),
     }
     if change.reason is not None:
@@ -430,6 +430,12 @@ def _note_from_dict(data: Any, path: str) -> Note:
         message=_typed(obj, "message", path, str),
         address=address,
     )
+
+
+def _position_text(position: Position) -> str:
+    """`file:line:column` with the file's name as it is (JSON escapes what must be), not as
+    `str(position)` shows it to people: the saved plan reads it back."""
+    return f"{position.file}:{position.line}:{position.column}"
 
 
 def _position(obj: Mapping[str, Any], path: str) -> Position | None:

@@ -9,7 +9,8 @@ file edited or cut after it was saved, and, when `RECONCILER_FINGERPRINT_KEY` wa
 without the key can recompute it for an edited file. It holds secret references, never secret
 values, and is written atomically with mode 0600 because it still describes the infrastructure:
 `plan_file_text` is its content, `reconciler.report.output.write_plan_file` the one writer (it
-also refuses a plan holding a plain write-only value or any registered secret).
+also refuses a plan holding a plain write-only value; a secret value, a `Secret`, cannot be
+encoded at all).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.errors import PlanFileError, PlanShapeError
+from reconciler.escaping import escaped_json
 from reconciler.plan.changes import FORMAT_VERSION, Plan
 from reconciler.plan.json_form import plan_from_dict, plan_to_dict
 
@@ -203,6 +205,7 @@ def _signature(content: str, key: bytes) -> str:
 
 
 def _dump(document: dict[str, Any]) -> str:
-    return (
-        json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
-    )
+    """The file's text: invisible characters of the manifests' text escaped (`escaped_json`),
+    as anyone who looks at the file sees it; the checksum covers the data, not this text."""
+    text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    return escaped_json(text) + "\n"

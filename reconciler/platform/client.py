@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +40,7 @@ from reconciler.platform.operations import Operation, get_operation
 from reconciler.platform.retry import RETRIED_SERVER_STATUSES, CallDeadline, RetryPolicy
 from reconciler.platform.shapes import DATA_SHAPES, shape_problem
 from reconciler.platform.transport import origin_transport
+from reconciler.sensitive import Secret
 
 PAGE_SIZE = 100
 MAX_PAGES = 10_000  # a million items: past this a platform handing out fresh cursors is broken
@@ -105,11 +106,11 @@ class PlatformClient:
         self.calls = 0
         # slugs of what this client has read or created: error messages name objects by them
         self.names = ObjectNames()
-        self._api_key = _checked_key(api_key, self.base_url)
+        self._api_key = Secret(_checked_key(api_key, self.base_url))
         self._retry = retry or RetryPolicy()
         self._log = call_log
         if call_log is not None:
-            call_log.add_secret(self._api_key)
+            call_log.add_secret(self._api_key.reveal())
         self._semaphore = asyncio.Semaphore(parallelism)
         # whether the base URL was checked to be the platform, and the error if it was not
         self._platform_checked = False
@@ -122,7 +123,7 @@ class PlatformClient:
                 # what httpx decodes everywhere; the size cap applies to the decoded answer
                 "Accept-Encoding": "gzip, deflate",
                 "User-Agent": f"reconciler/{__version__}",
-                "Authorization": f"Bearer {self._api_key}",
+                "Authorization": f"Bearer {self._api_key.reveal()}",
             }
         )
         self._extensions = {"timeout": httpx.Timeout(timeout).as_dict()}  # each request's
@@ -338,7 +339,11 @@ class PlatformClient:
 
     def _encode(self, op: Operation, body: Mapping[str, Any]) -> bytes:
         try:
-            return json.dumps(body, separators=(",", ":"), allow_nan=False).encode()
+            # the one encoder that reveals a Secret: the moment its call is sent
+            text = json.dumps(
+                body, separators=(",", ":"), allow_nan=False, default=sensitive.reveal_in_json
+            )
+            return text.encode()
         except (TypeError, ValueError) as exc:
             # A programming error (e.g. an unresolved SecretRef); never echo the body.
             raise TypeError(f"{op.name}: request body is not JSON-serialisable: {exc}") from None
@@ -353,7 +358,7 @@ class PlatformClient:
         if isinstance(exc, httpx.TimeoutException):
             what = f"no answer within {self.timeout:g}s ({type(exc).__name__})"
         else:
-            reason = sensitive.redact(str(exc), self._secrets()) or type(exc).__name__
+            reason = sensitive.redact(str(exc), [self._api_key.reveal()]) or type(exc).__name__
             what = f"cannot reach {self.base_url}: {reason}"
         message = f"{op.name}: {what} after {attempts_text(attempt)}"
         hint = None
@@ -399,13 +404,13 @@ class PlatformClient:
     ) -> errors.ApiError:
         status = answer.status
         detail = error_detail(answer.content)
-        secrets = self._secrets(body)
+        hidden, kept = self._server_text_rules(body)
         if detail is not None:
-            detail = sensitive.redact(detail, secrets)
+            detail = sensitive.redact(detail, hidden, keep=kept)
         if not op.answers(status):
             # Redirects, 405, 418, a 404 where none can be...: not the platform API speaking.
             if detail is None:
-                detail = sensitive.redact(body_snippet(answer.content), secrets) or None
+                detail = sensitive.redact(body_snippet(answer.content), hidden, keep=kept) or None
             shown = f": {detail}" if detail else ""
             if status in RETRIED_SERVER_STATUSES:
                 return self._from_a_gateway(op, status, attempt, shown, detail)
@@ -566,18 +571,45 @@ class PlatformClient:
             ambiguous=ambiguous,
         )
 
-    def _secrets(self, body: Mapping[str, Any] | None = None) -> list[str]:
-        """The key, plus variable values sent in `body` (an error detail may echo them)."""
-        found = [self._api_key]
-        variables = body.get("variables") if body else None
-        if isinstance(variables, list):
-            found += [
-                v["value"]
-                for v in variables
-                if isinstance(v, dict) and isinstance(v.get("value"), str)
-            ]
-        # Very short values would garble the text they are cut from; the key is always cut.
-        return [s for s in found if s and (s == self._api_key or len(s) >= 4)]
+    def _server_text_rules(self, body: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+        """(what to hide, what to keep as written) in a server's text about a call: the
+        server wrote it, and may quote what the call sent (`sensitive.redact`).
+
+        The API key is always hidden. A call that sent secret values hides every text it sent,
+        secret or not, so that what is hidden never tells which texts were secret, nor which
+        text a pull request wrote equals a secret. Any other call (every read, every call of a
+        plan) keeps what it sent as written: a server quoting a name the manifest wrote quotes
+        it as written, whatever the key holds.
+        """
+        key = self._api_key.reveal()
+        sent = list(_texts(body))
+        if _holds_secret(body):
+            return [key, *sent], []
+        return [key], sent
+
+
+def _texts(value: Any) -> Iterator[str]:
+    """Every text in a request body, secret values revealed."""
+    if isinstance(value, Secret):
+        yield value.reveal()
+    elif isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _texts(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _texts(item)
+
+
+def _holds_secret(value: Any) -> bool:
+    if isinstance(value, Secret):
+        return True
+    if isinstance(value, Mapping):
+        return any(_holds_secret(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_holds_secret(item) for item in value)
+    return False
 
 
 def _identity(item: Mapping[str, Any], key: str) -> str:
@@ -626,5 +658,5 @@ def _checked_key(api_key: str | None, base_url: str) -> str:
             "which cannot be sent in an HTTP header",
             hint=f"check the value of {API_KEY_ENV}",
         )
-    sensitive.register(key)
+    sensitive.remember_credential(key)
     return key

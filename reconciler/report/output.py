@@ -2,12 +2,12 @@
 standard error, the files written for the user (plan files, exported manifests), and the
 bodies of the notifications posted to webhooks (`outgoing_json`, reconciler/report/notify).
 
-Every write is redacted of the values registered in `reconciler.sensitive` (the API key, the
-fingerprint key, every secret resolved in this run); a file that would hold one is refused
-instead (a redacted plan file would only fail its checksum later). A plan is checked for
-write-only values in plain (`reconciler.plan.secret_guard`) before any rendering of it is
-written. Nothing else in reconciler writes to the streams: ruff's banned-api rule (TID251, see
-pyproject.toml) refuses `print`, `click.echo`, `sys.stdout`, `sys.stderr` and rich consoles
+Nothing is redacted here by content: secret values are `reconciler.sensitive.Secret`s, which
+no renderer can print, and a redaction that depends on what a secret holds would tell a pull
+request's manifest which of its guesses is the secret (see `reconciler.sensitive`). A plan is
+checked for write-only values in plain (`reconciler.plan.secret_guard`) before any rendering of
+it is written. Nothing else in reconciler writes to the streams: ruff's banned-api rule (TID251,
+see pyproject.toml) refuses `print`, `click.echo`, `sys.stdout`, `sys.stderr` and rich consoles
 outside this module and the emulator.
 
 Standard output that fails does so with a message, not a traceback.
@@ -36,7 +36,6 @@ from reconciler.errors import OutputClosedError, OutputError, PlainSecretError, 
 from reconciler.files import write_atomically
 from reconciler.plan.changes import Plan
 from reconciler.plan.secret_guard import check_no_plain_secrets
-from reconciler.sensitive import contains_registered, redact
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -60,7 +59,6 @@ class GuardedOutput:
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         if self.failure is not None or not text:
             return len(text)
-        text = redact(text)
         if self.stream is None:
             raise self._failed(None)
         try:
@@ -135,35 +133,16 @@ def accept_output_failure() -> None:
 
 
 def guard_stdout() -> GuardedOutput:
-    """Put a `GuardedOutput` in front of `sys.stdout` and a redacting stream in front of
-    `sys.stderr` (restore both with `release_stdout`). Whatever writes to them while a command
-    runs (click, rich, the `-v` call log) passes the boundary."""
+    """Put a `GuardedOutput` in front of `sys.stdout` (restore it with `release_stdout`).
+    Whatever writes to it while a command runs (click, rich) passes the boundary."""
     guard = GuardedOutput(sys.stdout)
     sys.stdout = guard
-    if not isinstance(sys.stderr, RedactedStream):
-        sys.stderr = RedactedStream(sys.stderr)
     return guard
 
 
 def release_stdout(guard: GuardedOutput) -> None:
     if sys.stdout is guard:
         sys.stdout = guard.stream
-    if isinstance(sys.stderr, RedactedStream):
-        sys.stderr = sys.stderr.stream
-
-
-class RedactedStream:
-    """A text stream that redacts registered values from every write (standard error)."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-
-    def write(self, text: str) -> int:
-        self.stream.write(redact(text))
-        return len(text)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.stream, name)
 
 
 # --- what the rest of reconciler writes through ----------------------------------------------
@@ -171,10 +150,7 @@ class RedactedStream:
 
 def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:
     """Write `text` (and a line break) to standard output, or standard error with `err`."""
-    stream = sys.stderr if err else sys.stdout
-    if not isinstance(stream, (GuardedOutput, RedactedStream)):  # those redact every write
-        text = redact(text)
-    click.echo(text, file=stream, nl=nl)
+    click.echo(text, file=sys.stderr if err else sys.stdout, nl=nl)
 
 
 def echo_plan(plan: Plan, text: str) -> None:
@@ -186,7 +162,7 @@ def echo_plan(plan: Plan, text: str) -> None:
 
 def ask(question: str) -> str:
     """The answer typed to `question` (the question goes to standard output)."""
-    return str(click.prompt(redact(question), default="", show_default=False, prompt_suffix=" "))
+    return str(click.prompt(question, default="", show_default=False, prompt_suffix=" "))
 
 
 def console(*, err: bool = False) -> Console:
@@ -215,13 +191,8 @@ def discard_stdout() -> None:
 
 
 def write_file(path: Path, text: str, *, mode: int | None = None) -> None:
-    """Write a file for the user atomically (`reconciler.files.write_atomically`); refused
-    with an `OutputError` when it would hold a registered value. OSError as the write raises it."""
-    if contains_registered(text):
-        raise OutputError(
-            f"refusing to write {path}: it would hold a secret value (a bug in reconciler; "
-            "the value was not written)"
-        )
+    """Write a file for the user atomically (`reconciler.files.write_atomically`); OSError as
+    the write raises it. `text` is a str: a `Secret` cannot have been formatted into it."""
     write_atomically(path, text, mode=mode)
 
 
@@ -238,20 +209,10 @@ def write_plan_file(path: Path, plan: Plan, text: str) -> None:
 
 
 def outgoing_json(payload: Mapping[str, Any]) -> bytes:
-    """The UTF-8 JSON of a body posted out of the process (a notification): every text in it
-    redacted on its own (a redaction never spans JSON syntax), and refused with an
-    `OutputError` should a registered value still be found in the whole."""
-    text = json.dumps(_redacted(payload), ensure_ascii=False, separators=(",", ":"))
-    if contains_registered(text):
-        raise OutputError("refusing to post a body that would hold a secret value")
+    """The UTF-8 JSON of a body posted out of the process (a notification). No secret value
+    can be in it: a `Secret` refuses to be encoded, which is an `OutputError` here."""
+    try:
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    except TypeError:
+        raise OutputError("refusing to post a body that would hold a secret value") from None
     return text.encode("utf-8")
-
-
-def _redacted(value: Any) -> Any:
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, Mapping):
-        return {key: _redacted(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_redacted(item) for item in value]
-    return value

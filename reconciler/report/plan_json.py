@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from reconciler.escaping import escaped_json
 from reconciler.plan.changes import Plan
 from reconciler.plan.json_form import plan_to_dict
 from reconciler.plan.secret_guard import check_no_plain_secrets
@@ -27,4 +28,7 @@ def render_json(plan: Plan) -> str:
 
 
 def dump_json(data: object) -> str:
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    """JSON as people read it (non-ASCII as written), but for what would not show as itself
+    (a bidirectional control, a zero-width character in a name the manifest wrote): escaped."""
+    text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    return escaped_json(text) + "\n"

@@ -212,10 +212,19 @@ def _cut_note(left_out: int) -> str:
     )
 
 
-_MARKDOWN_SYNTAX = str.maketrans({char: f"&#{ord(char)};" for char in "`*_[]!~|\\"})
-"""Characters that make markdown (emphasis, links and images, strikethrough, tables, escapes):
-as character references they are text. Mentions are safe only inside `<code>`, which GitHub
-never links."""
+_MARKDOWN_SYNTAX = str.maketrans(
+    {
+        **{char: f"&#{ord(char)};" for char in "`*_[]!~|\\:"},
+        # a zero-width space after `@` and `#`: GitHub links mentions and issue references in
+        # the rendered text, where a character reference is the character again
+        "@": "@&#8203;",
+        "#": "#&#8203;",
+    }
+)
+"""Characters that make markdown (emphasis, links and images, strikethrough, tables, escapes,
+`scheme:` autolinks and `:emoji:`) as character references, which are text; mentions and issue
+references broken by a zero-width space. Text the manifests wrote lands outside code blocks in
+findings, notes and the summary of each change: none of it can mention, link or show an image."""
 
 
 def _escape(text: str) -> str:

@@ -25,14 +25,22 @@ HOOKS = ROOT / ".pre-commit-hooks.yaml"
 MARKER = "<!-- reconciler-plan -->"
 SHELL_OPERATORS = {"|", "||", "&&", ";", ">", ">>", "<", "&", "(", ")", "2>", "2>&1"}
 # Values the scripts give these shell variables (DEPLOY_FLAG: its non-empty form) and arrays
-# (`files`: the -f arguments the action builds from its `manifests` input).
-SHELL_VARIABLES = {"MANIFESTS": "platform/", "DEPLOY_FLAG": "--deploy", "out": "out"}
+# (`files`: the -f arguments the action builds from its `manifests` input; `allowed`: the
+# --allow-env arguments from its `allow-env` input; `base` and `held`: the pull request's base
+# and the reviewed digest).
+SHELL_VARIABLES = {
+    "MANIFESTS": "platform/",
+    "DEPLOY_FLAG": "--deploy",
+    "out": "out",
+    "ALLOW_ENV": "SHOP_*",
+}
 SHELL_ARRAYS = {
     "files": ["-f", "platform/"],
     "extra": [],
     "checks": [],
     "base": ["--base-ref", "FETCH_HEAD"],
     "held": ["--reviewed", "calls:v1:presence:" + "0" * 64],
+    "allowed": ["--allow-env", "SHOP_*"],
 }
 
 

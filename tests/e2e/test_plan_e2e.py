@@ -299,11 +299,13 @@ def test_a_plan_runs_without_its_secrets_and_shows_them_unknown(cli, seed, tmp_p
 
 def test_write_only_values_compare_through_the_keyed_fingerprint(cli, seed, tmp_path):
     from reconciler.plan.secrets import fingerprint, with_fingerprint
+    from reconciler.sensitive import Secret
 
     key = "fp-key-for-tests"
+    address = "variable.shop/web/production/TOKEN"
     seed.project("shop")
     seed.app("shop", "web", git={"repository": "acme/web"})
-    fp = fingerprint(key.encode(), "TOKEN", "value-one")
+    fp = fingerprint(key.encode(), address, Secret("value-one"))
     seed.variables(
         "shop", "web", "production",
         [{"key": "TOKEN", "value": "value-one", "kind": "writeonly",
@@ -336,7 +338,7 @@ def test_write_only_values_compare_through_the_keyed_fingerprint(cli, seed, tmp_
     (change,) = changed["changes"]
     assert change["actions"] == ["update"]
     item = change["calls"][0]["body"]["variables"][0]
-    new_fp = fingerprint(key.encode(), "TOKEN", "value-two")
+    new_fp = fingerprint(key.encode(), address, Secret("value-two"))
     assert item["description"] == with_fingerprint("api token", new_fp)
     assert item["value"]["$secret"]["fingerprint"] == new_fp
     assert changed["metadata"]["fingerprint_mode"] == "keyed"

@@ -92,7 +92,7 @@ def call_in_process(app: Any, operation: str, body: dict[str, Any], key: str = "
         transport = httpx.ASGITransport(app=app)
         headers = {"Authorization": f"Bearer {key}"}
         async with httpx.AsyncClient(
-            transport=transport, base_url="http://e", headers=headers
+            transport=transport, base_url="http://localhost", headers=headers
         ) as c:
             return await c.post(path, json=body)
 

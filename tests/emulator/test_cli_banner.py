@@ -52,6 +52,20 @@ def test_a_key_from_the_environment_is_named_not_printed() -> None:
     assert output.splitlines()[-1] == "Emulator stopped."
 
 
+@pytest.mark.usefixtures("no_server")
+@pytest.mark.parametrize(("host", "warned"), [("0.0.0.0", True), ("127.0.0.1", False)])
+def test_listening_beyond_the_loopback_says_what_it_exposes(host: str, warned: bool) -> None:
+    """Beyond the loopback, whoever reaches the address can call the API with the key: the
+    emulator says so at start (its admin calls still need a loopback Host)."""
+    result = CliRunner().invoke(
+        main, ["emulator", "--host", host, "--port", "0"], env={"RECONCILER_API_KEY": "k"}
+    )
+    assert result.exit_code == 0, result.output
+    assert ("Warning: listening on 0.0.0.0, not on this machine's loopback" in result.output) is (
+        warned
+    )
+
+
 def test_a_closed_stdout_stops_with_a_clear_message() -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)  # nobody will ever read the banner

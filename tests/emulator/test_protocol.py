@@ -158,10 +158,16 @@ def test_request_log_records_api_calls_only(emulator: EmulatorServer) -> None:
 
 
 def test_admin_routes_validate_their_bodies(emulator: EmulatorServer) -> None:
-    problem(emulator.http.post("/_emulator/clock", json={"advanceMs": -1}), 400, "advanceMs")
-    problem(emulator.http.put("/_emulator/faults", json={"rules": [{"bogus": 1}]}), 400)
-    problem(emulator.http.get("/_emulator/reset"), 405)
-    problem(emulator.http.get("/_emulator/nothing"), 404)
+    key = emulator.admin_headers
+    problem(
+        emulator.http.post("/_emulator/clock", json={"advanceMs": -1}, headers=key),
+        400,
+        "advanceMs",
+    )
+    rules = {"rules": [{"bogus": 1}]}
+    problem(emulator.http.put("/_emulator/faults", json=rules, headers=key), 400)
+    problem(emulator.http.get("/_emulator/reset", headers=key), 405)
+    problem(emulator.http.get("/_emulator/nothing", headers=key), 404)
 
 
 def test_deeply_nested_or_huge_numbers_are_400_not_500(emulator: EmulatorServer) -> None:

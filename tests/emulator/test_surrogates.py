@@ -124,6 +124,6 @@ def test_answers_stay_encodable_when_the_state_file_holds_a_lone_surrogate(
     second = start_emulator(EmulatorConfig(dev_key="k", state_file=path, step_ms=20))
     problem(second.call("projects.getProject", {"project": "shop"}), 500)
     problem(second.call("projects.listProjects"), 500)
-    problem(second.http.get("/_emulator/state"), 500)
+    problem(second.http.get("/_emulator/state", headers=second.admin_headers), 500)
     refused = problem(second.call("domains.verifyDomain", {"domain": domain_id}), 412)
     assert "is already verified" in refused["detail"]

@@ -9,12 +9,14 @@ plan implementation.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.errors import ApiError, Conflict, NotFound, ServerError
 from reconciler.plan.changes import Action, Call, Change, Plan, SecretRef
+from reconciler.sensitive import reveal_in_json
 
 
 def call(operation: str, body: Mapping[str, Any], *, creates: bool = False) -> Call:
@@ -196,7 +198,8 @@ class FakePlatform:
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
             await asyncio.sleep(self.latency)
-            self.log.append((operation, dict(body)))
+            # what the platform receives: the body as the client encodes it, secrets revealed
+            self.log.append((operation, json.loads(json.dumps(body, default=reveal_in_json))))
             key = f"{operation}:{body.get('slug') or body.get('domain') or body.get('app')}"
             self.attempts[key] = self.attempts.get(key, 0) + 1
             error = self.fail(operation, body, self.attempts[key]) if self.fail else None

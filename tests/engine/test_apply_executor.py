@@ -11,6 +11,7 @@ from reconciler.apply import ApplyOptions, ApplyResult, CallGraph, Outcome, chec
 from reconciler.errors import ApplyRefused, Conflict, NotFound, PreconditionFailed, ReconcilerError
 from reconciler.plan.changes import Action, Change, Plan
 from reconciler.plan.secrets import fingerprint, with_fingerprint
+from reconciler.sensitive import Secret
 from tests.engine.apply_plans import (
     FakePlatform,
     app_create,
@@ -32,9 +33,9 @@ from tests.engine.apply_plans import (
 SECRET_VALUE = "s3cr3t-sentinel-value"
 
 
-def resolve(ref: Any) -> str:
+def resolve(ref: Any) -> Secret:
     if ref.source == "fromEnv:PRESENT":
-        return SECRET_VALUE
+        return Secret(SECRET_VALUE)
     raise ReconcilerError(f"secret {ref.source} is not available")
 
 
@@ -377,7 +378,7 @@ def test_a_secret_the_plan_could_not_fingerprint_is_fingerprinted_when_sent() ->
     run(plan_of(late), platform, fingerprint_key=b"key")
     sent = platform.log[0][1]["variables"][0]
     assert sent["description"] == with_fingerprint(
-        "payment key", fingerprint(b"key", "TOKEN", SECRET_VALUE)
+        "payment key", fingerprint(b"key", "variable.s/a/production/TOKEN", Secret(SECRET_VALUE))
     )
     assert items[0]["description"] == "payment key"  # the plan itself is left as it was
 

@@ -13,6 +13,7 @@ from reconciler.apply import SecretResolver, check_saved_plan
 from reconciler.errors import ApplyRefused, ReconcilerError
 from reconciler.plan.changes import Action, Change, Plan, SecretRef, SecretSource
 from reconciler.plan.secrets import fingerprint
+from reconciler.sensitive import Secret
 from tests.engine.apply_plans import (
     call,
     domain,
@@ -31,7 +32,7 @@ TOKEN = "variable.shop/web/production/TOKEN"
 
 def _secret_change(value: str, *, action: Action = Action.UPDATE) -> Change:
     """TOKEN sent from `fromEnv SHOP_TOKEN`, fingerprinted as `value`."""
-    ref = SecretRef("fromEnv:SHOP_TOKEN", fingerprint(KEY, "TOKEN", value))
+    ref = SecretRef("fromEnv:SHOP_TOKEN", fingerprint(KEY, TOKEN, Secret(value)))
     item = {"key": "TOKEN", "value": ref, "kind": "writeonly"}
     body = env_body("shop", "web", "production", variables=[item])
     return Change(
@@ -57,11 +58,11 @@ def _every_kind() -> Plan:
 
 
 def _resolver(values: dict[str, str]) -> SecretResolver:
-    def resolve(ref: SecretRef) -> str:
+    def resolve(ref: SecretRef) -> Secret:
         name = ref.source.partition(":")[2]
         if name not in values:
             raise ReconcilerError(f"the environment variable {name} is not set")
-        return values[name]
+        return Secret(values[name])
 
     return resolve
 
@@ -156,9 +157,9 @@ def test_a_secret_the_manifest_does_not_declare_for_its_variable_is_read_never(
     current = dataclasses.replace(saved, declared_secrets={TOKEN: declared} if declared else {})
     read: list[SecretRef] = []
 
-    def resolve(ref: SecretRef) -> str:
+    def resolve(ref: SecretRef) -> Secret:
         read.append(ref)
-        return "reviewed"
+        return Secret("reviewed")
 
     with pytest.raises(ApplyRefused) as refused:
         check_saved_plan(saved, current, resolve=resolve, fingerprint_key=KEY)

@@ -226,7 +226,7 @@ def variables() -> st.SearchStrategy[list[dict[str, Any]]]:
     )
     writeonly = st.builds(
         lambda d: {"kind": "writeonly", **({"description": d} if d else {})},
-        # up to the platform's 255: past 233 is a warning (no room for a fingerprint)
+        # up to the platform's 255: past 232 is a warning (no room for a fingerprint)
         st.one_of(st.none(), st.text(min_size=1, max_size=40), st.text(min_size=234, max_size=255)),
     )
     return st.lists(

@@ -528,43 +528,23 @@ def test_domains_are_unique_across_files_and_projects(tmp_path: Path) -> None:
     )
 
 
-def test_from_file_size_limit_and_empty_file(tmp_path: Path) -> None:
+def test_validate_reads_no_secret_file(tmp_path: Path) -> None:
+    """What a secret file holds (its length, its encoding, whether it is empty) is a secret's:
+    validate checks the path rules without reading it, so its output cannot depend on the
+    secret; apply refuses a value it cannot send (tests/test_secrets_bounds.py)."""
     (tmp_path / "big.key").write_bytes(b"k" * 16385)
-    (tmp_path / "exact.key").write_bytes(b"k" * 16384)
+    (tmp_path / "huge.key").write_bytes(b"k" * (4 * 16384 + 1))
+    (tmp_path / "binary.key").write_bytes(b"\xff" * 16385)
     (tmp_path / "empty.key").write_bytes(b"")
     path = tmp_path / "m.yaml"
     path.write_text(
         "version: 1\nprojects:\n  shop:\n    apps:\n      web:\n        environments:\n"
         "          production:\n            variables:\n"
         "              BIG: {fromFile: big.key}\n"
-        "              EXACT: {fromFile: exact.key}\n"
-        "              EMPTY: {fromFile: empty.key}\n"
-    )
-    problems = problems_of([path])
-    assert [(p.line, p.column) for p in problems] == [(9, 31), (11, 33)]
-    assert "holds 16385 characters; a variable value holds at most 16384" in problems[0].message
-    assert "is empty" in problems[1].message
-
-
-def test_from_file_limit_counts_characters_not_bytes(tmp_path: Path) -> None:
-    """The spec bounds a value at 16384 characters: 16384 two-byte characters fit."""
-    (tmp_path / "accents.key").write_text("é" * 16384, encoding="utf-8")
-    (tmp_path / "huge.key").write_bytes(b"k" * (4 * 16384 + 1))
-    (tmp_path / "binary.key").write_bytes(b"\xff" * 16385)
-    path = tmp_path / "m.yaml"
-    path.write_text(
-        "version: 1\nprojects:\n  shop:\n    apps:\n      web:\n        environments:\n"
-        "          production:\n            variables:\n"
-        "              ACCENTS: {fromFile: accents.key}\n"
         "              HUGE: {fromFile: huge.key}\n"
         "              BINARY: {fromFile: binary.key}\n"
+        "              EMPTY: {fromFile: empty.key}\n"
     )
-    problems = problems_of([path])
-    assert [(p.line, p.column) for p in problems] == [(10, 32), (11, 34)]
-    assert "has 65537 bytes, more than 16384 characters" in problems[0].message
-    assert "is not UTF-8 text" in problems[1].message
-    (tmp_path / "huge.key").write_text("k")
-    (tmp_path / "binary.key").write_text("k")
     assert load_manifest([path]).warnings == ()
 
 

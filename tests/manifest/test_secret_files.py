@@ -21,6 +21,7 @@ from reconciler.manifest.model import FromFile
 from reconciler.manifest.secret_sources import from_file
 from reconciler.manifest.validate import ManifestInvalid, Problem, load_manifest
 from reconciler.plan import secrets
+from reconciler.sensitive import Secret
 
 LINE, COLUMN = 9, 35  # where `fromFile`'s value is written in `_manifest`
 
@@ -166,7 +167,7 @@ def test_a_manifest_in_a_subdirectory_reads_elsewhere_in_its_repository(tmp_path
     (variable,) = loaded.projects[0].apps[0].environments[0].variables  # type: ignore[misc]
     assert isinstance(variable.source, FromFile)
     assert variable.source.shown == "secrets/tls.key"  # as a reviewer finds it in the repo
-    assert secrets.resolve_secret(variable.source) == "inside-the-repo"
+    assert secrets.resolve_secret(variable.source) == Secret("inside-the-repo")
 
 
 def test_a_symlink_that_stays_in_the_repository_is_followed(tmp_path: Path) -> None:
@@ -175,7 +176,7 @@ def test_a_symlink_that_stays_in_the_repository_is_followed(tmp_path: Path) -> N
     manifest = _manifest(repo, "current.key")
     loaded = load_manifest([manifest])
     (variable,) = loaded.projects[0].apps[0].environments[0].variables  # type: ignore[misc]
-    assert secrets.resolve_secret(variable.source) == "inside-the-repo"  # type: ignore[arg-type]
+    assert secrets.resolve_secret(variable.source) == Secret("inside-the-repo")  # type: ignore[arg-type]
 
 
 def test_a_git_file_marks_a_work_tree_too(tmp_path: Path) -> None:
@@ -186,7 +187,7 @@ def test_a_git_file_marks_a_work_tree_too(tmp_path: Path) -> None:
     (repo / "secrets" / "tls.key").write_text("inside-the-work-tree")
     manifest = _manifest(repo / "platform", "../secrets/tls.key")
     load_manifest([manifest])
-    assert secrets.resolve_secret(from_file("../secrets/tls.key", manifest.parent)) == (
+    assert secrets.resolve_secret(from_file("../secrets/tls.key", manifest.parent)) == Secret(
         "inside-the-work-tree"
     )
     refused = _manifest(repo / "other", "../.git")
@@ -200,7 +201,7 @@ def test_without_a_repository_the_manifests_directory_is_the_limit(tmp_path: Pat
     (home / "sibling.key").write_text("one-level-up")
     inside = _manifest(home / "platform", "secrets/tls.key")
     load_manifest([inside])
-    assert secrets.resolve_secret(from_file("secrets/tls.key", inside.parent)) == (
+    assert secrets.resolve_secret(from_file("secrets/tls.key", inside.parent)) == Secret(
         "beside-the-manifest"
     )
     escaping = _manifest(home / "platform", "../sibling.key")

@@ -4,6 +4,7 @@ pull request merges into (`plan --base-ref`), a change of the checks alone chang
 
 from __future__ import annotations
 
+import html
 import json
 import subprocess
 from pathlib import Path
@@ -69,7 +70,7 @@ def test_a_pull_request_that_only_turns_a_rule_off_changes_the_plan(
 
     markdown = cli("plan", "-f", "platform/", "--base-ref", "main", "--format", "markdown")
     head = markdown.stdout.split("\n\n", 2)
-    assert "Check overrides since the base: 1 added." in head[0]
+    assert "Check overrides since the base: 1 added." in html.unescape(head[0])
     assert head[1].startswith("> [!CAUTION]") and "secrets-writeonly set to off" in head[1]
 
     document = json.loads(

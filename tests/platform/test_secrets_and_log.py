@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import re
 
 import httpx
@@ -11,7 +12,7 @@ import pytest
 from reconciler import errors
 from reconciler.errors import UsageError
 from reconciler.platform.log import CallLog
-from reconciler.sensitive import redact
+from reconciler.sensitive import Secret, redact
 from tests.platform.helpers import (
     SENTINEL_KEY,
     call_once,
@@ -99,14 +100,46 @@ def test_variable_values_echoed_by_the_platform_are_redacted() -> None:
     body = {
         **APP_BODY,
         "environment": "production",
-        "variables": [{"key": "DB_PASSWORD", "value": secret, "kind": "writeonly"}],
+        "variables": [{"key": "DB_PASSWORD", "value": Secret(secret), "kind": "writeonly"}],
     }
     response = httpx.Response(400, json={"detail": f"value {secret} is too long"})
-    client = make_client(scripted(response))
+    mock = scripted(response)
+    client = make_client(mock)
     with pytest.raises(errors.InvalidRequest) as caught:
         run(call_once(client, "environments.setEnvironmentVariables", body))
     assert secret not in str(caught.value)
     assert "value [REDACTED] is too long" in str(caught.value)
+    assert json.loads(mock.requests[0].content)["variables"][0]["value"] == secret  # sent
+
+
+@pytest.mark.parametrize("secret", ["hunter2", "other-value"])
+def test_what_is_hidden_from_a_call_that_sent_secrets_does_not_depend_on_them(secret: str) -> None:
+    """Every text of a call that sent a secret is hidden from the server's answer, so which of
+    the texts a pull request wrote equals the secret changes nothing in the message."""
+    body = {
+        **APP_BODY,
+        "environment": "production",
+        "variables": [
+            {"key": "PIN", "value": Secret(secret), "kind": "writeonly"},
+            {"key": "GUESS", "value": "hunter2", "kind": "recoverable"},
+        ],
+    }
+    detail = f"values {secret} and hunter2 are not allowed"
+    client = make_client(scripted(httpx.Response(400, json={"detail": detail})))
+    with pytest.raises(errors.InvalidRequest) as caught:
+        run(call_once(client, "environments.setEnvironmentVariables", body))
+    assert "values [REDACTED] and [REDACTED] are not allowed" in str(caught.value)
+
+
+def test_a_server_quoting_what_a_call_without_secrets_sent_is_quoted_as_written() -> None:
+    """A read names only what the manifest wrote: a slug equal to the key (a guess) is shown
+    as the manifest wrote it, as any other slug is, while the key itself is hidden."""
+    for project, shown in ((SENTINEL_KEY, SENTINEL_KEY), ("shop", "[REDACTED]")):
+        detail = f"no project {project}; bad key {SENTINEL_KEY}"
+        client = make_client(scripted(httpx.Response(400, json={"detail": detail})))
+        with pytest.raises(errors.InvalidRequest) as caught:
+            run(call_once(client, "apps.getApp", {"project": project, "app": "web"}))
+        assert f"no project {project}; bad key {shown}" in str(caught.value)
 
 
 def test_list_errors_are_redacted_too() -> None:

@@ -31,7 +31,7 @@ from tests.fixtures.cli import Seed, run_cli
 from tests.proof.strategies import ENVIRONMENTS, Scenario, SeedCall, scenarios
 
 FINGERPRINT_KEY = "proof-fingerprint-key"
-_FINGERPRINT = re.compile(r"\s?\[fp:[0-9a-f]{16}\]$")
+_FINGERPRINT = re.compile(r"\s?\[fp2:[0-9a-f]{16}\]$")
 
 # ---- a by-slug view of the emulator's state ----------------------------------------------------
 

@@ -491,10 +491,14 @@ class EmulatorProcess:
         )
 
     def requests(self) -> list[dict[str, Any]]:
-        return self.http.get("/_emulator/requests").json()["requests"]
+        return self.http.get("/_emulator/requests", headers=self._key).json()["requests"]
 
     def state(self) -> dict[str, Any]:
-        return self.http.get("/_emulator/state").json()
+        return self.http.get("/_emulator/state", headers=self._key).json()
+
+    @property
+    def _key(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {KILL_KEY}"}
 
     def kill(self) -> None:
         self.http.close()

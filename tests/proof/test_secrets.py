@@ -440,6 +440,7 @@ def test_an_error_that_quotes_the_sent_value_is_redacted(
 
     from reconciler.platform.client import PlatformClient
     from reconciler.platform.retry import RetryPolicy
+    from reconciler.sensitive import Secret
 
     def answer(request: httpx.Request) -> httpx.Response:
         value = json.loads(request.content)["variables"][0]["value"]
@@ -460,7 +461,7 @@ def test_an_error_that_quotes_the_sent_value_is_redacted(
                 await c.call(
                     "environments.setEnvironmentVariables",
                     {"project": "p", "app": "a", "environment": "production",
-                     "variables": [{"key": "K", "value": secret, "kind": "writeonly"}]},
+                     "variables": [{"key": "K", "value": Secret(secret), "kind": "writeonly"}]},
                 )  # fmt: skip
             return caught.value
 

@@ -223,11 +223,12 @@ def test_other_answers_are_final(webhooks: WebhookReceiver, reply: Reply, said: 
 # --- the URLs -----------------------------------------------------------------------------
 
 
-def test_urls_are_registered_as_secrets_and_described_by_host_alone() -> None:
+def test_urls_are_credentials_and_described_by_host_alone() -> None:
     url = f"https://hooks.slack.com{SECRET_PATH}"
     found = destinations({"RECONCILER_NOTIFY_SLACK_URL": url})
 
-    assert url in sensitive.registered()
+    # remembered as a credential: no manifest may send it, whatever it names
+    assert sensitive.holds_credential(sensitive.Secret(url + "\n"))
     [destination] = found.found
     assert destination.label == "Slack at hooks.slack.com"
     assert SECRET_PATH not in repr(destination)
@@ -254,7 +255,7 @@ def test_unusable_urls_are_named_by_their_variable_only(value: str, problem: str
     [said] = found.problems
     assert said.startswith(f"RECONCILER_NOTIFY_WEBHOOK_URL {problem}")
     assert "secret" not in said and "hooks.example.com" not in said
-    assert value in sensitive.registered()
+    assert sensitive.holds_credential(sensitive.Secret(value))
 
 
 def test_plain_http_only_to_this_machine() -> None:

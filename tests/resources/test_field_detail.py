@@ -18,6 +18,7 @@ from reconciler.plan.kinds.policies import plan_policies
 from reconciler.plan.kinds.settings import plan_settings
 from reconciler.plan.kinds.variables import plan_variables
 from reconciler.report.plan_json import render_json, render_markdown, render_text
+from reconciler.sensitive import Secret
 
 REF = Location("proj_12345678", "app_12345678", "production", "env_12345678")
 LONGEST_LINE = 200
@@ -217,7 +218,7 @@ def test_a_multi_line_write_only_value_stays_masked_everywhere():
     key = b"fingerprint-key"
     old = CERT.replace("AgIEb05", "SECRET-OLD-LINE")
     new = CERT.replace("AgIEb05", "SECRET-NEW-LINE")
-    fingerprint = secrets.fingerprint(key, "TLS_KEY", old)
+    fingerprint = secrets.fingerprint(key, "variable.shop/web/production/TLS_KEY", Secret(old))
     live = [
         {
             "key": "TLS_KEY",

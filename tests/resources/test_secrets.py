@@ -10,27 +10,32 @@ from reconciler.manifest.model import FromEnv
 from reconciler.manifest.secret_sources import from_file
 from reconciler.plan import secrets
 from reconciler.plan.changes import SecretRef
+from reconciler.sensitive import Secret
+
+
+def _text(value: Secret | None) -> str | None:
+    return None if value is None else value.reveal()
 
 
 def test_from_env_is_read_and_missing_or_empty_is_none(monkeypatch):
     monkeypatch.setenv("PLAN_TEST_SECRET", "s3cret")
     monkeypatch.setenv("PLAN_TEST_EMPTY", "")
     monkeypatch.delenv("PLAN_TEST_UNSET", raising=False)
-    assert secrets.resolve_secret(FromEnv("PLAN_TEST_SECRET")) == "s3cret"
+    assert _text(secrets.resolve_secret(FromEnv("PLAN_TEST_SECRET"))) == "s3cret"
     assert secrets.resolve_secret(FromEnv("PLAN_TEST_EMPTY")) is None
     assert secrets.resolve_secret(FromEnv("PLAN_TEST_UNSET")) is None
 
 
 def test_from_file_keeps_a_trailing_newline_and_missing_is_none(tmp_path):
     (tmp_path / "tls.key").write_text("line one\nline two\n")
-    assert secrets.resolve_secret(from_file("tls.key", tmp_path)) == "line one\nline two\n"
+    assert _text(secrets.resolve_secret(from_file("tls.key", tmp_path))) == "line one\nline two\n"
     assert secrets.resolve_secret(from_file("nope", tmp_path)) is None
 
 
 def test_from_file_reads_windows_line_ends_as_newlines(tmp_path):
     """Universal newlines, as the README says: CRLF and a lone CR are read as LF."""
     (tmp_path / "crlf.key").write_bytes(b"one\r\ntwo\rthree\r\n")
-    assert secrets.resolve_secret(from_file("crlf.key", tmp_path)) == "one\ntwo\nthree\n"
+    assert _text(secrets.resolve_secret(from_file("crlf.key", tmp_path))) == "one\ntwo\nthree\n"
 
 
 def test_a_binary_file_is_an_error_naming_the_declared_path_only(tmp_path):
@@ -42,40 +47,58 @@ def test_a_binary_file_is_an_error_naming_the_declared_path_only(tmp_path):
     assert "secretbytes" not in str(raised.value)
 
 
-def test_fingerprint_is_keyed_truncated_and_bound_to_the_variable():
-    fp = secrets.fingerprint(b"key", "TOKEN", "value")
+ADDRESS = "variable.shop/web/production/TOKEN"
+
+
+def test_fingerprint_is_keyed_truncated_and_bound_to_the_variables_address():
+    value = Secret("value")
+    fp = secrets.fingerprint(b"key", ADDRESS, value)
     assert len(fp) == 16 and int(fp, 16) >= 0
-    assert fp == secrets.fingerprint(b"key", "TOKEN", "value")
-    assert fp != secrets.fingerprint(b"other", "TOKEN", "value")
-    assert fp != secrets.fingerprint(b"key", "OTHER", "value")
-    assert fp != secrets.fingerprint(b"key", "TOKEN", "value2")
+    assert fp == secrets.fingerprint(b"key", ADDRESS, Secret("value"))
+    assert fp != secrets.fingerprint(b"other", ADDRESS, value)
+    assert fp != secrets.fingerprint(b"key", "variable.shop/web/production/OTHER", value)
+    assert fp != secrets.fingerprint(b"key", "variable.shop/web/preview/TOKEN", value)
+    assert fp != secrets.fingerprint(b"key", "variable.shop/api/production/TOKEN", value)
+    assert fp != secrets.fingerprint(b"key", "variable.blog/web/production/TOKEN", value)
+    assert fp != secrets.fingerprint(b"key", ADDRESS, Secret("value2"))
     assert "value" not in fp
 
 
-@pytest.mark.parametrize("description", [None, "", "api token", "x" * 233, "y" * 255])
+@pytest.mark.parametrize("description", [None, "", "api token", "x" * 232, "y" * 255])
 def test_fingerprint_marker_round_trips_and_fits_255(description):
     marked = secrets.with_fingerprint(description, "0123456789abcdef")
     assert len(marked) <= 255
     user, fp = secrets.split_fingerprint(marked)
     assert fp == "0123456789abcdef"
-    if description and len(description) <= 233:
+    if description and len(description) <= 232:
         assert user == description
     if not description:
         assert user is None
 
 
 def test_split_without_a_marker_returns_the_description():
-    assert secrets.split_fingerprint("plain [fp:nothex]") == ("plain [fp:nothex]", None)
+    assert secrets.split_fingerprint("plain [fp2:nothex]") == ("plain [fp2:nothex]", None)
     assert secrets.split_fingerprint(None) == (None, None)
-    assert secrets.FINGERPRINT_SUFFIX_LENGTH == 22
+    assert secrets.FINGERPRINT_SUFFIX_LENGTH == 23
+
+
+def test_a_first_form_marker_is_split_off_and_told_apart():
+    """Descriptions written before fingerprints were bound to the address end in `[fp:...]`:
+    the description is the user's without it, and the plan knows to replace it once."""
+    old = "api token [fp:0123456789abcdef]"
+    assert secrets.split_fingerprint(old) == ("api token", "0123456789abcdef")
+    assert secrets.first_form_fingerprint(old)
+    assert not secrets.first_form_fingerprint("api token [fp2:0123456789abcdef]")
+    assert not secrets.first_form_fingerprint("api token")
+    assert not secrets.first_form_fingerprint(None)
 
 
 def test_resolve_ref_reads_the_source_now_and_names_it_when_missing(monkeypatch, tmp_path):
     monkeypatch.setenv("PLAN_TEST_REF", "v1")
-    assert secrets.resolve_ref(SecretRef("fromEnv:PLAN_TEST_REF")) == "v1"
+    assert secrets.resolve_ref(SecretRef("fromEnv:PLAN_TEST_REF")).reveal() == "v1"
     (tmp_path / "f").write_text("file-value")
     reference = secrets.reference_for(from_file("f", tmp_path))
-    assert secrets.resolve_ref(SecretRef(reference)) == "file-value"
+    assert secrets.resolve_ref(SecretRef(reference)).reveal() == "file-value"
     monkeypatch.delenv("PLAN_TEST_REF")
     with pytest.raises(secrets.SecretUnavailable) as raised:
         secrets.resolve_ref(SecretRef("fromEnv:PLAN_TEST_REF"))
@@ -97,19 +120,20 @@ def test_resolve_ref_reads_only_files_a_manifest_declares(tmp_path):
 
 
 def test_manifest_literals_resolve_in_the_process_that_planned_them():
-    ref = secrets.register_manifest_value("variable.s/a/production/K", "literal-secret")
+    ref = secrets.register_manifest_value("variable.s/a/production/K", Secret("literal-secret"))
     assert ref == "manifest:variable.s/a/production/K"
-    assert secrets.resolve_ref(SecretRef(ref)) == "literal-secret"
+    assert secrets.resolve_ref(SecretRef(ref)).reveal() == "literal-secret"
     with pytest.raises(secrets.SecretUnavailable):
         secrets.resolve_ref(SecretRef("manifest:variable.s/a/production/UNKNOWN"))
 
 
 def test_ref_matches_checks_the_plan_time_fingerprint():
-    fp = secrets.fingerprint(b"k", "K", "v")
+    fp = secrets.fingerprint(b"k", ADDRESS, Secret("v"))
     ref = SecretRef("fromEnv:X", fp)
-    assert secrets.ref_matches(ref, "v", key=b"k", variable_key="K")
-    assert not secrets.ref_matches(ref, "changed", key=b"k", variable_key="K")
-    assert secrets.ref_matches(SecretRef("fromEnv:X"), "anything", key=b"k", variable_key="K")
+    assert secrets.ref_matches(ref, Secret("v"), key=b"k", address=ADDRESS)
+    assert not secrets.ref_matches(ref, Secret("changed"), key=b"k", address=ADDRESS)
+    assert not secrets.ref_matches(ref, Secret("v"), key=b"k", address=ADDRESS + "2")
+    assert secrets.ref_matches(SecretRef("fromEnv:X"), Secret("x"), key=b"k", address=ADDRESS)
 
 
 @pytest.mark.parametrize("credential", sorted(CREDENTIALS))

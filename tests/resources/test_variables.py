@@ -7,6 +7,7 @@ from reconciler.plan import secrets
 from reconciler.plan.changes import ABSENT, SENSITIVE, UNKNOWN, Action, SecretRef
 from reconciler.plan.kinds.base import Location
 from reconciler.plan.kinds.variables import plan_variables
+from reconciler.sensitive import Secret
 
 REF = Location("proj_12345678", "app_12345678", "production", "env_12345678")
 
@@ -76,7 +77,7 @@ def test_a_write_only_literal_is_a_manifest_reference():
     (change,) = plan([literal("PIN", "pin-value-x9", kind="writeonly")], []).changes
     ref = change.calls[0].body["variables"][0]["value"]
     assert ref.source == "manifest:variable.shop/web/production/PIN"
-    assert secrets.resolve_ref(ref) == "pin-value-x9"
+    assert secrets.resolve_ref(ref).reveal() == "pin-value-x9"
     assert "pin-value-x9" not in repr(change)
 
 
@@ -113,7 +114,8 @@ def test_kind_change_is_an_update(monkeypatch):
 def test_with_key_fingerprints_decide_and_the_description_carries_the_new_one(monkeypatch):
     key = b"fingerprint-key"
     monkeypatch.setenv("PLAN_VAR_SECRET", "v1")
-    fp = secrets.fingerprint(key, "TOKEN", "v1")
+    address = "variable.shop/web/production/TOKEN"
+    fp = secrets.fingerprint(key, address, Secret("v1"))
     live = [
         {"key": "TOKEN", "kind": "writeonly", "description": secrets.with_fingerprint("tok", fp)}
     ]
@@ -121,12 +123,43 @@ def test_with_key_fingerprints_decide_and_the_description_carries_the_new_one(mo
     assert plan(desired, live, key=key).changes == []
     monkeypatch.setenv("PLAN_VAR_SECRET", "v2")
     (change,) = plan(desired, live, key=key).changes
-    new_fp = secrets.fingerprint(key, "TOKEN", "v2")
+    new_fp = secrets.fingerprint(key, address, Secret("v2"))
     item = change.calls[0].body["variables"][0]
     assert item["description"] == secrets.with_fingerprint("tok", new_fp)
     assert item["value"].fingerprint == new_fp
     # the marker is not part of the description the user sees
     assert change.after["description"] == "tok"
+
+
+def test_with_key_a_first_form_fingerprint_is_replaced_once_whatever_the_value(monkeypatch):
+    """A description written before fingerprints were bound to the address: the plan does not
+    compare it (that would compare a value with one at another address), it sends the value
+    once more with the new form, and says so; the next plan compares the new form."""
+    key = b"fingerprint-key"
+    monkeypatch.setenv("PLAN_VAR_SECRET", "v1")
+    old = secrets.with_fingerprint("tok", "0123456789abcdef").replace("[fp2:", "[fp:")
+    live = [{"key": "TOKEN", "kind": "writeonly", "description": old}]
+    desired = [from_env("TOKEN", "PLAN_VAR_SECRET", description="tok")]
+    (change,) = plan(desired, live, key=key).changes
+    assert change.reason == "fingerprint_first_form"
+    assert "first form" in change.notes[0]
+    assert [d.path for d in change.diffs] == ["value"]
+    sent = change.calls[0].body["variables"][0]["description"]
+    assert sent.startswith("tok [fp2:") and "[fp:" not in sent
+    assert plan(desired, [{**live[0], "description": sent}], key=key).changes == []
+    # without the key, the first form is a description's end like the new one: no change
+    assert plan(desired, live).changes == []
+
+
+def test_without_key_a_recoverable_value_read_from_a_source_is_not_read(monkeypatch):
+    monkeypatch.setenv("PLAN_VAR_SECRET", "new")
+    live = [{"key": "TOKEN", "kind": "recoverable", "value": "old"}]
+    desired = [from_env("TOKEN", "PLAN_VAR_SECRET", kind="recoverable")]
+    result = plan(desired, live)
+    assert result.changes == []
+    assert result.compared_by_presence == ["variable.shop/web/production/TOKEN"]
+    (change,) = plan(desired, live, key=b"k").changes
+    assert [d.path for d in change.diffs] == ["value"]
 
 
 def test_with_key_a_value_set_without_a_fingerprint_is_sent_again(monkeypatch):

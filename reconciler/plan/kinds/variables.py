@@ -27,7 +27,9 @@ Secrets: a value from `fromEnv`/`fromFile`, and any `writeonly` value, is
 never shown (`(sensitive value)`) and travels in call bodies as a `SecretRef`.
 Write-only values cannot be read back, so they are compared through the keyed
 fingerprint in the description when a fingerprint key is set, and by presence
-and kind otherwise. A secret whose source is missing is `(known after apply)`.
+and kind otherwise; without the key no secret value is read at all (a value
+read from a source is compared the same way, even when it is recoverable). A
+secret whose source is missing is `(known after apply)`.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reconciler.manifest.model import UNSET, Environment, FromEnv, FromFile, LiteralValue, Variable
-from reconciler.manifest.secret_sources import SecretUnavailable
+from reconciler.manifest.secret_sources import SecretTooLong, SecretUnavailable
 from reconciler.plan import secrets
 from reconciler.plan.address import Address
 from reconciler.plan.changes import (
@@ -65,6 +67,7 @@ from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord, stable
 from reconciler.platform.protocol import Platform
 from reconciler.platform.shapes import VARIABLE, VARIABLE_KINDS, unknown_members, unknown_values
+from reconciler.sensitive import Secret
 
 READ_OPERATION = "environments.listEnvironmentVariables"
 BATCH_SIZE = 50
@@ -88,10 +91,13 @@ class VariablesPlan:
 
 @dataclass(frozen=True)
 class _Desired:
-    """A manifest variable with its value resolved (None: source missing) and how to send it."""
+    """A manifest variable with its value resolved and how to send it."""
 
     variable: Variable
-    value: str | None
+    available: bool
+    """False when the secret's source is missing (its value is known after apply)."""
+    value: str | Secret | None
+    """The value: a literal's text, a secret read to fingerprint it, None when not read."""
     sensitive: bool
     sent: str | SecretRef
     fingerprint: str | None
@@ -132,13 +138,13 @@ def plan_variables(
         desired = _resolve(where, variable, fingerprint_key, unavailable)
         if isinstance(desired.sent, SecretRef):
             result.declared_secrets[where] = desired.sent.source
-        if desired.value is None and desired.source is not None:
+        if not desired.available and desired.source is not None:
             result.missing_sources.append(f"{desired.source} ({where})")
         current = live_by_key.get(variable.key)
         if (
             current is not None
-            and variable.kind == "writeonly"
-            and current.get("kind") == "writeonly"
+            and desired.sensitive
+            and current.get("kind") == variable.kind
             and fingerprint_key is None
         ):
             result.compared_by_presence.append(where)
@@ -172,41 +178,79 @@ def unknown_of(current: Mapping[str, Any]) -> tuple[str, ...]:
 def _resolve(
     where: str, variable: Variable, key: bytes | None, unavailable: Collection[str]
 ) -> _Desired:
+    """The variable's value as far as the plan needs it: a secret is read only to fingerprint it
+    (with `key`); without a key only whether its source is there is asked."""
     source = variable.source
     sensitive = variable.kind == "writeonly" or variable.is_secret_reference
-    shown = None
     if isinstance(source, LiteralValue):
-        value: str | None = source.value
-        reference = secrets.register_manifest_value(where, source.value) if sensitive else None
+        if not sensitive:
+            return _Desired(variable, True, source.value, False, source.value, None)
+        literal = Secret(source.value)
+        reference = secrets.register_manifest_value(where, literal)
+        value: Secret | None = literal
+        available, shown = True, None
     else:
         reference = secrets.reference_for(source)
-        value = None if reference in unavailable else _read_secret(where, variable, source)
         shown = secrets.describe_source(source)
+        value = None
+        if reference in unavailable:
+            available = False
+        elif key is None:
+            available = _secret_there(where, variable, source)
+        else:
+            value = _read_secret(where, variable, source)
+            available = value is not None
     fp = None
-    if sensitive and key is not None and value is not None:
-        fp = secrets.fingerprint(key, variable.key, value)
-    if not sensitive:
-        assert value is not None
-        return _Desired(variable, value, False, value, None)
-    assert reference is not None
+    if key is not None and value is not None:
+        fp = secrets.fingerprint(key, where, value)
     return _Desired(
-        variable, value, True, SecretRef(source=reference, fingerprint=fp), fp, source=shown
+        variable,
+        available,
+        value,
+        True,
+        SecretRef(source=reference, fingerprint=fp),
+        fp,
+        source=shown,
     )
 
 
-def _read_secret(where: str, variable: Variable, source: FromEnv | FromFile) -> str | None:
+def _read_secret(where: str, variable: Variable, source: FromEnv | FromFile) -> Secret | None:
     try:
         return secrets.resolve_secret(source)
+    except SecretTooLong:
+        # Read only to be fingerprinted: whether it is too long is apply's to say (it refuses
+        # it before any write), so that nothing the plan prints depends on the value.
+        return _read_whole(source)
     except SecretUnavailable as error:
-        # The source alone ("fromEnv:NAME") may be shared: say which variable needs it.
-        place = f"{variable.pos}: " if variable.pos else ""
-        raise type(error)(f"{place}{where}: {error.message}", hint=error.hint) from None
+        raise _at_variable(where, variable, error) from None
+
+
+def _read_whole(source: FromEnv | FromFile) -> Secret | None:
+    try:
+        return secrets.read_unchecked(source)
+    except SecretUnavailable:
+        return None
+
+
+def _secret_there(where: str, variable: Variable, source: FromEnv | FromFile) -> bool:
+    try:
+        return secrets.secret_available(source)
+    except SecretUnavailable as error:
+        raise _at_variable(where, variable, error) from None
+
+
+def _at_variable(where: str, variable: Variable, error: SecretUnavailable) -> SecretUnavailable:
+    """The error with the variable's place: the source alone ("fromEnv:NAME") may be shared."""
+    place = f"{variable.pos}: " if variable.pos else ""
+    return type(error)(f"{place}{where}: {error.message}", hint=error.hint)
 
 
 def _shown_value(desired: _Desired) -> str:
-    if desired.value is None:
+    if not desired.available:
         return UNKNOWN
-    return SENSITIVE if desired.sensitive else desired.value
+    if desired.sensitive or not isinstance(desired.value, str):
+        return SENSITIVE
+    return desired.value
 
 
 def _live_shown_value(current: Mapping[str, Any], sensitive: bool) -> Any:
@@ -252,7 +296,7 @@ def _plan_one(
         ABSENT if current is None else _live_shown_value(current, desired.sensitive),
         after["value"],
         sensitive=desired.sensitive,
-        known_after_apply=desired.value is None,
+        known_after_apply=not desired.available,
     )
     if current is None:
         diffs = [value_diff, FieldDiff("kind", ABSENT, variable.kind)]
@@ -300,6 +344,9 @@ def _plan_one(
 _REASON_NOTES = {
     "fingerprint_missing": "no fingerprint is recorded for this write-only value, so it cannot be "
     "compared: it is sent again, with a fingerprint, so that later plans can compare it",
+    "fingerprint_first_form": "the fingerprint recorded for this write-only value is of the "
+    "first form (bound to the variable's name only), which is not compared: it is sent again, "
+    "once, with a fingerprint bound to its address",
     "secret_unavailable": "the secret's source is not available to this plan, so it cannot be "
     "compared; apply needs it",
 }
@@ -312,14 +359,17 @@ def _value_changed(
     live_kind = current.get("kind")
     if live_kind != desired.variable.kind:
         return True, None  # the call re-sends it anyway; the kind diff says why
-    if live_kind == "recoverable":
-        if desired.value is None:
-            return True, "secret_unavailable"
+    if live_kind == "recoverable" and not desired.sensitive:
         return current.get("value") != desired.value, None
     if key is None:
-        return False, None  # compared by presence and kind only
-    if desired.value is None:
+        return False, None  # a secret is compared by presence and kind only
+    if not desired.available or desired.value is None:
         return True, "secret_unavailable"
+    if live_kind == "recoverable":
+        value = desired.value.reveal() if isinstance(desired.value, Secret) else desired.value
+        return current.get("value") != value, None
+    if secrets.first_form_fingerprint(current.get("description")):
+        return True, "fingerprint_first_form"
     if live_fp is None:
         return True, "fingerprint_missing"
     return live_fp != desired.fingerprint, None

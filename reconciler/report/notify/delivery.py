@@ -82,14 +82,14 @@ class Destinations:
 
 
 def destinations(environ: Mapping[str, str]) -> Destinations:
-    """The URLs of the environment, each registered as a sensitive value, and why any of
-    them cannot be used."""
+    """The URLs of the environment, each remembered as a credential, and why any of them cannot
+    be used."""
     found: list[Destination] = []
     problems: list[str] = []
     for variable, body_format in URL_VARIABLES.items():
         urls = environ.get(variable, "").split()
         for position, url in enumerate(urls, start=1):
-            sensitive.register(url)
+            sensitive.remember_credential(url)  # no manifest may send it (fromEnv, fromFile)
             which = variable if len(urls) == 1 else f"{variable} (URL {position} of {len(urls)})"
             problem = _problem(url)
             if problem is not None:

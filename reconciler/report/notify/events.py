@@ -107,7 +107,7 @@ class ApplyRun(Protocol):
 
 def safe_text(text: str, limit: int = TEXT_LIMIT) -> str:
     """`text` as a notification may carry it: redacted, cleaned, its first line, cut."""
-    line = clean(redact(text).strip().split("\n", 1)[0].rstrip(":").strip())
+    line = clean(redact(text, ()).strip().split("\n", 1)[0].rstrip(":").strip())
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
