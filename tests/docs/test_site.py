@@ -6,6 +6,7 @@ links and anchors by `mkdocs build --strict` (.ci/run).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -153,3 +154,31 @@ def test_ci_examples_name_the_permissions_heading_plan_prints(tmp_path: Path) ->
     heading = next(line for line in plan.splitlines() if line.startswith("Permissions"))
     for pipeline in ("github-actions.yml", "gitlab-ci.yml"):
         assert f'"{heading}"' in (ROOT / "examples" / "ci" / pipeline).read_text(), pipeline
+
+
+# --- console blocks -----------------------------------------------------------------------
+
+
+def test_console_blocks_highlight_commands_and_leave_prompts_and_output_out_of_copies() -> None:
+    """`$ ` is a prompt and the rest of its line a bash command; every other line is output,
+    whatever it starts with (`  # app.shop/web will be updated`, which pygments' own session
+    lexer colours as a root prompt). The copy button leaves prompts and output out."""
+    from pygments.token import Generic
+
+    spec = importlib.util.spec_from_file_location("docs_console", ROOT / ".ci" / "docs_console.py")
+    assert spec is not None and spec.loader is not None
+    console = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(console)
+    session = "$ reconciler plan -f x.yaml | head -2\n  # app.shop/web will be updated\n# x\n"
+    tokens = list(console.ConsoleLexer().get_tokens(session))
+    assert tokens[0] == (Generic.Prompt, "$ ")
+    assert "".join(v for t, v in tokens if t is not Generic.Output)[2:].startswith("reconciler")
+    outputs = [v for t, v in tokens if t is Generic.Output]
+    assert outputs == ["  # app.shop/web will be updated\n", "# x\n"]
+    highlight = next(
+        e["pymdownx.highlight"] for e in CONFIG["markdown_extensions"] if "pymdownx.highlight" in e
+    )
+    assert {"name": "console", "lang": console.NAME} in highlight["extend_pygments_lang"]
+    assert ".ci/docs_console.py" in CONFIG["hooks"]
+    css = (DOCS / CONFIG["extra_css"][0]).read_text()
+    assert ".highlight code[data-md-copying] .gp" in css and "[data-md-copying] .go" in css
