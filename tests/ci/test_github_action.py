@@ -115,11 +115,12 @@ def test_action_runs_validate_then_plan_markdown_or_apply_auto_approve() -> None
     check_all_accepted(commands)
 
 
-def test_action_installs_reconciler_cli_or_its_own_ref() -> None:
+def test_action_installs_the_reconciler_of_its_own_checkout() -> None:
+    """No package index holds reconciler: the action installs the one of its own ref."""
     install = step_named("Install reconciler")
-    assert '"reconciler-cli==$VERSION"' in install["run"]
-    assert '"$ACTION_PATH"' in install["run"]
-    assert install["env"]["ACTION_PATH"] == "${{ github.action_path }}"
+    assert '"$venv/bin/pip" install --quiet "$ACTION_PATH"' in install["run"]
+    assert "reconciler-cli" not in install["run"] and "version" not in action()["inputs"]
+    assert install["env"] == {"ACTION_PATH": "${{ github.action_path }}"}
 
 
 # --- the example workflows ---------------------------------------------------------
