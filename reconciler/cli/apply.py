@@ -39,6 +39,7 @@ from reconciler.apply.deploy import (
     deploy_targets,
     roll_out,
 )
+from reconciler.cli.colour import color_option
 from reconciler.cli.interrupts import interruptible, run_async
 from reconciler.cli.options import (
     ENV_BASE_URL,
@@ -59,6 +60,7 @@ from reconciler.report.progress import (
     PlainDeployProgress,
     RichApplyProgress,
     RichDeployProgress,
+    reading_live_state,
     render_deploy_report,
     render_interrupted_apply,
     render_interrupted_deploy,
@@ -218,7 +220,7 @@ class _Run:
     "digest (calls:v1:..., from the pull request's plan) or its file (plan --out, or plan "
     "--format json). Otherwise refuse before any write and say what differs. Only with -f.",
 )
-@click.option("--no-color", is_flag=True, help="Never colour the plan (also: NO_COLOR).")
+@color_option
 @connection_options
 @report_errors
 def apply(
@@ -272,7 +274,7 @@ def apply(
         max_deletes=max_deletes,
         allow_replace=allow_replace,
         targets=targets,
-        color=not no_color and "NO_COLOR" not in os.environ and stdout_is_terminal(),
+        color=output.colour_allowed() and stdout_is_terminal(),
         base_url=base_url,
         parallelism=parallelism,
         verbose=verbose,
@@ -444,13 +446,15 @@ async def _plan(
         if request.reviewed is not None:
             pipeline.check_reviewed(plan, request.reviewed)
     else:
-        plan = await pipeline.checked_saved_plan(
-            saved,
-            manifest,
-            client,
-            fingerprint_key=request.fingerprint_key,
-            allow_replace=request.allow_replace,
-        )
+        with reading_live_state(verbose=request.verbose) as progress:
+            plan = await pipeline.checked_saved_plan(
+                saved,
+                manifest,
+                client,
+                fingerprint_key=request.fingerprint_key,
+                allow_replace=request.allow_replace,
+                observer=progress,
+            )
         echo(f"Applying the saved plan {request.planfile} ({_describe_counts(saved.plan)}).")
         _warn_unfingerprinted(saved.plan)
     pipeline.raise_if_unsafe(plan, pipeline.ApplyLimits(request.max_deletes, request.allow_replace))
@@ -501,7 +505,8 @@ async def _fresh_plan(request: ApplyRequest, manifest: Manifest, client: Any) ->
         allow_replace=request.allow_replace,
         fingerprint_key=request.fingerprint_key,
     )
-    plan = await pipeline.plan_manifest(manifest, client, options)
+    with reading_live_state(verbose=request.verbose) as progress:
+        plan = await pipeline.plan_manifest(manifest, client, options, observer=progress)
     output.echo_plan(plan, render_text(plan, color=request.color) + "\n")
     return plan
 

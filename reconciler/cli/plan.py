@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from reconciler.cli.colour import color_option
 from reconciler.cli.interrupts import run_async
 from reconciler.cli.options import (
     ENV_FINGERPRINT_KEY,
@@ -81,7 +82,7 @@ EXIT_CHANGES = 2
     "overrides added, changed or removed since REF are shown as such and count as changes "
     "(exit 2 with --detailed-exitcode).",
 )
-@click.option("--no-color", is_flag=True, help="Never colour the text output (also: NO_COLOR).")
+@color_option
 @report_errors
 def plan(
     files: tuple[str, ...],
@@ -161,9 +162,13 @@ async def _build(
     base: ChecksSettings | None,
 ) -> Plan:
     from reconciler import pipeline
+    from reconciler.report.progress import reading_live_state
 
     async with pipeline.connected(connection, read_only=True) as client:
-        return await pipeline.plan_manifest(manifest, client, options, base_checks=base)
+        with reading_live_state(verbose=connection.verbose) as progress:
+            return await pipeline.plan_manifest(
+                manifest, client, options, base_checks=base, observer=progress
+            )
 
 
 def _render(result: Plan, output_format: str, no_color: bool) -> str:
@@ -184,6 +189,4 @@ def _render(result: Plan, output_format: str, no_color: bool) -> str:
 
 def use_color(no_color: bool) -> bool:
     """Colour only on a terminal, and never with --no-color or NO_COLOR (any value)."""
-    if no_color or "NO_COLOR" in os.environ:
-        return False
-    return output.stdout_is_terminal()
+    return not no_color and output.colour_allowed() and output.stdout_is_terminal()

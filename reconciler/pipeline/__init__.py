@@ -12,6 +12,7 @@ steps and renders what they return; nothing here prints.
 from __future__ import annotations
 
 from reconciler.pipeline.inputs import checks_at_ref, load_manifest
+from reconciler.pipeline.observed import CallObserver
 from reconciler.pipeline.planning import Connection, check_plan, connected, plan_manifest
 from reconciler.pipeline.reviewed import check_reviewed, reviewed_from
 from reconciler.pipeline.safety import DEFAULT_MAX_DELETES, ApplyLimits, raise_if_unsafe
@@ -25,6 +26,7 @@ from reconciler.pipeline.saved import (
 __all__ = [
     "DEFAULT_MAX_DELETES",
     "ApplyLimits",
+    "CallObserver",
     "Connection",
     "check_plan",
     "check_reviewed",
