@@ -118,6 +118,7 @@ def _complete(words: str, cword: int, shell: str = "bash") -> subprocess.Complet
 def test_bash_completes_commands_and_options() -> None:
     assert "plain,plan" in _complete("reconciler pl", 1).stdout.splitlines()
     assert "plain,--format" in _complete("reconciler plan --form", 2).stdout.splitlines()
+    assert "plain,--show-permissions" in _complete("reconciler show --show", 2).stdout
     assert "plain,--no-color" in _complete("reconciler validate --no", 2).stdout
 
 

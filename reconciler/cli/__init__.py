@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "schema": "reconciler.cli.validate:schema",
     "plan": "reconciler.cli.plan:plan",
     "apply": "reconciler.cli.apply:apply",
+    "show": "reconciler.cli.show:show",
     "export": "reconciler.cli.export:export",
     "status": "reconciler.cli.status:status",
     "projects": "reconciler.cli.projects:projects",

@@ -17,6 +17,7 @@ from reconciler.cli.options import (
     manifest_option,
     report_errors,
 )
+from reconciler.cli.show import Shown, render_plan, show_options
 from reconciler.cli.validate import echo_warnings
 from reconciler.report import output
 from reconciler.report.output import echo
@@ -82,6 +83,7 @@ EXIT_CHANGES = 2
     "overrides added, changed or removed since REF are shown as such and count as changes "
     "(exit 2 with --detailed-exitcode).",
 )
+@show_options
 @color_option
 @report_errors
 def plan(
@@ -96,6 +98,8 @@ def plan(
     max_deletes: int,
     explain: bool,
     base_ref: str | None,
+    show_permissions: bool,
+    full_plan_url: str | None,
     no_color: bool,
 ) -> None:
     """Show what apply would change to make live state match the manifests.
@@ -134,7 +138,8 @@ def plan(
             result, manifest_files=files, connection=connection, signing_key=fingerprint_key
         )
         output.write_plan_file(out, result, content)
-    output.echo_plan(result, _render(result, output_format, no_color))
+    shown = Shown(output_format, show_permissions, full_plan_url)
+    output.echo_plan(result, render_plan(result, shown))
     if result.failing_findings:
         if out is not None:
             echo(f"Not saved to {out}: the built-in checks fail this plan.", err=True)
@@ -169,22 +174,6 @@ async def _build(
             return await pipeline.plan_manifest(
                 manifest, client, options, base_checks=base, observer=progress
             )
-
-
-def _render(result: Plan, output_format: str, no_color: bool) -> str:
-    from reconciler.report import plan_json as render
-
-    if output_format == "sarif":
-        from reconciler.checks.sarif import render_sarif
-
-        return render_sarif(result.findings, overrides=result.overrides)
-
-    if output_format == "json":
-        return render.render_json(result)
-    if output_format == "markdown":
-        text = render.render_markdown(result)
-        return text if text.endswith("\n") else text + "\n"
-    return render.render_text(result, color=use_color(no_color))
 
 
 def use_color(no_color: bool) -> bool:
