@@ -28,7 +28,7 @@ from reconciler.plan.permissions import compact, implied
 from reconciler.report.plan_lines import change_body, heading, note_lines, outcome
 from reconciler.report.plan_markdown import COMMENT_LIMIT, GITHUB_COMMENT_LIMIT
 from tests.fixtures.cli import run_cli
-from tests.report.workspaces import ReviewWorkspace, review_workspace
+from tests.report.workspaces import CHANGES_PER_UNIT, ReviewWorkspace, review_workspace
 
 SIZES = {"50 apps": (5, 10, 1), "200 apps": (10, 20, 4)}
 """projects, apps per project, units of 14 changes"""
@@ -122,9 +122,21 @@ def table(rows: dict[str, tuple[Figures, Figures]]) -> str:
 # --- the reviewer's reading ------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def workspaces(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Rendered]:
+    """Each workspace built and planned once a module (a worker): the large one takes seconds."""
+
+    class Built(dict[str, Rendered]):
+        def __missing__(self, size: str) -> Rendered:
+            self[size] = render(tmp_path_factory.mktemp(size.replace(" ", "-")), size)
+            return self[size]
+
+    return Built()
+
+
 @pytest.fixture(params=list(SIZES))
-def rendered(request: pytest.FixtureRequest, tmp_path: Path) -> Rendered:
-    return render(tmp_path, request.param)
+def rendered(request: pytest.FixtureRequest, workspaces: dict[str, Rendered]) -> Rendered:
+    return workspaces[request.param]
 
 
 def test_the_comment_fits_and_shows_what_a_reviewer_needs_without_a_click(
@@ -135,12 +147,12 @@ def test_the_comment_fits_and_shows_what_a_reviewer_needs_without_a_click(
     assert len(markdown.encode("utf-16-le")) // 2 < COMMENT_LIMIT < GITHUB_COMMENT_LIMIT
     assert "Left out to fit one comment" not in markdown
     visible = html.unescape(re.sub(r"<details>.*?</details>", "", markdown, flags=re.S))
-    add, change, destroy = plan.counts()
-    assert visible.startswith(f"**Plan:** {add} to add, {change} to change, {destroy} to destroy.")
+    add, update, destroy = plan.counts()
+    assert visible.startswith(f"**Plan:** {add} to add, {update} to change, {destroy} to destroy.")
     for destroyed in plan.deletions:  # every destroy and replace, by name, above the changes
         assert f"> - <code>{destroyed.address}</code>" in visible.split("```diff")[0]
     verdicts = [(c.address, o) for c in plan.changes for o in c.test_outcomes]
-    assert len(verdicts) == rendered.workspace.changes // 14  # one a unit of edits
+    assert len(verdicts) == rendered.workspace.changes // CHANGES_PER_UNIT  # one a unit
     for address, turned in verdicts:
         assert f"> - <code>{address}</code>: **{turned.name}**: {turned}" in visible
     assert plan.overrides
@@ -168,8 +180,8 @@ def test_the_text_plan_says_each_thing_once_and_shortly(rendered: Rendered) -> N
     assert plan.capacity is not None
     moved = [c for c in plan.capacity.environments if c.changes]
     for ceiling in plan.capacity.environments:
-        listed = any(line.startswith(f"  {ceiling.label} ") for line in lines)
-        assert listed == ceiling.changes, ceiling.label
+        shown = any(line.startswith(f"  {ceiling.label} ") for line in lines)
+        assert shown == ceiling.changes, ceiling.label
     unchanged = len(plan.capacity.environments) - len(moved)
     assert f"  ({unchanged} environments whose ceiling does not change not listed)" in lines
     # permissions: the fewest strings that cover what apply needs
@@ -180,8 +192,10 @@ def test_the_text_plan_says_each_thing_once_and_shortly(rendered: Rendered) -> N
     assert len(listed) < len(plan.permissions) / 5
 
 
-def test_fewer_lines_than_before_by_at_least_half_and_the_docs_say_so(tmp_path: Path) -> None:
-    rows = {size: (BEFORE[size], figures(render(tmp_path / size, size))) for size in SIZES}
+def test_fewer_lines_than_before_by_at_least_half_and_the_docs_say_so(
+    workspaces: dict[str, Rendered],
+) -> None:
+    rows = {size: (BEFORE[size], figures(workspaces[size])) for size in SIZES}
     print("\n" + table(rows))
     for before, now in rows.values():
         assert now.text_lines * 2 <= before.text_lines
