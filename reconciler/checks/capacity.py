@@ -41,6 +41,25 @@ class Figures:
     def to_json(self) -> dict[str, Any]:
         return {**{_API_FIELDS[r]: self.get(r) for r in RESOURCES}, "complete": self.complete}
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Figures:
+        """Inverse of `to_json`; KeyError, TypeError or ValueError for another shape."""
+        vcpus, memory, storage = (_figure(data[_API_FIELDS[r]]) for r in RESOURCES)
+        complete = data["complete"]
+        if not isinstance(complete, bool):
+            raise TypeError("complete")
+        return cls(vcpus, memory, storage, complete=complete)
+
+
+def _figure(value: Any) -> float | None:
+    """A figure as JSON wrote it (an integer stays one, so the plan reads back the same)."""
+    if value is None:
+        return None
+    if not _is_number(value):
+        raise ValueError(value)
+    number: float = value
+    return number
+
 
 def amount(value: float | None) -> str:
     """`2`, `0.75`, `?` for unknown: as the manifest writes numbers."""
@@ -72,6 +91,14 @@ class Ceiling:
     def to_json(self) -> dict[str, Any]:
         return {"scope": self.label, "before": self.before.to_json(), "after": self.after.to_json()}
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], *, workspace: bool = False) -> Ceiling:
+        label = data["scope"]
+        if not isinstance(label, str):
+            raise TypeError("scope")
+        scope = () if workspace else tuple(label.split("/"))
+        return cls(scope, Figures.from_json(data["before"]), Figures.from_json(data["after"]))
+
 
 @dataclass(frozen=True)
 class CapacityReport:
@@ -89,6 +116,16 @@ class CapacityReport:
             "projects": [c.to_json() for c in self.projects],
             "workspace": self.workspace.to_json(),
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CapacityReport:
+        """Inverse of `to_json` (a saved plan shown again); KeyError, TypeError or ValueError
+        for another shape."""
+        return cls(
+            tuple(Ceiling.from_json(c) for c in data["environments"]),
+            tuple(Ceiling.from_json(c) for c in data["projects"]),
+            Ceiling.from_json(data["workspace"], workspace=True),
+        )
 
 
 def ceiling(runtime: Mapping[str, Any], regions: Iterable[Mapping[str, Any]] | None) -> Figures:
@@ -221,10 +258,18 @@ CAPACITY_HEADING = (
 
 
 def capacity_lines(report: CapacityReport) -> list[str]:
-    """One line per environment, project and the workspace: each resource before -> after."""
-    rows = [*report.environments, *report.projects, report.workspace]
+    """The environments whose ceiling the plan moves, then the projects whose total it moves
+    and the workspace: each resource before -> after, and how many environments are left out
+    because their ceiling stays (the JSON lists every one)."""
+    moved = [c for c in report.environments if c.changes]
+    rows = [*moved, *(c for c in report.projects if c.changes), report.workspace]
     width = max(len(row.label) for row in rows)
-    return [f"  {row.label:<{width}}  {_row(row)}" for row in rows]
+    lines = [f"  {row.label:<{width}}  {_row(row)}" for row in rows]
+    unchanged = len(report.environments) - len(moved)
+    if unchanged:
+        what = "environment" if unchanged == 1 else "environments"
+        lines.append(f"  ({unchanged} {what} whose ceiling does not change not listed)")
+    return lines
 
 
 def _row(ceiling: Ceiling) -> str:

@@ -7,8 +7,9 @@ and its waiver from the objects, making a `Finding`. Findings that are not waive
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from reconciler.manifest.model import Position, Scope
 from reconciler.manifest.problems import Problem
@@ -74,3 +75,31 @@ class Finding:
             "rule": self.rule,
             "waived": self.waived,
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Finding:
+        """Inverse of `to_json` (a saved plan shown again); KeyError or TypeError for another
+        shape."""
+        severity = data["severity"]
+        if severity not in ("error", "warning"):
+            raise TypeError("severity")
+        return cls(
+            Position(_text(data["file"]), _count(data["line"]), _count(data["column"])),
+            _text(data["rule"]),
+            _text(data["path"]),
+            _text(data["message"]),
+            severity,
+            None if data["waived"] is None else _text(data["waived"]),
+        )
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("expected a string")
+    return value
+
+
+def _count(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError("expected an integer")
+    return value

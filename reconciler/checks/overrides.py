@@ -13,8 +13,9 @@ is a change of the plan.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, get_args
 
 from reconciler.checks.registry import RULES, Severity
 from reconciler.checks.settings import RuleSettings
@@ -82,6 +83,34 @@ class Override:
             "reason": self.reason,
             "change": self.change,
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Override:
+        """Inverse of `to_json` (a saved plan shown again); KeyError or TypeError for another
+        shape."""
+        file = data["file"]
+        position = None if file is None else Position(file, data["line"], data["column"])
+        if position is not None and not (
+            isinstance(file, str) and isinstance(data["line"], int)
+            and isinstance(data["column"], int)
+        ):  # fmt: skip
+            raise TypeError("position")
+        kind, default, setting, change = (
+            data["kind"], data["default_severity"], data["setting"], data["change"]
+        )  # fmt: skip
+        if (
+            kind not in get_args(OverrideKind)
+            or default not in _RANK
+            or (setting is not None and setting not in _RANK)
+            or (change is not None and change not in get_args(OverrideChange))
+        ):
+            raise TypeError("override")
+        reason = data["reason"]
+        if not all(isinstance(data[k], str) for k in ("rule", "path")) or not (
+            reason is None or isinstance(reason, str)
+        ):
+            raise TypeError("override")
+        return cls(position, data["path"], data["rule"], kind, default, setting, reason, change)
 
 
 def overrides(settings: ChecksSettings) -> tuple[Override, ...]:

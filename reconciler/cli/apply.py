@@ -40,6 +40,7 @@ from reconciler.apply.deploy import (
     roll_out,
 )
 from reconciler.cli import notify
+from reconciler.cli.colour import color_option
 from reconciler.cli.interrupts import interruptible, run_async
 from reconciler.cli.options import (
     ENV_BASE_URL,
@@ -61,6 +62,7 @@ from reconciler.report.progress import (
     PlainDeployProgress,
     RichApplyProgress,
     RichDeployProgress,
+    reading_live_state,
     render_deploy_report,
     render_interrupted_apply,
     render_interrupted_deploy,
@@ -228,7 +230,7 @@ class _Run:
     "digest (calls:v1:..., from the pull request's plan) or its file (plan --out, or plan "
     "--format json). Otherwise refuse before any write and say what differs. Only with -f.",
 )
-@click.option("--no-color", is_flag=True, help="Never colour the plan (also: NO_COLOR).")
+@color_option
 @connection_options
 @allow_env_option
 @report_errors
@@ -286,7 +288,7 @@ def apply(
         allow_replace=allow_replace,
         allow_unknown_removal=allow_unknown_removal,
         targets=targets,
-        color=not no_color and "NO_COLOR" not in os.environ and stdout_is_terminal(),
+        color=output.colour_allowed() and stdout_is_terminal(),
         base_url=base_url,
         parallelism=parallelism,
         verbose=verbose,
@@ -459,13 +461,15 @@ async def _plan(
         if request.reviewed is not None:
             pipeline.check_reviewed(plan, request.reviewed)
     else:
-        plan = await pipeline.checked_saved_plan(
-            saved,
-            manifest,
-            client,
-            fingerprint_key=request.fingerprint_key,
-            allow_replace=request.allow_replace,
-        )
+        with reading_live_state(verbose=request.verbose) as progress:
+            plan = await pipeline.checked_saved_plan(
+                saved,
+                manifest,
+                client,
+                fingerprint_key=request.fingerprint_key,
+                allow_replace=request.allow_replace,
+                observer=progress,
+            )
         echo(f"Applying the saved plan {request.planfile} ({_describe_counts(saved.plan)}).")
         _warn_unfingerprinted(saved.plan)
     limits = pipeline.ApplyLimits(
@@ -519,7 +523,8 @@ async def _fresh_plan(request: ApplyRequest, manifest: Manifest, client: Any) ->
         allow_replace=request.allow_replace,
         fingerprint_key=request.fingerprint_key,
     )
-    plan = await pipeline.plan_manifest(manifest, client, options)
+    with reading_live_state(verbose=request.verbose) as progress:
+        plan = await pipeline.plan_manifest(manifest, client, options, observer=progress)
     output.echo_plan(plan, render_text(plan, color=request.color) + "\n")
     return plan
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from reconciler.cli.colour import quiet_color_option
 from reconciler.cli.options import report_errors
 from reconciler.errors import ReconcilerError, UsageError
 from reconciler.report.output import accept_output_failure, discard_stdout, echo
@@ -102,6 +103,7 @@ class _Rate(click.ParamType[float]):
     help="With --accept-unknown: every app is created with this environment too, besides "
     "production and preview (e.g. staging). Repeatable.",
 )
+@quiet_color_option
 @report_errors
 def emulator(
     host: str,

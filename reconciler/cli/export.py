@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from reconciler.cli.colour import quiet_color_option
 from reconciler.cli.interrupts import run_async
 from reconciler.cli.options import connection_options, report_errors
 from reconciler.errors import UsageError
@@ -60,6 +61,7 @@ from reconciler.report.output import echo
 )
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
 @connection_options
+@quiet_color_option
 @report_errors
 def export(
     projects: tuple[str, ...],

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from reconciler.cli import notify
+from reconciler.cli.colour import color_option
 from reconciler.cli.interrupts import run_async
 from reconciler.cli.options import (
     ENV_FINGERPRINT_KEY,
@@ -18,6 +19,7 @@ from reconciler.cli.options import (
     manifest_option,
     report_errors,
 )
+from reconciler.cli.show import Shown, render_plan, show_options
 from reconciler.cli.validate import echo_warnings
 from reconciler.report import output
 from reconciler.report.output import echo
@@ -84,7 +86,8 @@ EXIT_CHANGES = 2
     "overrides added, changed or removed since REF are shown as such and count as changes "
     "(exit 2 with --detailed-exitcode).",
 )
-@click.option("--no-color", is_flag=True, help="Never colour the text output (also: NO_COLOR).")
+@show_options
+@color_option
 @report_errors
 @notify.notifies("plan", default=False)
 def plan(
@@ -99,6 +102,8 @@ def plan(
     max_deletes: int,
     explain: bool,
     base_ref: str | None,
+    show_permissions: bool,
+    full_plan_url: str | None,
     no_color: bool,
 ) -> None:
     """Show what apply would change to make live state match the manifests.
@@ -138,7 +143,8 @@ def plan(
             result, manifest_files=files, connection=connection, signing_key=fingerprint_key
         )
         output.write_plan_file(out, result, content)
-    output.echo_plan(result, _render(result, output_format, no_color))
+    shown = Shown(output_format, show_permissions, full_plan_url)
+    output.echo_plan(result, render_plan(result, shown))
     if result.failing_findings:
         if out is not None:
             echo(f"Not saved to {out}: the built-in checks fail this plan.", err=True)
@@ -166,29 +172,15 @@ async def _build(
     base: ChecksSettings | None,
 ) -> Plan:
     from reconciler import pipeline
+    from reconciler.report.progress import reading_live_state
 
     async with pipeline.connected(connection, read_only=True) as client:
-        return await pipeline.plan_manifest(manifest, client, options, base_checks=base)
-
-
-def _render(result: Plan, output_format: str, no_color: bool) -> str:
-    from reconciler.report import plan_json as render
-
-    if output_format == "sarif":
-        from reconciler.checks.sarif import render_sarif
-
-        return render_sarif(result.findings, overrides=result.overrides)
-
-    if output_format == "json":
-        return render.render_json(result)
-    if output_format == "markdown":
-        text = render.render_markdown(result)
-        return text if text.endswith("\n") else text + "\n"
-    return render.render_text(result, color=use_color(no_color))
+        with reading_live_state(verbose=connection.verbose) as progress:
+            return await pipeline.plan_manifest(
+                manifest, client, options, base_checks=base, observer=progress
+            )
 
 
 def use_color(no_color: bool) -> bool:
     """Colour only on a terminal, and never with --no-color or NO_COLOR (any value)."""
-    if no_color or "NO_COLOR" in os.environ:
-        return False
-    return output.stdout_is_terminal()
+    return not no_color and output.colour_allowed() and output.stdout_is_terminal()

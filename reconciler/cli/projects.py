@@ -7,6 +7,7 @@ import json
 
 import click
 
+from reconciler.cli.colour import quiet_color_option
 from reconciler.cli.options import manifest_option, report_errors
 from reconciler.report.output import echo
 
@@ -29,6 +30,7 @@ from reconciler.report.output import echo
     help="text: one slug a line; json: a list of {project, file} objects, ready for "
     "`strategy.matrix.include` (fromJSON) in GitHub Actions.",
 )
+@quiet_color_option
 @report_errors
 def projects(files: tuple[str, ...], changed_since: str | None, output_format: str) -> None:
     """List the projects the manifests define, for fanning plans out in CI.

@@ -9,6 +9,7 @@ import click
 
 from reconciler.apply.deploy import DeployOptions, DeployReport
 from reconciler.cli.apply import duration
+from reconciler.cli.colour import quiet_color_option
 from reconciler.cli.interrupts import run_async
 from reconciler.cli.options import connection_options, manifest_option, report_errors
 from reconciler.manifest.model import Manifest
@@ -50,6 +51,7 @@ from reconciler.status import StatusReport, gather_status
     help="With --wait: time between two status checks of a deployment.",
 )
 @connection_options
+@quiet_color_option
 @report_errors
 def status(
     files: tuple[str, ...],

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from reconciler.cli.colour import quiet_color_option
 from reconciler.cli.interrupts import run_async
 from reconciler.cli.options import connection_options, manifest_option, report_errors
 from reconciler.report.output import echo
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     "of to https://HOST (the emulator: its own address, e.g. http://127.0.0.1:8787).",
 )
 @connection_options
+@quiet_color_option
 @report_errors
 def test(
     files: tuple[str, ...],

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from reconciler.cli.colour import quiet_color_option
 from reconciler.cli.options import allow_env_option, manifest_option, report_errors
 from reconciler.report.output import echo
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     is_flag=True,
     help="Fail (exit 1) on warnings too: values the platform accepts but that are likely mistakes.",
 )
+@quiet_color_option
 @report_errors
 def validate(
     paths: tuple[str, ...], files: tuple[str, ...], output_format: str, strict: bool
@@ -176,6 +178,7 @@ def _summary(manifest: Manifest) -> str:
     show_default=True,
     help="json: the schema itself; markdown: a field reference generated from it.",
 )
+@quiet_color_option
 @report_errors
 def schema(output_format: str) -> None:
     """Print the manifest JSON Schema (Draft 2020-12), for editors and other tools."""

@@ -159,17 +159,25 @@ def schema_modeline() -> str:
     return f"# yaml-language-server: $schema={manifest_schema()['$id']}\n"
 
 
-def dump_manifest(document: Mapping[str, Any], *, header: Sequence[str] = ()) -> str:
-    """YAML for a manifest document: the schema modeline, `header` as `#` comment lines,
-    then the document."""
-    text = yaml.dump(
+def _dumped(document: Mapping[str, Any], *, width: int | None) -> str:
+    return yaml.dump(
         _styled(dict(document)),
         Dumper=_ManifestDumper,
         sort_keys=False,
         allow_unicode=True,
         default_flow_style=False,
-        width=100,
+        width=width if width is not None else float("inf"),
     )
+
+
+def dump_manifest(document: Mapping[str, Any], *, header: Sequence[str] = ()) -> str:
+    """YAML for a manifest document: the schema modeline, `header` as `#` comment lines,
+    then the document."""
+    text = _dumped(document, width=100)
+    if _COMMAND_LINE.search(text):
+        # a long quoted value was folded onto a line that starts with `::`, which a CI log
+        # would run as a workflow command: written unfolded, each value on its own line
+        text = _dumped(document, width=None)
     if not text.isprintable():
         text = _escape_invisible(text)
     return schema_modeline() + "".join(f"# {line}\n" for line in header) + text

@@ -12,8 +12,9 @@ steps and renders what they return; nothing here prints.
 from __future__ import annotations
 
 from reconciler.pipeline.inputs import checks_at_ref, load_manifest
+from reconciler.pipeline.observed import CallObserver
 from reconciler.pipeline.planning import Connection, check_plan, connected, plan_manifest
-from reconciler.pipeline.reviewed import check_reviewed, reviewed_from
+from reconciler.pipeline.reviewed import check_reviewed, read_plan, reviewed_from
 from reconciler.pipeline.safety import DEFAULT_MAX_DELETES, ApplyLimits, raise_if_unsafe
 from reconciler.pipeline.saved import (
     checked_saved_plan,
@@ -25,6 +26,7 @@ from reconciler.pipeline.saved import (
 __all__ = [
     "DEFAULT_MAX_DELETES",
     "ApplyLimits",
+    "CallObserver",
     "Connection",
     "check_plan",
     "check_reviewed",
@@ -36,6 +38,7 @@ __all__ = [
     "plan_manifest",
     "platform_name",
     "raise_if_unsafe",
+    "read_plan",
     "reviewed_from",
     "saved_plan_connection",
 ]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from reconciler.checks.overrides import compared, overrides
 from reconciler.checks.static import static_findings
 from reconciler.manifest.model import ChecksSettings, Manifest
+from reconciler.pipeline.observed import CallObserver, observed
 from reconciler.plan.changes import Note, Plan
 from reconciler.plan.options import PlanOptions
 from reconciler.plan.plan_rules import plan_findings
@@ -44,11 +45,13 @@ async def plan_manifest(
     options: PlanOptions,
     *,
     base_checks: ChecksSettings | None = None,
+    observer: CallObserver | None = None,
 ) -> Plan:
-    """The checked plan that converges live state (read through `client`) to `manifest`."""
+    """The checked plan that converges live state (read through `client`, each call told to
+    `observer`) to `manifest`."""
     from reconciler.plan.planner import build_plan
 
-    built = await build_plan(manifest, client, options)
+    built = await build_plan(manifest, observed(client, observer), options)
     return check_plan(built, manifest, base_checks=base_checks)
 
 

@@ -41,19 +41,29 @@ def reviewed_from(given: str) -> Reviewed:
             f"--reviewed {given}: neither a digest (calls:v1:...) nor a file",
             hint="pass the digest the pull request's plan published, or its saved plan file",
         )
+    return Reviewed.of_plan(read_plan(path, f"--reviewed {given}"))
+
+
+def read_plan(path: Path, what: str) -> Plan:
+    """The plan in a file: a saved plan (`plan --out`, its checksum checked) or the JSON of
+    `plan --format json`. `what` names the file in messages (`--reviewed plan.json`)."""
     from reconciler.plan.json_form import plan_from_dict
     from reconciler.plan.planfile import PLAN_FILE_KIND, load_plan
 
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"{what}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{what}: a directory, not a plan file") from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-        raise UsageError(f"--reviewed {given}: not a plan (not JSON text)") from None
+        raise UsageError(f"{what}: not a plan (not JSON text)") from None
     if isinstance(document, dict) and document.get("kind") == PLAN_FILE_KIND:
-        return Reviewed.of_plan(load_plan(path).plan)
+        return load_plan(path).plan
     try:
-        return Reviewed.of_plan(plan_from_dict(document))
+        return plan_from_dict(document)
     except PlanShapeError as error:
-        raise PlanFileError(f"--reviewed {given}: not a plan: {error.message}") from None
+        raise PlanFileError(f"{what}: not a plan: {error.message}") from None
 
 
 def check_reviewed(plan: Plan, reviewed: Reviewed) -> None:

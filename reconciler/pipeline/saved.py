@@ -18,6 +18,7 @@ from reconciler.apply import check_saved_plan, unknown_secrets
 from reconciler.credentials import FINGERPRINT_KEY_ENV
 from reconciler.errors import ApplyRefused, PlanFileError, UsageError
 from reconciler.manifest.model import Manifest
+from reconciler.pipeline.observed import CallObserver
 from reconciler.pipeline.planning import Connection, plan_manifest
 from reconciler.plan.changes import Plan
 from reconciler.plan.options import PlanOptions
@@ -112,6 +113,7 @@ async def checked_saved_plan(
     *,
     fingerprint_key: bytes | None,
     allow_replace: bool,
+    observer: CallObserver | None = None,
 ) -> Plan:
     """The saved plan, once a plan rebuilt now from its manifest proves it is still what the
     platform and the manifest give, with the findings and overrides of the checks now."""
@@ -122,7 +124,7 @@ async def checked_saved_plan(
         fingerprint_key=fingerprint_key,
         unavailable_secrets=unknown_secrets(saved.plan),
     )
-    current = await plan_manifest(manifest, client, options)
+    current = await plan_manifest(manifest, client, options, observer=observer)
     assert saved.platform is not None  # saved_plan_connection refused it otherwise
     _check_same_workspace(saved.platform, current)
     check_saved_plan(saved.plan, current, resolve=resolve_ref, fingerprint_key=fingerprint_key)

@@ -210,17 +210,35 @@ class Change:
     unknown_removed: tuple[str, ...] = ()
 
 
+def max_deletes_note(deletions: int, max_deletes: int) -> str:
+    """The plan's note when it deletes more than --max-deletes; renderers that say so beside
+    the summary leave the note out rather than say it twice."""
+    return (
+        f"this plan deletes {deletions} objects, more than --max-deletes {max_deletes}: apply "
+        "will refuse it unless --max-deletes is raised"
+    )
+
+
 @dataclass(frozen=True)
 class Note:
     """A plan-wide remark: unmanaged apps, how secrets were compared, conflicts.
 
     `from_manifest` marks a warning about the manifest itself, which commands print on stderr
-    as soon as the manifest is read: the text form leaves it out rather than say it twice."""
+    as soon as the manifest is read: the text form leaves it out rather than say it twice.
+
+    `subjects` are what the message names in a list (environments, apps, addresses), written
+    in it joined by ", ", so that a rendering can name a few and count the rest. `group` is the
+    sentence that says the same of several subjects at once, with `{count}` and `{subjects}`:
+    notes alike but for their subject (one per environment deploying on every push) are shown
+    as that one sentence (reconciler/report/plan_lines.py). Neither changes what the note
+    says, only how it can be shortened."""
 
     severity: NoteSeverity
     message: str
     address: str | None = None
     from_manifest: bool = field(default=False, compare=False)
+    subjects: tuple[str, ...] = field(default=(), compare=False)
+    group: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -211,6 +211,7 @@ def deployment_notes(
             "settings, variables, policies, project slugs and app sources reach traffic only "
             f"from the next deployment; to take effect, this plan needs one in: "
             f"{', '.join(environments)} (`reconciler apply --deploy` applies and deploys them)",
+            subjects=tuple(environments),
         )
     ]
     for environment in environments:
@@ -222,6 +223,10 @@ def deployment_notes(
                     f"app {app} is rolled back (isRolledBack): a new production deployment will "
                     "not take over production until a deployment is promoted",
                     f"app.{app}",
+                    subjects=(app,),
+                    group="{count} apps are rolled back (isRolledBack): a new production "
+                    "deployment will not take over their production until a deployment is "
+                    "promoted: {subjects}",
                 )
             )
         if environment in auto_deploy:
@@ -231,6 +236,9 @@ def deployment_notes(
                     f"{environment} deploys on every push (autoDeploy): the next push also "
                     "brings these changes live",
                     f"settings.{environment}",
+                    subjects=(environment,),
+                    group="{count} environments deploy on every push (autoDeploy): the next "
+                    "push also brings these changes live: {subjects}",
                 )
             )
     return notes

@@ -33,6 +33,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, get_args
 
 from reconciler import __version__
+from reconciler.checks.capacity import CapacityReport
+from reconciler.checks.findings import Finding
+from reconciler.checks.overrides import Override
 from reconciler.errors import PlanShapeError
 from reconciler.manifest.model import Position
 from reconciler.plan import kinds
@@ -212,7 +215,16 @@ def _call_to_dict(call: Call, where: str) -> dict[str, Any]:
 
 
 def _note_to_dict(note: Note) -> dict[str, Any]:
-    return {"severity": note.severity, "message": note.message, "address": note.address}
+    out: dict[str, Any] = {
+        "severity": note.severity,
+        "message": note.message,
+        "address": note.address,
+    }
+    if note.subjects:
+        out["subjects"] = list(note.subjects)
+    if note.group is not None:
+        out["group"] = note.group
+    return out
 
 
 def encode_value(value: Any, where: str) -> Any:
@@ -258,9 +270,42 @@ def plan_from_dict(data: Any) -> Plan:
         targets=_strings(root, "targets", "$"),
         max_deletes=_integer(root, "max_deletes", "$"),
         metadata=_object(decode_value(_get(root, "metadata", "$"), "metadata"), "metadata"),
+        capacity=_capacity(root),
+        findings=_checked(root, "findings", Finding.from_json),
+        overrides=_checked(root, "overrides", Override.from_json),
     )
     _check_summary(root, plan)
     return plan
+
+
+def _capacity(root: Mapping[str, Any]) -> CapacityReport | None:
+    """`capacity`, null or absent in plans written before it existed."""
+    found = root.get("capacity")
+    if found is None:
+        return None
+    try:
+        return CapacityReport.from_json(_object(found, "capacity"))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise PlanShapeError(
+            "capacity", "expected {environments, projects, workspace} of ceilings"
+        ) from None
+
+
+def _checked(
+    root: Mapping[str, Any], key: str, build: Callable[[Mapping[str, Any]], T]
+) -> tuple[T, ...]:
+    """`findings` or `overrides`, what the checks said of the plan; absent in plans written
+    before they existed."""
+    if key not in root:
+        return ()
+
+    def one(data: Any, path: str) -> T:
+        try:
+            return build(_object(data, path))
+        except (KeyError, TypeError, ValueError):
+            raise PlanShapeError(path, f"not one of the plan's {key}") from None
+
+    return _items(root, key, "$", one)
 
 
 def _change_from_dict(data: Any, path: str) -> Change:
@@ -425,10 +470,16 @@ def _note_from_dict(data: Any, path: str) -> Note:
     address = obj.get("address")
     if address is not None and not isinstance(address, str):
         raise PlanShapeError(f"{path}.address", f"expected a string or null, got {_kind(address)}")
+    group = obj.get("group")
+    if group is not None and not isinstance(group, str):
+        raise PlanShapeError(f"{path}.group", f"expected a string or null, got {_kind(group)}")
     return Note(
         severity=severity,
         message=_typed(obj, "message", path, str),
         address=address,
+        # both optional: absent from plans written before they existed
+        subjects=_strings(obj, "subjects", path) if "subjects" in obj else (),
+        group=group,
     )
 
 

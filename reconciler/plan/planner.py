@@ -47,7 +47,7 @@ from reconciler.manifest.model import (
     listed,
 )
 from reconciler.plan import golive, kinds, slug_moves
-from reconciler.plan.changes import Action, Change, Note, Plan
+from reconciler.plan.changes import Action, Change, Note, Plan, max_deletes_note
 from reconciler.plan.kinds import app as apps
 from reconciler.plan.kinds import project
 from reconciler.plan.kinds.base import (
@@ -303,6 +303,9 @@ class _Planner(Planning):
                 f"app {desired.slug}/{slug} is not in the manifest and is left alone "
                 "(unmanaged); list it to manage it, or set prune.apps: true to delete it",
                 where,
+                subjects=(f"{desired.slug}/{slug}",),
+                group="{count} apps are not in the manifest and are left alone (unmanaged): "
+                "{subjects}; list them to manage them, or set prune.apps: true to delete them",
             )
         )
 
@@ -643,17 +646,13 @@ class _Planner(Planning):
                     "info",
                     f"{len(included)} change(s) outside the targets are included because "
                     f"targeted changes depend on them: {', '.join(included)}",
+                    subjects=tuple(included),
                 )
             )
         deletions = [c for c in changes if c.action in (Action.DELETE, Action.REPLACE)]
         if len(deletions) > self.options.max_deletes:
             notes.append(
-                Note(
-                    "warning",
-                    f"this plan deletes {len(deletions)} objects, more than --max-deletes "
-                    f"{self.options.max_deletes}: apply will refuse it unless --max-deletes is "
-                    "raised",
-                )
+                Note("warning", max_deletes_note(len(deletions), self.options.max_deletes))
             )
         replaces = [c.address for c in changes if c.action is Action.REPLACE]
         if replaces and not self.options.allow_replace:
@@ -662,16 +661,19 @@ class _Planner(Planning):
                     "warning",
                     f"{len(replaces)} app(s) must be replaced ({', '.join(replaces)}): apply "
                     "refuses this unless run with --allow-replace",
+                    subjects=tuple(replaces),
                 )
             )
         if self.missing_sources:
+            missing = tuple(sorted(self.missing_sources))
             notes.append(
                 Note(
                     "warning",
                     "secret(s) not available to this plan: "
-                    + ", ".join(sorted(self.missing_sources))
+                    + ", ".join(missing)
                     + "; their values show as (known after apply), and apply refuses a plan "
                     "that must send them until they are available",
+                    subjects=missing,
                 )
             )
         # by address (environments are planned concurrently), each one's in the order found

@@ -165,16 +165,44 @@ def ask(question: str) -> str:
     return str(click.prompt(question, default="", show_default=False, prompt_suffix=" "))
 
 
+_colour = {"off": False}
+
+
+def turn_colour_off() -> None:
+    """`--no-color`: no colour, bold or italics in anything this command prints."""
+    _colour["off"] = True
+
+
+def reset_colour() -> None:
+    """Colour as the environment says (each command starts so)."""
+    _colour["off"] = False
+
+
+def colour_allowed() -> bool:
+    """Whether styling is allowed at all: not with --no-color, nor with NO_COLOR set (any
+    value). Where it is, it is still used only on a terminal."""
+    return not _colour["off"] and "NO_COLOR" not in os.environ
+
+
 def console(*, err: bool = False) -> Console:
-    """A rich console writing to standard output (or error) through this boundary."""
+    """A rich console writing to standard output (or error) through this boundary; with
+    colour off, it writes no style at all (rich alone keeps bold and italics under NO_COLOR)."""
     from rich.console import Console
 
-    return Console(file=sys.stderr if err else sys.stdout)
+    stream = sys.stderr if err else sys.stdout
+    if colour_allowed():
+        return Console(file=stream)
+    return Console(file=stream, color_system=None)
 
 
 def stdout_is_terminal() -> bool:
     """Whether standard output is a terminal (progress bars, colour, tables)."""
     return is_terminal(sys.stdout)
+
+
+def stderr_is_terminal() -> bool:
+    """Whether standard error is a terminal (progress while reading live state)."""
+    return is_terminal(sys.stderr)
 
 
 def is_terminal(stream: TextIO | None) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,11 +24,16 @@ from reconciler.plan.changes import (
     ItemEdit,
     PolicyEdit,
     SecretRef,
+    max_deletes_note,
 )
-from reconciler.plan.golive import change_note
+from reconciler.plan.golive import NEXT_DEPLOYMENT_NOTE, change_note
+from reconciler.plan.permissions import compact
 
 if TYPE_CHECKING:
+    from reconciler.checks.findings import Finding
     from reconciler.checks.overrides import Override
+    from reconciler.plan.changes import Note, NoteSeverity, Plan
+    from reconciler.policy_tests.effect import OutcomeChange
 
 NEUTRAL = " "
 """The symbol of a line that changes nothing (comments, hidden-item counts)."""
@@ -70,9 +75,15 @@ LIFT_PROTECTION = (
 
 @dataclass(frozen=True)
 class Line:
+    """One line of a change's body. An update of one value (`~ path = a -> b`) also has its
+    two sides in `pair` (`path = a`, `path = b`): the markdown shows them as a `-` and a `+`
+    line, which GitHub colours, where the text form keeps Terraform's one line. A `~` line
+    without `pair` is a header (a list's or a policy's), whose changes follow."""
+
     symbol: str
     depth: int
     text: str
+    pair: tuple[str, str] | None = None
 
 
 # --------------------------------------------------------------------------- headings
@@ -110,6 +121,123 @@ def block_label(change: Change) -> str:
     """`app "shop/web"`: the kind and the address without its kind prefix."""
     name = change.address.split(".", 1)[1] if "." in change.address else change.address
     return f"{change.kind} {_quote(name)}"
+
+
+# --------------------------------------------------------------------------- notes and findings
+
+SHOWN_SUBJECTS = 3
+"""The environments, apps or places a note names before it counts the rest: a plan of 200 apps
+says which environments need a deployment in one short line, not in 2,000 characters (the JSON
+names every one)."""
+
+
+def abbreviated(subjects: Sequence[str], shown: int = SHOWN_SUBJECTS) -> str:
+    """`a, b, c and 97 more`; every subject when one more would be all that is left out."""
+    if len(subjects) <= shown + 1:
+        return ", ".join(subjects)
+    return f"{', '.join(subjects[:shown])} and {len(subjects) - shown} more"
+
+
+@dataclass(frozen=True)
+class ShownNote:
+    """A plan-wide note as text and markdown show it (before their own escaping)."""
+
+    severity: NoteSeverity
+    message: str
+    address: str | None
+
+
+def plan_notes(plan: Plan, *, from_manifest: bool = True) -> list[ShownNote]:
+    """The plan's notes as `shown_notes` shows them, but for the one on --max-deletes, which the
+    renderers say beside the summary; `from_manifest`: with the manifest's own warnings."""
+    repeated = max_deletes_note(len(plan.deletions), plan.max_deletes)
+    return shown_notes(
+        note
+        for note in plan.notes
+        if note.message != repeated and (from_manifest or not note.from_manifest)
+    )
+
+
+def shown_notes(notes: Iterable[Note]) -> list[ShownNote]:
+    """Each note once: notes alike but for their subject (one per environment or app) as their
+    group's one sentence, where the first of them stood, and a long list of subjects in any
+    note shortened to a few and a count."""
+    groups: dict[tuple[str, str], list[Note]] = {}
+    order: list[Note | tuple[str, str]] = []
+    for note in notes:
+        if note.group is None:
+            order.append(note)
+            continue
+        key = (note.severity, note.group)
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(note)
+    shown: list[ShownNote] = []
+    for item in order:
+        if not isinstance(item, tuple) or len(groups[item]) == 1:
+            note = item if not isinstance(item, tuple) else groups[item][0]
+            shown.append(ShownNote(note.severity, _shortened(note), note.address))
+            continue
+        members = groups[item]
+        subjects = [subject for note in members for subject in note.subjects]
+        sentence = (
+            item[1]  # replaced, never str.format: a saved plan's text is not a format string
+            .replace("{count}", str(len(subjects)))
+            .replace("{subjects}", abbreviated(subjects))
+        )
+        shown.append(ShownNote(members[0].severity, sentence, None))
+    return shown
+
+
+def _shortened(note: Note) -> str:
+    listed = ", ".join(note.subjects)
+    if len(note.subjects) <= SHOWN_SUBJECTS + 1 or listed not in note.message:
+        return note.message
+    return note.message.replace(listed, abbreviated(note.subjects), 1)
+
+
+def finding_lines(findings: Iterable[Finding]) -> list[str]:
+    """`Warning: file:line:column: path: message [rule]` for each finding; a message a rule
+    gives in more places than a few is one line naming some of them and counting the rest
+    (`reconciler validate` lists each)."""
+    groups: dict[tuple[str, str], list[Finding]] = {}
+    for finding in findings:
+        groups.setdefault((_label(finding), finding.text), []).append(finding)
+    lines: list[str] = []
+    for (label, text), found in groups.items():
+        if len(found) <= SHOWN_SUBJECTS + 1:
+            lines += [finding.labelled for finding in found]
+            continue
+        places = abbreviated([str(finding.position) for finding in found])
+        lines.append(f"{label}: {text}, in {len(found)} places: {places}")
+    return lines
+
+
+def _label(finding: Finding) -> str:
+    return "Waived" if finding.waived is not None else finding.severity.capitalize()
+
+
+# --------------------------------------------------------------------------- permissions
+
+PERMISSIONS_HEADING = "Permissions needed by apply"
+
+
+def listed_permissions(plan: Plan, *, every: bool = False) -> tuple[str, ...]:
+    """What a plan lists for its apply: the fewest strings that cover it
+    (reconciler/plan/permissions.py), or with `every` each string (`--show-permissions`)."""
+    return plan.permissions if every else compact(plan.permissions)
+
+
+def permissions_heading(plan: Plan, listed: Sequence[str]) -> str:
+    """`Permissions needed by apply:`, saying so when the list is the short form of a longer
+    one."""
+    if list(listed) == list(plan.permissions):
+        return f"{PERMISSIONS_HEADING}:"
+    return (
+        f"{PERMISSIONS_HEADING} (reads as wildcards; --show-permissions lists each of the "
+        f"{len(plan.permissions)} strings):"
+    )
 
 
 # --------------------------------------------------------------------------- check overrides
@@ -229,7 +357,10 @@ def diff_line(diff: FieldDiff, depth: int = 0) -> Line:
         return Line("+", depth, f"{clean(diff.path)} = {after}")
     if diff.after is ABSENT and diff.before is not ABSENT:
         return Line("-", depth, f"{clean(diff.path)} = {before}")
-    return Line("~", depth, f"{clean(diff.path)} = {before} -> {after}")
+    path = clean(diff.path)
+    return Line(
+        "~", depth, f"{path} = {before} -> {after}", (f"{path} = {before}", f"{path} = {after}")
+    )
 
 
 def _side(diff: FieldDiff, value: Any, *, is_after: bool) -> str:
@@ -278,7 +409,9 @@ def _item_line(edit: ItemEdit, depth: int) -> Line:
     index = _index(edit.after_index)
     if edit.before_index != edit.after_index:  # moved by insertions or removals before it
         index = f"[{edit.before_index} -> {edit.after_index}]"
-    return Line("~", depth, f"{index} = {format_value(edit.before)} -> {format_value(edit.after)}")
+    before, after = format_value(edit.before), format_value(edit.after)
+    sides = (f"{_index(edit.before_index)} = {before}", f"{_index(edit.after_index)} = {after}")
+    return Line("~", depth, f"{index} = {before} -> {after}", sides)
 
 
 def _is_text(value: Any) -> bool:
@@ -428,15 +561,29 @@ def _covers(paths: set[str], path: str) -> bool:
     return any(path == p or path.startswith(p + ".") for p in paths)
 
 
-def note_lines(change: Change) -> list[str]:
+def note_lines(change: Change, *, outcomes: bool = True) -> list[str]:
+    """The notes under a change. That an environment's change reaches traffic only from its
+    next deployment is said once for the whole plan, in the note naming the environments that
+    need one; an app's or a project's, which reaches other environments, is said here.
+    `outcomes`: with the policy tests whose verdict the change turns."""
     notes = list(change.notes)
     if change.action is Action.BLOCKED and not any("deleteProtection" in n for n in notes):
         notes.append(LIFT_PROTECTION)
-    notes += [f"policy test {o.name!r} changes: {o}" for o in change.test_outcomes]
+    if outcomes:
+        notes += [outcome_line(o) for o in change.test_outcomes]
     goes_live = change_note(change)
-    if goes_live is not None and not any("next deployment" in n for n in notes):
+    if (
+        goes_live is not None
+        and goes_live != NEXT_DEPLOYMENT_NOTE
+        and not any("next deployment" in n for n in notes)
+    ):
         notes.append(goes_live)
     return [clean(note) for note in notes]
+
+
+def outcome_line(outcome: OutcomeChange) -> str:
+    """`policy test 'admin is closed' changes: GET /admin from 1.2.3.4: deny -> allow (was x)`."""
+    return f"policy test {outcome.name!r} changes: {outcome}"
 
 
 def policy_lines(edits: Iterable[PolicyEdit]) -> list[Line]:

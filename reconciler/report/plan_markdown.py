@@ -1,14 +1,25 @@
-"""The plan as a pull-request comment: result first, deletions flagged, details folded.
+"""The plan as a pull-request comment: what a reviewer must see, without a click.
 
-GitHub refuses comments of 65,536 characters or more, so the comment is cut at
-a whole change (never mid-block, which would break the markup) with a note
-saying how many changes were left out and where to see them.
+The result line first, then every object destroyed or replaced, the checks turned off or down,
+the policy tests whose verdict changes, findings and plan-wide notes (each once), then every
+change with the values it changes in a `diff` block (an update as a `-` and a `+` line, which
+GitHub colours), the capacity ceilings that move, and, folded because it is long and
+secondary, the permissions apply needs. The last line is the digest of the plan's calls,
+which a merge's `apply --reviewed` holds the plan it makes again to.
+
+GitHub refuses comments of 65,536 characters or more, and the GitHub Action puts a heading
+above the plan, so the comment stays under `COMMENT_LIMIT`: past it, the permissions are left
+out first, then the capacity ceilings, then whole changes from the end, and a note says
+exactly what was left out and where the whole plan is. The result line, the destroyed
+objects, the checks turned off and the digest are never left out.
 """
 
 from __future__ import annotations
 
 import html
+import itertools
 import re
+from collections.abc import Sequence
 
 from reconciler.checks.capacity import CAPACITY_HEADING, capacity_lines, shows_capacity
 from reconciler.escaping import clean
@@ -20,71 +31,180 @@ from reconciler.report.plan_lines import (
     OVERRIDES_HEADING,
     Line,
     change_body,
+    finding_lines,
+    listed_permissions,
     note_lines,
     outcome,
     override_lines,
     overrides_summary,
+    plan_notes,
     plural,
     summary_line,
 )
 from reconciler.report.plan_text import NO_CHANGES
 
-GITHUB_COMMENT_LIMIT = 65535
+GITHUB_COMMENT_LIMIT = 65536
+"""GitHub refuses a comment of this many characters (UTF-16 code units) or more."""
+HEADING_ROOM = 1024
+"""Left for a heading above the plan in the same comment (the GitHub Action's markers and
+title take about 250)."""
+COMMENT_LIMIT = GITHUB_COMMENT_LIMIT - HEADING_ROOM
+"""The markdown plan is shorter than this."""
+
 _BACKTICK_RUN = re.compile(r"`+")
 _LISTED_DELETIONS = 50
-"""Deletions named in the warning; the folded changes below name every one."""
-
-
-def render_markdown(plan: Plan, *, limit: int = GITHUB_COMMENT_LIMIT) -> str:
-    """Markdown shorter than `limit` characters (cut at a whole change when needed)."""
-    head = _result(plan)
-    warnings = _warnings(plan)
-    sections = [_change_section(change) for change in plan.changes]
-    tail = [_permissions(plan)] if plan.has_applicable_changes and plan.permissions else []
-    if shows_capacity(plan.capacity):
-        assert plan.capacity is not None
-        lines = capacity_lines(plan.capacity)
-        tail.insert(
-            0,
-            f"<details><summary>{_escape(CAPACITY_HEADING)}</summary>\n\n{_fenced('text', lines)}\n\n</details>",
-        )
-    footer = _digest_line(plan)
-    everything = [head, *warnings, *sections, *tail, footer]
-    if _joined_size(everything) < limit:
-        return _join(everything)
-    # The result line, then what fits of the warnings and whole changes, keeping room for the
-    # note and the digest.
-    note_size = max(_size(_cut_note(len(sections))), _size(_cut_note(0)))
-    room = limit - _size(head) - 1 - (note_size + len(_SEPARATOR))
-    room -= _size(footer) + len(_SEPARATOR)
-    kept = [head]
-    for block in warnings:
-        if _size(block) + len(_SEPARATOR) < room:
-            kept.append(block)
-            room -= _size(block) + len(_SEPARATOR)
-    shown = 0
-    for section in sections:
-        if _size(section) + len(_SEPARATOR) >= room:
-            break
-        kept.append(section)
-        room -= _size(section) + len(_SEPARATOR)
-        shown += 1
-    kept.append(_cut_note(len(sections) - shown))
-    kept.append(footer)
-    result = _join(kept)
-    while _size(result) >= limit and len(result) > 1:  # only when even the result line is too long
-        result = result[: len(result) - (_size(result) - limit) - 2] + "\n"
-    return result
-
-
+"""Deletions named in the warning; the changes below name every one."""
+_LISTED_LEFT_OUT = 2000
+"""Characters of addresses the cut note may spend naming the changes it leaves out."""
 _SEPARATOR = "\n\n"
+WHOLE_PLAN = (
+    "<code>reconciler plan</code> prints it, and <code>reconciler show PLANFILE</code> shows a "
+    "plan saved with <code>--out</code>"
+)
+_URL = re.compile(r"https?://[^\s<>()\[\]\"'`\\]+")
 
 
-def _join(parts: list[str]) -> str:
+def render_markdown(
+    plan: Plan,
+    *,
+    limit: int = COMMENT_LIMIT,
+    show_permissions: bool = False,
+    full_plan_url: str | None = None,
+) -> str:
+    """Markdown shorter than `limit` characters; `full_plan_url` is where the whole plan can
+    be read when something is left out (a CI run's artifacts), `show_permissions` lists every
+    permission string instead of the fewest that cover them."""
+    head = [_result(plan), *_warnings(plan)]
+    sections = [_change_lines(change) for change in plan.changes]
+    capacity = _capacity(plan)
+    permissions = _permissions(plan, show_permissions)
+    footer = _digest_line(plan)
+    whole = [*head, *_changes(sections), *capacity, *permissions, footer]
+    if _joined_size(whole) < limit:
+        return _join(whole)
+    left_out = _LeftOut(plan, full_plan_url, show_permissions)
+    return _cut(plan, head, sections, [*capacity, *permissions], footer, limit, left_out)
+
+
+def _cut(
+    plan: Plan,
+    head: list[str],
+    sections: list[list[str]],
+    tail: list[str],
+    footer: str,
+    limit: int,
+    left_out: _LeftOut,
+) -> str:
+    """What fits: the head and the digest always; the changes that fit, in order; the
+    capacity ceilings and the permissions if every change fits and room is left; and the note
+    saying what is left out."""
+
+    def assemble(shown: int, parts: Sequence[str]) -> str:
+        left_out.start = shown
+        left_out.parts = [p for p in _tail_parts(plan, tail) if p not in parts]
+        kept = [block for block, p in zip(tail, _tail_parts(plan, tail), strict=True) if p in parts]
+        return _join([*head, *_changes(sections[:shown]), *kept, left_out.note(), footer])
+
+    fence = 2 * len(_fenced("diff", [line for s in sections for line in s]).split("\n", 1)[0])
+    base = _joined_size([*head, footer]) + len(_SEPARATOR) * 2 + fence + 2
+    shown, used = 0, 0
+    for index, section in enumerate(sections):
+        size = sum(_size(line) + 1 for line in section)
+        left_out.start, left_out.parts = index + 1, _tail_parts(plan, tail)
+        if base + used + size + _size(left_out.note()) >= limit:
+            break
+        shown, used = index + 1, used + size
+    parts: list[str] = []
+    if shown == len(sections):  # room left for the capacity, then the permissions?
+        for part in _tail_parts(plan, tail):
+            if _size(assemble(shown, [*parts, part])) < limit:
+                parts.append(part)
+    result = assemble(shown, parts)
+    while _size(result) >= limit and shown > 0:  # the estimate was short: one change fewer
+        shown -= 1
+        result = assemble(shown, parts)
+    if _size(result) < limit:
+        return result
+    # only when the head alone is too long (thousands of destroyed objects or findings): keep
+    # its start, then the digest, which stays whole unless the limit is shorter than it
+    start = _join(head).rstrip("\n")
+    keep = limit - _size(footer) - len(_SEPARATOR) - 2
+    if keep < _size(_result(plan)):  # a limit this short keeps the result line, if anything
+        return _prefix(start, limit - 2) + "\n"
+    return _prefix(start, keep) + _SEPARATOR + footer + "\n"
+
+
+def _prefix(text: str, most: int) -> str:
+    """The longest start of `text` whose size is at most `most`."""
+    while text and _size(text) > most:
+        text = text[: max(0, min(len(text) - 1, most - (_size(text) - len(text))))]
+    return text
+
+
+def _tail_parts(plan: Plan, tail: list[str]) -> list[str]:
+    """What each block after the changes is: `capacity`, `permissions`."""
+    parts = ["capacity"] if shows_capacity(plan.capacity) else []
+    return [*parts, "permissions"][: len(tail)]
+
+
+class _LeftOut:
+    """What a cut comment leaves out (the changes from `start` on, the `parts` after them),
+    and the note saying so."""
+
+    def __init__(self, plan: Plan, full_plan_url: str | None, every: bool) -> None:
+        self.plan = plan
+        self.full_plan_url = full_plan_url
+        self.every = every
+        self.start = len(plan.changes)
+        self.parts: list[str] = []
+
+    def note(self) -> str:
+        items: list[str] = []
+        count = len(self.plan.changes) - self.start
+        if count:
+            items.append(f"> - {plural(count, 'change')}: {self._addresses()}")
+        if "capacity" in self.parts:
+            items.append("> - the capacity ceilings the plan moves")
+        if "permissions" in self.parts:
+            listed = len(listed_permissions(self.plan, every=self.every))
+            items.append(f"> - the permissions apply needs ({plural(listed, 'string')})")
+        return "\n".join(
+            [
+                "> [!WARNING]",
+                "> **Left out to fit one comment:**",
+                *items,
+                ">",
+                f"> The whole plan: {self._where()}",
+            ]
+        )
+
+    def _where(self) -> str:
+        url = self.full_plan_url
+        if url is not None and _URL.fullmatch(url):
+            return f"<{url}>"
+        return WHOLE_PLAN
+
+    def _addresses(self) -> str:
+        """The addresses left out, as many as `_LISTED_LEFT_OUT` characters hold."""
+        named: list[str] = []
+        spent = 0
+        for change in itertools.islice(self.plan.changes, self.start, None):
+            text = f"<code>{_escape(change.address)}</code>"
+            if named and spent + len(text) > _LISTED_LEFT_OUT:
+                break
+            named.append(text)
+            spent += len(text) + 2
+        more = len(self.plan.changes) - self.start - len(named)
+        return ", ".join(named) + (f" and {more} more" if more else "")
+
+
+def _join(parts: Sequence[str]) -> str:
     return _SEPARATOR.join(parts) + "\n"
 
 
-def _joined_size(parts: list[str]) -> int:
+def _joined_size(parts: Sequence[str]) -> int:
+    if not parts:
+        return 0
     return sum(map(_size, parts)) + len(_SEPARATOR) * (len(parts) - 1) + 1
 
 
@@ -104,6 +224,8 @@ def _result(plan: Plan) -> str:
 
 
 def _warnings(plan: Plan) -> list[str]:
+    """The blocks under the result line: destroyed objects, the deletion limit, blocked
+    deletions, check overrides, policy tests whose verdict changes, findings, notes."""
     blocks: list[str] = []
     if plan.deletions:
         items = [
@@ -134,45 +256,67 @@ def _warnings(plan: Plan) -> list[str]:
         label = "CAUTION" if plan.checks_changed else "NOTE"
         items = [f"> - <code>{_escape(line)}</code>" for line in override_lines(plan.overrides)]
         blocks.append("\n".join([f"> [!{label}]", f"> **{_escape(OVERRIDES_HEADING)}**", *items]))
+    verdicts = [
+        f"> - <code>{_escape(change.address)}</code>: **{_escape(changed.name)}**: "
+        f"{_escape(str(changed))}"
+        for change in plan.changes
+        for changed in change.test_outcomes
+    ]
+    if verdicts:
+        heading = "> **Policy tests whose verdict this plan changes:**"
+        blocks.append("\n".join(["> [!WARNING]", heading, *verdicts]))
     errors = [f for f in plan.findings if f.fails]
     warned = [f for f in plan.findings if not f.fails and f.waived is None]
     waived = [f for f in plan.findings if f.waived is not None]
     for findings, label in ((errors, "CAUTION"), (warned, "WARNING"), (waived, "NOTE")):
         if findings:
-            items = [f"> - {_escape(f.labelled)}" for f in findings]
+            items = [f"> - {_escape(line)}" for line in finding_lines(findings)]
             blocks.append("\n".join([f"> [!{label}]", *items]))
-    notes = [n for n in plan.notes if n.severity != "info"]
-    infos = [n for n in plan.notes if n.severity == "info"]
-    for note_list, label in ((notes, "WARNING"), (infos, "NOTE")):
-        if note_list:
-            lines = [
-                f"> - {_escape(n.message)}"
-                + (f" (<code>{_escape(n.address)}</code>)" if n.address else "")
-                for n in note_list
-            ]
+    notes = plan_notes(plan)
+    for severities, label in ((("warning", "error"), "WARNING"), (("info",), "NOTE")):
+        lines = [
+            f"> - {_escape(n.message)}"
+            + (f" (<code>{_escape(n.address)}</code>)" if n.address else "")
+            for n in notes
+            if n.severity in severities
+        ]
+        if lines:
             blocks.append("\n".join([f"> [!{label}]", *lines]))
     return blocks
 
 
-def _change_section(change: Change) -> str:
-    lines = [_diff_line(line) for line in change_body(change)]
-    lines += [f"# {note}" for note in note_lines(change)]
-    symbol = change.action.symbol
-    summary = (
-        f"<code>{_escape(symbol)}</code> <code>{_escape(change.address)}</code> "
-        f"{_escape(outcome(change))}"
-    )
-    return f"<details><summary>{summary}</summary>\n\n{_fenced('diff', lines)}\n\n</details>"
+def _changes(sections: Sequence[list[str]]) -> list[str]:
+    """The changes in one `diff` block, each under its `@@` heading line."""
+    lines = [line for section in sections for line in section]
+    return [_fenced("diff", lines)] if lines else []
 
 
-def _diff_line(line: Line) -> str:
-    # the symbol stays in column 0 so GitHub's diff highlighting colours the whole line;
-    # an unchanged line of text around changed ones is a diff's own context line, uncoloured
+def _change_lines(change: Change) -> list[str]:
+    """`@@ ~ address will be updated in-place @@` (which GitHub colours as a diff's hunk
+    heading), then the change's body and notes. Inside the code block nothing is markup: the
+    fence is longer than any backtick run in it."""
+    lines = [f"@@ {change.action.symbol} {clean(change.address)} {outcome(change)} @@"]
+    lines += [text for line in change_body(change) for text in _diff_lines(line)]
+    # the policy tests it turns are listed with the warnings above
+    lines += [f"# {note}" for note in note_lines(change, outcomes=False)]
+    return lines
+
+
+def _diff_lines(line: Line) -> list[str]:
+    """The symbol in column 0, so GitHub's diff highlighting colours the whole line: an update
+    as its `-` and `+` sides, a header (`~` without sides) and unchanged text around changed
+    lines as a diff's uncoloured context lines."""
+    indent = "    " * line.depth
+    if line.symbol == "~":
+        if line.pair is not None:
+            before, after = line.pair
+            return [f"- {indent}{before}", f"+ {indent}{after}"]
+        return [f"  {indent}{line.text}"]
     if line.symbol == CONTEXT:
-        return f"  {'    ' * line.depth}{line.text}"
-    symbol = "#" if line.symbol == NEUTRAL else line.symbol
-    text = line.text.removeprefix("# ") if line.symbol == NEUTRAL else line.text
-    return f"{symbol} {'    ' * line.depth}{text}"
+        return [f"  {indent}{line.text}"]
+    if line.symbol == NEUTRAL:
+        return [f"# {indent}{line.text.removeprefix('# ')}"]
+    return [f"{line.symbol} {indent}{line.text}"]
 
 
 def _fenced(language: str, lines: list[str]) -> str:
@@ -183,12 +327,30 @@ def _fenced(language: str, lines: list[str]) -> str:
     return f"{fence}{language}\n{body}\n{fence}"
 
 
-def _permissions(plan: Plan) -> str:
-    return (
-        f"<details><summary>Permissions needed by apply ({len(plan.permissions)})</summary>\n\n"
-        f"{_fenced('text', [clean(p) for p in plan.permissions])}\n\n"
+def _capacity(plan: Plan) -> list[str]:
+    """The ceilings the plan moves, and their totals: values it changes, so not folded."""
+    if not shows_capacity(plan.capacity):
+        return []
+    assert plan.capacity is not None
+    return [f"**{_escape(CAPACITY_HEADING)}**\n{_fenced('text', capacity_lines(plan.capacity))}"]
+
+
+def _permissions(plan: Plan, every: bool) -> list[str]:
+    """Folded: what a key needs, not what the plan changes."""
+    if not (plan.has_applicable_changes and plan.permissions):
+        return []
+    listed = listed_permissions(plan, every=every)
+    heading = f"Permissions needed by apply ({len(listed)})"
+    if list(listed) != list(plan.permissions):
+        heading = (
+            f"Permissions needed by apply ({len(listed)}: reads as wildcards; "
+            f"<code>--show-permissions</code> lists each of the {len(plan.permissions)})"
+        )
+    return [
+        f"<details><summary>{heading}</summary>\n\n"
+        f"{_fenced('text', [clean(p) for p in listed])}\n\n"
         "</details>"
-    )
+    ]
 
 
 def _digest_line(plan: Plan) -> str:
@@ -197,18 +359,6 @@ def _digest_line(plan: Plan) -> str:
     return (
         f"<sub>Reviewed-plan digest: <code>{calls_digest(plan)}</code> "
         "(<code>reconciler apply --reviewed</code> applies exactly these calls)</sub>"
-    )
-
-
-def _cut_note(left_out: int) -> str:
-    if not left_out:  # everything shown, only the permissions left out
-        return (
-            "> [!NOTE]\n> The permissions apply needs are not shown: this comment is cut to stay "
-            "under GitHub's size limit. See the CI log or run `reconciler plan` for them."
-        )
-    return (
-        f"> [!NOTE]\n> {plural(left_out, 'more change')} not shown: this comment is cut to stay "
-        "under GitHub's size limit. See the CI log or run `reconciler plan` for the full plan."
     )
 
 

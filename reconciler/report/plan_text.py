@@ -4,19 +4,24 @@ from __future__ import annotations
 
 from reconciler.checks.capacity import CAPACITY_HEADING, capacity_lines, shows_capacity
 from reconciler.escaping import clean
-from reconciler.plan.changes import Action, Change, Note, Plan
+from reconciler.plan.changes import Action, Change, Plan
 from reconciler.report.plan_lines import (
     ACTION_LEGEND,
     CONTEXT,
     NEUTRAL,
     OVERRIDES_HEADING,
     Line,
+    ShownNote,
     block_label,
     change_body,
+    finding_lines,
     heading,
+    listed_permissions,
     note_lines,
     override_lines,
     overrides_summary,
+    permissions_heading,
+    plan_notes,
     plural,
     summary_line,
 )
@@ -49,7 +54,11 @@ class _Paint:
         return self(symbol, _COLOURS.get(symbol, ""))
 
 
-def render_text(plan: Plan, *, color: bool = False) -> str:
+def render_text(plan: Plan, *, color: bool = False, show_permissions: bool = False) -> str:
+    """The plan as a terminal shows it: each change, then what the plan moves of the capacity
+    ceilings, the checks' overrides and findings, each plan-wide note once, the summary and the
+    permissions apply needs (the fewest strings that cover them; every one with
+    `show_permissions`)."""
     paint = _Paint(color)
     out: list[str] = []
     if plan.live_differs:
@@ -69,14 +78,14 @@ def render_text(plan: Plan, *, color: bool = False) -> str:
     if plan.overrides:
         out += [OVERRIDES_HEADING, *(f"  {line}" for line in override_lines(plan.overrides)), ""]
     if plan.findings:
-        out += [clean(finding.labelled) for finding in plan.findings]
+        out += [clean(line) for line in finding_lines(plan.findings)]
         out.append("")
     # the manifest's warnings were printed on stderr when it was read
-    notes = [note for note in plan.notes if not note.from_manifest]
+    notes = plan_notes(plan, from_manifest=False)
     if notes:
         out += [_note(note, paint) for note in notes]
         out.append("")
-    out += _summary(plan, paint)
+    out += _summary(plan, paint, show_permissions)
     return "\n".join(out) + "\n"
 
 
@@ -113,13 +122,13 @@ def _body_line(line: Line, paint: _Paint) -> str:
     return f"{indent}{paint.symbol(line.symbol)} {line.text}"
 
 
-def _note(note: Note, paint: _Paint) -> str:
+def _note(note: ShownNote, paint: _Paint) -> str:
     label = paint(f"{_SEVERITY_LABEL[note.severity]}:", _SEVERITY_COLOUR[note.severity])
     where = f" ({clean(note.address)})" if note.address else ""
     return f"{label} {clean(note.message)}{where}"
 
 
-def _summary(plan: Plan, paint: _Paint) -> list[str]:
+def _summary(plan: Plan, paint: _Paint, show_permissions: bool) -> list[str]:
     blocked = sum(c.action is Action.BLOCKED for c in plan.changes)
     checks = overrides_summary(plan.overrides)
     if not plan.live_differs:
@@ -140,6 +149,7 @@ def _summary(plan: Plan, paint: _Paint) -> list[str]:
             f"({plan.max_deletes}): apply will refuse it unless you raise --max-deletes."
         )
     if plan.has_applicable_changes and plan.permissions:
-        lines += ["", "Permissions needed by apply:"]
-        lines += [f"  {clean(permission)}" for permission in plan.permissions]
+        listed = listed_permissions(plan, every=show_permissions)
+        lines += ["", permissions_heading(plan, listed)]
+        lines += [f"  {clean(permission)}" for permission in listed]
     return lines

@@ -9,7 +9,8 @@ total, with one line printed above it per finished change; anywhere else
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -35,6 +36,7 @@ from reconciler.apply.deploy import (
 )
 from reconciler.plan.changes import Action, Change, Plan
 from reconciler.platform.shapes import FINAL_DEPLOYMENT_STATUSES
+from reconciler.report import output
 from reconciler.report.tables import DNS_RECORD_HEADER, aligned
 
 Echo = Callable[[str], None]
@@ -133,6 +135,45 @@ class RichApplyProgress:
         if self._running:
             self._bar.stop()
             self._running = False
+
+
+# --- reading live state -------------------------------------------------------------
+
+
+class ReadProgress:
+    """`Reading live state ━━━━━━━ 120/134 calls 0:00:05` on a terminal's standard error while
+    a plan reads: calls answered of those sent so far (the total grows as the reads find what
+    else to read), and the time since the first. Gone once the reads end."""
+
+    def __init__(self, console: Console) -> None:
+        self._bar = _progress_bar(console, "calls")
+        self._task = self._bar.add_task("Reading live state", total=0)
+        self._started = 0
+        self._bar.start()
+
+    def call_started(self) -> None:
+        self._started += 1
+        self._bar.update(self._task, total=self._started)
+
+    def call_finished(self) -> None:
+        self._bar.advance(self._task)
+
+    def close(self) -> None:
+        self._bar.stop()
+
+
+@contextmanager
+def reading_live_state(*, verbose: bool = False) -> Iterator[ReadProgress | None]:
+    """A `ReadProgress` while the block runs, when standard error is a terminal; nothing
+    otherwise (CI logs, pipes), nor with `-v`, whose lines of each call say as much."""
+    if verbose or not output.stderr_is_terminal():
+        yield None
+        return
+    progress = ReadProgress(output.console(err=True))
+    try:
+        yield progress
+    finally:
+        progress.close()
 
 
 # --- after apply ------------------------------------------------------------------

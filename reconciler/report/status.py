@@ -209,6 +209,9 @@ def render_text(report: StatusReport, now_ms: int) -> str:
     return "\n".join(out) + "\n"
 
 
+UNCUT_COLUMNS = frozenset({"ENVIRONMENT", "DEPLOYMENT", "DOMAIN", "AGE"})
+"""Columns a terminal's table never cuts: what people copy (IDs, names) and short values."""
+
 STATUS_STYLES = {"ready": "green", "verified": "green", "failed": "red", NOT_CREATED: "yellow"}
 
 
@@ -225,9 +228,11 @@ def render_rich(report: StatusReport, now_ms: int, console: Any) -> None:
     ):
         if not rows and title != "Deployments":
             continue
-        table = Table(title=title, title_justify="left")
+        # no lines, two spaces between columns: 80 columns hold the IDs and names whole, and
+        # the other columns wrap
+        table = Table(title=title, title_justify="left", box=None, padding=(0, 2, 0, 0))
         for name in header:
-            table.add_column(name, overflow="fold")
+            table.add_column(name, overflow="fold", no_wrap=name in UNCUT_COLUMNS)
         for row in rows:
             style = STATUS_STYLES.get(row[2].split(" ")[0], "yellow")
             cells = [_escape(cell) for cell in row]

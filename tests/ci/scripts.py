@@ -17,10 +17,13 @@ from reconciler.cli import COMMANDS, main
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / "action.yml"
-GITHUB = ROOT / "examples" / "ci" / "github-actions.yml"
-DRIFT = ROOT / "examples" / "ci" / "github-drift.yml"
-MATRIX = ROOT / "examples" / "ci" / "github-matrix.yml"
-GITLAB = ROOT / "examples" / "ci" / "gitlab-ci.yml"
+# where they go in a repository, so that no manifest directory holds them (a directory's
+# manifests leave out hidden files and directories): `validate -f examples/` reads none
+WORKFLOWS = ROOT / "examples" / ".github" / "workflows"
+GITHUB = WORKFLOWS / "reconciler.yml"
+DRIFT = WORKFLOWS / "reconciler-drift.yml"
+MATRIX = WORKFLOWS / "reconciler-plans.yml"
+GITLAB = ROOT / "examples" / ".gitlab-ci.yml"
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
 MARKER = "<!-- reconciler-plan -->"
 SHELL_OPERATORS = {"|", "||", "&&", ";", ">", ">>", "<", "&", "(", ")", "2>", "2>&1"}

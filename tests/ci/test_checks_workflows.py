@@ -57,7 +57,7 @@ def test_the_matrix_plans_each_changed_project_alone() -> None:
     step = next(s for s in plan["steps"] if s.get("uses", "").startswith("acme/reconciler@"))
     assert step["with"]["command"] == "plan"
     assert set(step["with"]) <= set(load(ACTION)["inputs"])
-    assert {"plan-file"} == {
+    assert {"plan-file", "text-file"} == {
         name
         for name in load(ACTION)["outputs"]
         if f"steps.plan.outputs.{name}" in MATRIX.read_text()

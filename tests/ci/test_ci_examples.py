@@ -93,11 +93,40 @@ def test_every_install_by_name_names_the_distribution(path: Path) -> None:
             assert by_name.group(0) == DISTRIBUTION, install
 
 
-def test_gitlab_installs_the_pinned_release_of_this_version() -> None:
+def test_gitlab_installs_the_tag_of_this_version_from_git() -> None:
     pipeline = load(GITLAB)
-    assert pipeline["variables"]["RECONCILER_VERSION"] == reconciler.__version__
+    assert pipeline["variables"]["RECONCILER_VERSION"] == f"v{reconciler.__version__}"
     installs = [line for line in pipeline["default"]["before_script"] if "pip install" in line]
-    assert installs == ['pip install --quiet "reconciler-cli==$RECONCILER_VERSION"']
+    assert installs == [
+        'pip install --quiet "reconciler-cli @ git+https://github.com/acme/reconciler@'
+        '$RECONCILER_VERSION"'
+    ]
+
+
+# reconciler-cli is not on any package index yet (publishing is a release step,
+# docs/development.md#releasing): an install of it by name alone would fail.
+def from_an_index(text: str) -> list[str]:
+    """The `pip install` lines that name reconciler-cli without saying where it comes from (a
+    git URL, `name @ URL`)."""
+    return [
+        install
+        for install in INSTALLS.findall(text)
+        if re.search(r"reconciler-cli(?![\w-])(?!\s*@)", install)
+    ]
+
+
+def test_an_install_from_an_index_would_be_caught() -> None:
+    assert from_an_index("pip install reconciler-cli\n")
+    assert from_an_index('pip install --quiet "reconciler-cli==0.1.0"\n')
+    assert not from_an_index(
+        'pip install "reconciler-cli @ git+https://github.com/acme/reconciler@v1"\n'
+    )
+    assert not from_an_index("pip install .\n")
+
+
+@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: p.name)
+def test_nothing_installs_reconciler_from_a_package_index(path: Path) -> None:
+    assert not from_an_index(path.read_text()), f"{path.name} installs from an index"
 
 
 # --- GitLab CI ----------------------------------------------------------------

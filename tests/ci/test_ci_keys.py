@@ -9,6 +9,7 @@ from pathlib import Path
 
 from reconciler.emulator.app import EmulatorConfig
 from reconciler.emulator.auth import ApiKey
+from tests.ci.scripts import GITHUB
 from tests.fixtures.cli import platform_env, run_cli, shop_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +33,7 @@ MANIFEST = shop_manifest(
 
 
 def read_set() -> list[str]:
-    text = (ROOT / "examples" / "ci" / "github-actions.yml").read_text()
+    text = GITHUB.read_text()
     return sorted(set(re.findall(r"\b(?:project|app|environment)\.\*\.read_\w+", text)))
 
 

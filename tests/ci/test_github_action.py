@@ -69,6 +69,7 @@ def test_action_is_composite_with_the_documented_inputs_and_outputs() -> None:
         "has-changes",
         "plan-file",
         "markdown-file",
+        "text-file",
         "calls-digest",
     }
     for name, output in spec["outputs"].items():
@@ -109,19 +110,24 @@ def test_action_scripts_are_valid_bash() -> None:
 
 def test_action_runs_validate_then_plan_markdown_or_apply_auto_approve() -> None:
     commands = [argv for script in action_scripts() for argv in reconciler_invocations(script)]
-    assert [argv[0] for argv in commands] == ["validate", "plan", "apply"]
-    plan, apply = commands[1], commands[2]
+    assert [argv[0] for argv in commands] == ["validate", "plan", "show", "apply"]
+    plan, show, apply = commands[1], commands[2], commands[3]
     assert plan[plan.index("--format") + 1] == "markdown"
     assert "--out" in plan and "--detailed-exitcode" in plan
+    # a comment cut to fit GitHub's limit points to the run, whose log and artifact hold the
+    # whole plan as text
+    assert plan[plan.index("--full-plan-url") + 1] == "$RUN_URL"
+    assert "--show-permissions" in show
     assert "--auto-approve" in apply
     check_all_accepted(commands)
 
 
-def test_action_installs_reconciler_cli_or_its_own_ref() -> None:
+def test_action_installs_the_reconciler_of_its_own_checkout() -> None:
+    """No package index holds reconciler: the action installs the one of its own ref."""
     install = step_named("Install reconciler")
-    assert '"reconciler-cli==$VERSION"' in install["run"]
-    assert '"$ACTION_PATH"' in install["run"]
-    assert install["env"]["ACTION_PATH"] == "${{ github.action_path }}"
+    assert '"$venv/bin/pip" install --quiet "$ACTION_PATH"' in install["run"]
+    assert "reconciler-cli" not in install["run"] and "version" not in action()["inputs"]
+    assert install["env"] == {"ACTION_PATH": "${{ github.action_path }}"}
 
 
 # --- the example workflows ---------------------------------------------------------
@@ -156,7 +162,11 @@ def test_github_plans_with_a_comment_and_applies_with_the_deploy_switch() -> Non
 def test_github_keeps_the_saved_plan_even_when_the_plan_fails() -> None:
     steps = load(GITHUB)["jobs"]["plan"]["steps"]
     artifact = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@"))
-    assert artifact["with"]["path"] == "${{ steps.plan.outputs.plan-file }}"
+    # the saved plan, and the whole plan as text: where a comment cut to fit points
+    assert artifact["with"]["path"].splitlines() == [
+        "${{ steps.plan.outputs.plan-file }}",
+        "${{ steps.plan.outputs.text-file }}",
+    ]
     assert artifact["if"].startswith("always()")
 
 

@@ -6,6 +6,7 @@ links and anchors by `mkdocs build --strict` (.ci/run).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -77,12 +78,16 @@ def test_every_site_link_of_the_readme_is_a_page_of_the_site() -> None:
     links = re.findall(rf"\]\(({re.escape(SITE_URL)}[^)]*)\)", README_TEXT)
     assert len(links) > 10, "the README links to the site's pages"
     for link in links:
-        path = link.removeprefix(SITE_URL)
+        path, _, anchor = link.removeprefix(SITE_URL).partition("#")
         if path.endswith(".json"):
             target = DOCS / path
         else:
             target = DOCS / f"{path.rstrip('/')}.md" if path else DOCS / "index.md"
         assert target.exists(), f"{link}: no page {target.relative_to(ROOT)}"
+        if anchor:  # a heading of the page, as the site's anchors are made
+            headings = re.findall(r"^#+ (.+)$", target.read_text(), re.M)
+            slugs = {re.sub(r"[^\w -]", "", h).strip().lower().replace(" ", "-") for h in headings}
+            assert anchor in slugs, f"{link}: no heading #{anchor}"
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
@@ -96,6 +101,14 @@ def test_every_install_by_name_names_the_distribution(page: Path) -> None:
     """`pip install reconciler` installs an unrelated project: the check tests/ci makes of the
     CI files, made of every page."""
     ci_checks.test_every_install_by_name_names_the_distribution(page)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
+def test_no_page_installs_reconciler_from_a_package_index(page: Path) -> None:
+    """reconciler-cli is not published yet: only the release steps (development.md) speak of
+    installing it from an index, as what publishing makes possible."""
+    if page.name != "development.md":
+        ci_checks.test_nothing_installs_reconciler_from_a_package_index(page)
 
 
 # --- the site -----------------------------------------------------------------------------
@@ -151,5 +164,34 @@ def test_ci_examples_name_the_permissions_heading_plan_prints(tmp_path: Path) ->
         check=True,
     ).stdout
     heading = next(line for line in plan.splitlines() if line.startswith("Permissions"))
-    for pipeline in ("github-actions.yml", "gitlab-ci.yml"):
-        assert f'"{heading}"' in (ROOT / "examples" / "ci" / pipeline).read_text(), pipeline
+    for pipeline in (ROOT / "examples" / ".github" / "workflows" / "reconciler.yml",
+                     ROOT / "examples" / ".gitlab-ci.yml"):  # fmt: skip
+        assert f'"{heading}"' in pipeline.read_text(), pipeline.name
+
+
+# --- console blocks -----------------------------------------------------------------------
+
+
+def test_console_blocks_highlight_commands_and_leave_prompts_and_output_out_of_copies() -> None:
+    """`$ ` is a prompt and the rest of its line a bash command; every other line is output,
+    whatever it starts with (`  # app.shop/web will be updated`, which pygments' own session
+    lexer colours as a root prompt). The copy button leaves prompts and output out."""
+    from pygments.token import Generic
+
+    spec = importlib.util.spec_from_file_location("docs_console", ROOT / ".ci" / "docs_console.py")
+    assert spec is not None and spec.loader is not None
+    console = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(console)
+    session = "$ reconciler plan -f x.yaml | head -2\n  # app.shop/web will be updated\n# x\n"
+    tokens = list(console.ConsoleLexer().get_tokens(session))
+    assert tokens[0] == (Generic.Prompt, "$ ")
+    assert "".join(v for t, v in tokens if t is not Generic.Output)[2:].startswith("reconciler")
+    outputs = [v for t, v in tokens if t is Generic.Output]
+    assert outputs == ["  # app.shop/web will be updated\n", "# x\n"]
+    highlight = next(
+        e["pymdownx.highlight"] for e in CONFIG["markdown_extensions"] if "pymdownx.highlight" in e
+    )
+    assert {"name": "console", "lang": console.NAME} in highlight["extend_pygments_lang"]
+    assert ".ci/docs_console.py" in CONFIG["hooks"]
+    css = (DOCS / CONFIG["extra_css"][0]).read_text()
+    assert ".highlight code[data-md-copying] .gp" in css and "[data-md-copying] .go" in css

@@ -357,7 +357,7 @@ def test_a_rename_into_the_slug_of_a_pruned_app(
     markdown = html.unescape(markdown)
     assert f"> - <code>{deleted}</code>\n" in markdown
     for address in (deleted, "app.shop/api", "app.shop/web"):
-        assert markdown.count(f"<code>{address}</code> will be") == 1
+        assert markdown.count(f" {address} will be") == 1
     assert "Resources: 0 added, 2 changed, 1 destroyed." in output
     assert finished_order(output, [deleted, "app.shop/api"]) == [deleted, "app.shop/api"]
     live = objects.live()

@@ -31,6 +31,7 @@ from reconciler.plan.changes import (
     SecretSource,
 )
 from reconciler.report.plan_json import plan_to_dict, render_json, render_markdown, render_text
+from reconciler.report.plan_lines import outcome
 
 SENTINEL = "SENTINEL-7c1e-secret-value"
 SENSITIVE = "(sensitive value)"
@@ -634,51 +635,67 @@ class TestJson:
 # --------------------------------------------------------------------------- markdown
 
 
+def change_lines(markdown: str, address: str) -> list[str]:
+    """The lines of one change in the markdown's diff block: its `@@` heading, its body."""
+    lines = markdown.splitlines()
+    start = next(
+        i for i, line in enumerate(lines) if line.startswith("@@ ") and f" {address} " in line
+    )
+    end = start + 1
+    while not lines[end].startswith(("@@ ", "```")):
+        end += 1
+    return lines[start:end]
+
+
 class TestMarkdown:
     def test_result_line_first_then_deletion_warning(self) -> None:
         text = render_markdown(sample_plan())
         assert text.startswith("**Plan:** 4 to add, 4 to change, 3 to destroy.\n")
         caution = text.index("> [!CAUTION]")
-        assert caution < text.index("<details>")
+        assert caution < text.index("```diff")
         warning = text[caution : text.index("\n\n", caution)]
         assert "**This plan destroys 3 objects:**" in warning
         assert "> - <code>app.shop/api</code> (replaced: destroyed, then created again)" in warning
         assert "> - <code>variable.shop/web/production/OLD&#95;FLAG</code>" in warning
         assert "> - <code>domain.shop/web/preview/www.shop.example.com</code>" in warning
 
-    def test_each_change_is_a_folded_diff_block(self) -> None:
+    def test_every_change_shows_without_a_click_in_one_diff_block(self) -> None:
         text = render_markdown(sample_plan())
-        assert text.count("<details><summary>") == len(sample_plan().changes) + 1  # + permissions
-        section = text[text.index("<code>app.shop/web</code>") :]
-        section = section[: section.index("</details>")]
-        assert "will be updated in-place</summary>" in section
-        assert '```diff\n~ name = "Web" -> "Shop Web"\n```' in section
+        # the permissions are the one folded section
+        assert text.count("<details>") == 1
+        assert text.count("```diff\n") == 1
+        assert [line for line in text.splitlines() if line.startswith("@@ ")] == [
+            f"@@ {c.action.symbol} {c.address} {outcome(c)} @@" for c in sample_plan().changes
+        ]
+        assert change_lines(text, "app.shop/web") == [
+            "@@ ~ app.shop/web will be updated in-place @@",
+            '- name = "Web"',
+            '+ name = "Shop Web"',
+        ]
 
     def test_each_secret_names_its_source_in_its_diff_block(self) -> None:
-        text = render_markdown(sample_plan())
-        section = text[text.index("production/TLS&#95;KEY</code>") :]
-        section = section[: section.index("</details>")]
-        assert "~ value = (sensitive value) -> (known after apply)\n" in section
-        assert "# value read from fromFile secrets/tls.key\n" in section
+        lines = change_lines(render_markdown(sample_plan()), "variable.shop/web/production/TLS_KEY")
+        assert "- value = (sensitive value)" in lines
+        assert "+ value = (known after apply)" in lines
+        assert "# value read from fromFile secrets/tls.key" in lines
 
     def test_diff_lines_start_with_their_symbol_for_github_colouring(self) -> None:
-        text = render_markdown(sample_plan())
-        policies = text[text.index("<code>policies.shop/web/production</code>") :]
-        start = policies.index("```diff\n") + len("```diff\n")
-        block = policies[start : policies.index("\n```", start)].splitlines()
-        assert block == [
+        """An update is a `-` and a `+` line (GitHub colours no `~`); a header without a value
+        of its own is a context line."""
+        block = change_lines(render_markdown(sample_plan()), "policies.shop/web/production")
+        assert block[1:] == [
             "# (1 unchanged policy hidden)",
             '+ [1] name = "block-bots"',
             "+     enabled = true",
             '+     match = [{header = {name = "user-agent", value = {prefix = "bot"}}}]',
             '+     firewall.action = "ACTION_DENY"',
-            '~ [1 -> 2] name = "log-api"',
-            "~     enabled = true -> false",
+            '  [1 -> 2] name = "log-api"',
+            "-     enabled = true",
+            "+     enabled = false",
             '- [2] name = "old-rule"',
             "-     enabled = false",
             '-     firewall.action = "ACTION_DENY"',
             "# (1 unchanged policy hidden)",
-            "# reaches traffic only from the next deployment of this environment",
         ]
 
     def test_no_changes(self) -> None:
@@ -697,22 +714,48 @@ class TestMarkdown:
         plan = sample_plan()
         full = render_markdown(plan)
         limit = len(full) // 2
-        cut = render_markdown(plan, limit=limit)
+        cut = render_markdown(plan, limit=limit, full_plan_url="https://ci.example.com/runs/7")
         assert len(cut) < limit
         assert cut.startswith("**Plan:** 4 to add, 4 to change, 3 to destroy.")
         assert cut.count("<details>") == cut.count("</details>")  # no block cut in half
         assert cut.count("```") % 2 == 0
-        shown = cut.count("<details><summary>")
-        assert 0 < shown < len(plan.changes)
-        left_out = len(plan.changes) - shown
-        assert f"{left_out} more changes not shown" in cut
-        assert "See the CI log or run `reconciler plan` for the full plan." in cut
+        shown = [line for line in cut.splitlines() if line.startswith("@@ ")]
+        assert 0 < len(shown) < len(plan.changes)
+        left_out = plan.changes[len(shown) :]
+        note = cut[cut.index("**Left out to fit one comment:**") :]
+        # exactly what: each change left out by its address, and the permissions
+        assert f"> - {len(left_out)} changes: " in note
+        for change in left_out:
+            assert f"<code>{change.address}</code>" in note.replace("&#95;", "_")
+        assert "the permissions apply needs" in note
+        assert "> The whole plan: <https://ci.example.com/runs/7>" in note
+        # the digest is never cut
+        assert cut.rstrip().splitlines()[-1].startswith("<sub>Reviewed-plan digest:")
+
+    def test_a_cut_comment_without_a_url_says_how_to_see_the_whole_plan(self) -> None:
+        plan = sample_plan()
+        cut = render_markdown(plan, limit=len(render_markdown(plan)) // 2)
+        assert "<code>reconciler show PLANFILE</code>" in cut
+
+    def test_a_url_that_is_not_one_is_not_written(self) -> None:
+        plan = sample_plan()
+        cut = render_markdown(
+            plan, limit=len(render_markdown(plan)) // 2, full_plan_url="javascript:alert(1)"
+        )
+        assert "javascript" not in cut
 
     @pytest.mark.parametrize("limit", [200, 400, 1000, 3000])
     def test_always_under_the_limit(self, limit: int) -> None:
-        assert len(render_markdown(sample_plan(), limit=limit)) < limit
+        text = render_markdown(sample_plan(), limit=limit)
+        assert len(text) < limit
+        assert text.startswith("**Plan:**")
 
-    def test_default_limit_is_githubs(self) -> None:
+    @pytest.mark.parametrize("limit", [1000, 3000])
+    def test_the_digest_line_is_never_cut(self, limit: int) -> None:
+        text = render_markdown(sample_plan(), limit=limit)
+        assert text.endswith("applies exactly these calls)</sub>\n")
+
+    def test_default_limit_leaves_room_for_a_heading_in_one_github_comment(self) -> None:
         many = Plan(
             changes=tuple(
                 Change(
@@ -726,8 +769,8 @@ class TestMarkdown:
             )
         )
         text = render_markdown(many)
-        assert 60000 < len(text) < 65535
-        assert "more changes not shown" in text
+        assert 60000 < len(text) < 65536 - 1000
+        assert "**Left out to fit one comment:**" in text
 
     def test_backticks_in_values_cannot_close_the_code_block(self) -> None:
         change = Change(
@@ -741,9 +784,9 @@ class TestMarkdown:
         text = render_markdown(single(change))
         assert "\n````diff\n" in text
         assert "\n````\n" in text
-        assert text.count("</details>") == 1 + 1  # the value's own, inside the code block
+        assert text.count("</details>") == 1  # the value's own, inside the code block
 
-    def test_html_in_summaries_and_notes_is_escaped(self) -> None:
+    def test_html_outside_code_blocks_is_escaped(self) -> None:
         change = Change(
             address="domain.shop/web/production/<script>.example.com",
             kind="domain",
@@ -753,9 +796,12 @@ class TestMarkdown:
         )
         plan = Plan(changes=(change,), notes=(Note("warning", "watch <this> `tick`"),))
         text = render_markdown(plan)
-        assert "<script>" not in text
-        assert "&lt;script&gt;" in text
-        assert "watch &lt;this&gt; &#96;tick&#96;" in text
+        outside = re.sub(r"```diff\n.*?\n```\n", "", text, flags=re.S)
+        assert "<script>" not in outside
+        assert "&lt;script&gt;" in outside
+        assert "watch &lt;this&gt; &#96;tick&#96;" in outside
+        # inside the diff block it is text: GitHub renders no HTML there
+        assert "@@ - domain.shop/web/production/<script>.example.com will be destroyed @@" in text
 
 
 # --------------------------------------------------------------------------- secrets
@@ -828,14 +874,15 @@ def test_markdown_counts_characters_outside_the_bmp_twice() -> None:
     )
     text = render_markdown(Plan(changes=changes), limit=5000)
     assert len(text.encode("utf-16-le")) // 2 < 5000
-    assert "more changes not shown" in text
+    assert "**Left out to fit one comment:**" in text
 
 
 def test_markdown_drops_the_permissions_first_with_a_note() -> None:
-    plan = Plan(changes=(project_create(),), permissions=tuple(f"p.{i}.x" for i in range(200)))
-    full = render_markdown(plan)
+    permissions = tuple(f"environment.env_{i}.set_policies" for i in range(200))
+    plan = Plan(changes=(project_create(),), permissions=permissions)
+    full = render_markdown(plan, show_permissions=True)
     assert "Permissions needed by apply (200)" in full
-    cut = render_markdown(plan, limit=len(full) - 10)
-    assert "<code>project.shop</code> will be created" in cut
+    cut = render_markdown(plan, limit=len(full) - 10, show_permissions=True)
+    assert "@@ + project.shop will be created @@" in cut
     assert "Permissions needed" not in cut
-    assert "permissions apply needs are not shown" in cut
+    assert "> - the permissions apply needs (200 strings)" in cut

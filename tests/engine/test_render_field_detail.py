@@ -26,8 +26,11 @@ def _body(text: str) -> list[str]:
 
 
 def _markdown_body(text: str) -> list[str]:
+    """The one change's lines in the diff block, without its `@@` heading."""
     start = text.index("```diff\n") + len("```diff\n")
-    return text[start : text.index("\n```", start)].splitlines()
+    lines = text[start : text.index("\n```", start)].splitlines()
+    assert lines[0].startswith("@@ ") and lines[0].endswith(" @@")
+    return lines[1:]
 
 
 # --------------------------------------------------------------------------- lists
@@ -158,7 +161,7 @@ def test_text_appearing_clearing_and_created_is_one_line_per_line():
 def test_markdown_context_lines_have_no_symbol_and_colour_leaves_them_plain():
     plan = _update(FieldDiff("value", TEXT, TEXT.replace("line 10", "LINE 10")))
     assert _markdown_body(render_markdown(plan)) == [
-        "~ value: 30 lines -> 30 lines",
+        "  value: 30 lines -> 30 lines",
         "#     (8 unchanged lines hidden)",
         "      line 08",
         "      line 09",
@@ -167,7 +170,6 @@ def test_markdown_context_lines_have_no_symbol_and_colour_leaves_them_plain():
         "      line 11",
         "      line 12",
         "#     (17 unchanged lines hidden)",
-        "# reaches traffic only from the next deployment of this environment",
     ]
     coloured = render_text(plan, color=True)
     assert "            line 09\n" in coloured

@@ -3,6 +3,7 @@ turns, in text, markdown and JSON (saved plans keep them), evaluated against the
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -55,10 +56,14 @@ def test_markdown_and_json_plans_show_them_and_a_saved_plan_keeps_them(
     cli: Cli, tmp_path: Path
 ) -> None:
     manifest = applied_then_changed(cli, tmp_path)
-    markdown = cli("plan", "-f", str(manifest), "--format", "markdown")
-    assert f"# policy test 'admin is closed to the internet' changes: {LINE_ADMIN}" in (
-        markdown.stdout
-    )
+    markdown = html.unescape(cli("plan", "-f", str(manifest), "--format", "markdown").stdout)
+    # beside the result line, never folded: a verdict that turns is what a reviewer must see
+    warning = markdown[: markdown.index("```diff")]
+    assert "**Policy tests whose verdict this plan changes:**" in warning
+    assert (
+        "> - <code>policies.shop/web/production</code>: **admin is closed to the internet**: "
+        f"{LINE_ADMIN}"
+    ) in warning
     saved = tmp_path / "plan.json"
     shown = cli("plan", "-f", str(manifest), "--format", "json", "--out", str(saved))
     [change] = [c for c in json.loads(shown.stdout)["changes"] if c["kind"] == "policies"]

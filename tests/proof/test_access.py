@@ -17,9 +17,11 @@ from typing import Any
 import pytest
 import yaml
 from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 
 from reconciler.emulator.app import EmulatorConfig
 from reconciler.emulator.auth import ACTIONS, ApiKey
+from reconciler.plan.permissions import compact
 from tests.fixtures.cli import CliResult, Seed, run_cli
 from tests.fixtures.emulator import STEP_MS, EmulatorServer
 from tests.proof.strategies import Scenario, scenarios
@@ -86,6 +88,16 @@ def _writes(server: EmulatorServer, since: int = 0) -> list[dict[str, Any]]:
 def _needed(plan_output: str) -> set[str]:
     """The permission strings `plan` lists as needed by apply."""
     return set(re.findall(r"\b(?:project|app|environment)\.[\w*]+\.[a-z_]+\b", plan_output))
+
+
+def _printed_permissions(plan_output: str) -> list[str]:
+    """The strings under `Permissions needed by apply` in a text plan, as a user copies them."""
+    lines = plan_output.splitlines()
+    start = next(
+        (i for i, line in enumerate(lines) if line.startswith("Permissions needed by apply")),
+        len(lines),
+    )
+    return [line.strip() for line in lines[start + 1 :] if line.startswith("  ")]
 
 
 def _assert_refused(
@@ -260,22 +272,29 @@ SCOPED_KEY = "access-exactly-listed-key"
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
 )
-@given(scenario=scenarios())
+@given(scenario=scenarios(), listing=st.sampled_from(["printed", "every"]))
 def test_a_key_holding_exactly_the_listed_permissions_applies_the_saved_plan(
-    server: EmulatorServer, tmp_path: Path, scenario: Scenario
+    server: EmulatorServer, tmp_path: Path, scenario: Scenario, listing: str
 ) -> None:
     """Whatever the manifest and the live state, `plan` lists every permission its apply
     needs: a key holding exactly those applies the saved plan (which re-reads live state,
-    checks the base URL before believing a 404, and writes)."""
+    checks the base URL before believing a 404, and writes). Either list: the one `plan`
+    prints (the fewest strings that cover them, reconciler/plan/permissions.py) or every
+    string, as `--show-permissions` and the JSON list them."""
+    text = yaml.safe_dump(scenario.manifest, sort_keys=False)
     server.reset()
     build_live_state(Seed(server), scenario.seed)
     manifest = tmp_path / "platform.yaml"
-    manifest.write_text(yaml.safe_dump(scenario.manifest, sort_keys=False), encoding="utf-8")
+    manifest.write_text(text, encoding="utf-8")
     saved = tmp_path / "plan.json"
     env = {**scenario.env, "RECONCILER_FINGERPRINT_KEY": FINGERPRINT_KEY}
     planned = _run(server, ADMIN_KEY, "plan", "-f", str(manifest), "--out", str(saved), env=env)
     assert planned.exit_code == 0, planned.output
     listed = json.loads(saved.read_text(encoding="utf-8"))["permissions"]
+    if listing == "printed":
+        listed = list(compact(listed))
+        if "Permissions needed by apply" in planned.stdout:  # printed when it has changes
+            assert sorted(_printed_permissions(planned.stdout)) == listed
     server.emulator.keys[SCOPED_KEY] = ApiKey(SCOPED_KEY, listed)
     try:
         applied = _run(server, SCOPED_KEY, "apply", str(saved), env=env)

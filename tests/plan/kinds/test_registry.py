@@ -130,6 +130,11 @@ def test_plan_json_accepts_exactly_the_registered_kinds() -> None:
     for kind in kinds.kinds():
         change = _change(kind.name, Action.UPDATE, "gateway.setPolicies", ("a",) * kind.depth)
         assert plan_from_dict(plan_to_dict(Plan((change,)))).changes[0].kind == kind.name
-    unknown = plan_to_dict(Plan((_change("tag", Action.UPDATE, "gateway.setPolicies", ("a",)),)))
+    # a known kind's plan with its kind renamed (the digest of an unknown kind's calls, which
+    # plan_to_dict writes, cannot be made: no kind says what its calls send)
+    unknown = plan_to_dict(
+        Plan((_change("policies", Action.UPDATE, "gateway.setPolicies", ("a",) * 3),))
+    )
+    unknown["changes"][0]["kind"] = "tag"
     with pytest.raises(PlanShapeError, match="kind"):
         plan_from_dict(unknown)
