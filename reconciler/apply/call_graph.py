@@ -13,8 +13,8 @@ Two kinds of edge connect nodes:
   from call to call, not from change to change, so a rename cycle broken through a temporary
   slug is no cycle here.
 - *after*: an order without a real dependency: within one environment, the kinds' apply
-  phases (`Kind.apply_phase`: domain deletions, domain creations, settings, variable sets,
-  variable removals, policies); the deletions of containers (apps, projects) after
+  phases (`Kind.apply_phase`, reconciler/plan/phases.py: domain deletions, domain creations,
+  settings, variable sets, variable removals, policies); the deletions of containers (apps, projects) after
   everything else. The node waits for the other to finish, whatever its outcome.
 """
 
@@ -29,6 +29,7 @@ from reconciler.errors import ApplyRefused
 from reconciler.plan import kinds
 from reconciler.plan.changes import Action, Call, Change, Plan
 from reconciler.plan.kinds.base import address_parts
+from reconciler.plan.phases import ApplyPhase
 from reconciler.plan.slug_moves import slug_scope, slug_steps
 
 
@@ -84,7 +85,7 @@ def _is_last_deletion(change: Change) -> bool:
     return kinds.get(change.kind).container and change.action is Action.DELETE
 
 
-def _phase(node: CallNode) -> int | None:
+def _phase(node: CallNode) -> ApplyPhase | None:
     return kinds.get(node.owner.kind).apply_phase(node.owner, node.call)
 
 
@@ -213,7 +214,7 @@ class CallGraph:
         return nodes[: creates[-1] + 1], nodes[creates[-1] + 1 :]
 
     def _add_environment_order(self) -> None:
-        by_environment: dict[tuple[str, ...], dict[int, list[CallNode]]] = {}
+        by_environment: dict[tuple[str, ...], dict[ApplyPhase, list[CallNode]]] = {}
         for node in self.nodes:
             environment, phase = _environment_key(node.owner), _phase(node)
             if environment is None or phase is None:
@@ -221,10 +222,10 @@ class CallGraph:
             by_environment.setdefault(environment, {}).setdefault(phase, []).append(node)
         for phases in by_environment.values():
             earlier: list[CallNode] = []
-            for phase in sorted(phases):
-                for node in phases[phase]:
+            for in_order in sorted(phases):
+                for node in phases[in_order]:
                     node.after.update(e.index for e in earlier if e.index not in node.requires)
-                earlier = phases[phase]  # the previous phase already waited for the ones before
+                earlier = phases[in_order]  # the previous phase already waited for the ones before
 
     def _add_deletions_last(self) -> None:
         deletions = [n for n in self.nodes if _is_last_deletion(n.owner)]

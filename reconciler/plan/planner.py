@@ -59,6 +59,7 @@ from reconciler.plan.kinds.base import (
 )
 from reconciler.plan.live import LiveRecord, fingerprint_mode
 from reconciler.plan.options import PlanOptions
+from reconciler.plan.phases import ReadAt
 from reconciler.plan.targets import Scope
 from reconciler.platform.protocol import Platform
 from reconciler.platform.shapes import APP, PROJECT, Shape, unknown_members, unknown_values
@@ -90,7 +91,7 @@ class _AppContext:
 
 
 class _ProjectReads:
-    """The reads of one project shared by its environments (kinds with `read_at == 1`): the
+    """The reads of one project shared by its environments (kinds with `read_at == ReadAt.PROJECT`): the
     first environment that needs one starts it, the others await the same task."""
 
     def __init__(self, platform: Platform, at: Location, kinds: Collection[EnvironmentKind]):
@@ -207,7 +208,7 @@ class _Planner(Planning):
         return [
             kind
             for kind in self.environment_kinds
-            if kind.read_at == 1
+            if kind.read_at == ReadAt.PROJECT
             and sum(self._wants(desired.slug, a, e, kind) for a, e in environments) > 1
         ]
 
@@ -367,7 +368,8 @@ class _Planner(Planning):
         per_app = [
             kind
             for kind in self.environment_kinds
-            if kind.read_at == 2 and any(self._wants_in(context, e, kind) for e in environments)
+            if kind.read_at == ReadAt.APP
+            and any(self._wants_in(context, e, kind) for e in environments)
         ]
         shared = context.project_reads
         # an environment finds its share of a project's listing by the ID a per-app read gives
@@ -417,7 +419,7 @@ class _Planner(Planning):
         wanted = [
             kind
             for kind in self.environment_kinds
-            if kind.read_at in (1, 3)
+            if kind.read_at in (ReadAt.PROJECT, ReadAt.ENVIRONMENT)
             and kind not in shared
             and self._wants_in(context, environment, kind)
         ]
@@ -466,7 +468,9 @@ class _Planner(Planning):
             if not self._wants_in(context, environment, kind):
                 continue
             live = None if reads is None else reads.get(kind)
-            if live is not None and kind.read_at != 2:  # per-app reads are recorded per app
+            if (
+                live is not None and kind.read_at != ReadAt.APP
+            ):  # per-app reads are recorded per app
                 kind.record(self.record, at, label, live)
             kind.plan(job, live)
 

@@ -29,6 +29,7 @@ from reconciler.plan.kinds.base import (
 )
 from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord, stable
+from reconciler.plan.phases import ApplyPhase, ReadAt
 from reconciler.platform.protocol import Platform
 
 READ_OPERATION = "apps.listApps"
@@ -368,7 +369,7 @@ class AppKind(Kind):
     name = "app"
     depth = 2
     container = True
-    read_at = 1
+    read_at = ReadAt.PROJECT
     read_operation = READ_OPERATION
 
     async def read(self, platform: Platform, at: Location) -> list[dict[str, Any]]:
@@ -390,7 +391,7 @@ class AppKind(Kind):
     def slug_scope(self, change: Change) -> SlugScope | None:
         return ("app", address_parts(change.address)[0])
 
-    def apply_phase(self, change: Change, call: Call) -> int | None:
+    def apply_phase(self, change: Change, call: Call) -> ApplyPhase | None:
         return None
 
     def reread(self, platform: Platform, call: Call) -> Reread | None:

@@ -23,6 +23,7 @@ from reconciler.manifest.model import UNSET, App, Environment, Project, Prune
 from reconciler.plan.address import Address
 from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, ItemEdit, Note
 from reconciler.plan.options import PlanOptions
+from reconciler.plan.phases import ApplyPhase, ReadAt
 from reconciler.platform.operations import get_operation, permission
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ class Kind(ABC):
     name: ClassVar[str]
     depth: ClassVar[int]
     container: ClassVar[bool]
-    read_at: ClassVar[int]
+    read_at: ClassVar[ReadAt]
     read_operation: ClassVar[str]
 
     @abstractmethod
@@ -125,10 +126,9 @@ class Kind(ABC):
         return None
 
     @abstractmethod
-    def apply_phase(self, change: Change, call: Call) -> int | None:
-        """The call's place among the calls of one environment (lower first: domain deletions,
-        domain creations, settings, variable sets, variable removals, policies); None for
-        calls outside an environment."""
+    def apply_phase(self, change: Change, call: Call) -> ApplyPhase | None:
+        """The call's place among the calls of one environment (`ApplyPhase`, lower first);
+        None for calls outside an environment."""
 
     def batch_key(self, change: Change) -> str | None:
         """The key under which a batch call of another change of this kind decides `change`,

@@ -45,6 +45,7 @@ from reconciler.plan.kinds.base import (
 )
 from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord
+from reconciler.plan.phases import ApplyPhase, ReadAt
 from reconciler.platform.protocol import Platform
 
 READ_OPERATION = "domains.listDomains"
@@ -286,7 +287,7 @@ class DomainsKind(EnvironmentKind):
     name = "domain"
     depth = 4
     container = False
-    read_at = 1  # per project, shared; per environment where it cannot be (`pick`)
+    read_at = ReadAt.PROJECT  # per project, shared; per environment where it cannot be (`pick`)
     read_operation = READ_OPERATION
 
     async def read(self, platform: Platform, at: Location) -> DomainListing:
@@ -332,9 +333,11 @@ class DomainsKind(EnvironmentKind):
     async def finish(self, planning: Planning) -> None:
         await _DomainPlanning(planning).run()
 
-    def apply_phase(self, change: Change, call: Call) -> int | None:
+    def apply_phase(self, change: Change, call: Call) -> ApplyPhase | None:
         # a host moving out of this environment first, then the hosts it gains
-        return 0 if change.action is Action.DELETE else 1
+        if change.action is Action.DELETE:
+            return ApplyPhase.DOMAIN_DELETIONS
+        return ApplyPhase.DOMAIN_CREATIONS
 
     def unique_key(self, change: Change) -> str | None:
         return address_parts(change.address)[-1]

@@ -40,6 +40,7 @@ from reconciler.plan.kinds.base import (
 )
 from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord
+from reconciler.plan.phases import ApplyPhase, ReadAt
 from reconciler.platform.protocol import Platform
 from reconciler.platform.shapes import POLICY, SERVER_MEMBERS, Shape, unknown_members
 
@@ -316,7 +317,7 @@ class PoliciesKind(EnvironmentKind):
     name = "policies"
     depth = 3
     container = False
-    read_at = 3
+    read_at = ReadAt.ENVIRONMENT
     read_operation = READ_OPERATION
 
     async def read(self, platform: Platform, at: Location) -> list[dict[str, Any]]:
@@ -355,8 +356,8 @@ class PoliciesKind(EnvironmentKind):
                 )
             )
 
-    def apply_phase(self, change: Change, call: Call) -> int | None:
-        return 5
+    def apply_phase(self, change: Change, call: Call) -> ApplyPhase | None:
+        return ApplyPhase.POLICIES
 
     def rollout_reason(self, change: Change) -> str | None:
         return "policies"

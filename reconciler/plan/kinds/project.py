@@ -27,6 +27,7 @@ from reconciler.plan.kinds.base import (
 )
 from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord, stable
+from reconciler.plan.phases import ApplyPhase, ReadAt
 from reconciler.platform.protocol import Platform
 
 READ_OPERATION = "projects.getProject"
@@ -138,7 +139,7 @@ class ProjectKind(Kind):
     name = "project"
     depth = 1
     container = True
-    read_at = 1
+    read_at = ReadAt.PROJECT
     read_operation = READ_OPERATION
 
     async def read(self, platform: Platform, at: Location) -> dict[str, Any] | None:
@@ -159,7 +160,7 @@ class ProjectKind(Kind):
     def slug_scope(self, change: Change) -> SlugScope | None:
         return ("project",)
 
-    def apply_phase(self, change: Change, call: Call) -> int | None:
+    def apply_phase(self, change: Change, call: Call) -> ApplyPhase | None:
         return None
 
     def reread(self, platform: Platform, call: Call) -> Reread | None:

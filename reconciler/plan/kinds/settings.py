@@ -45,6 +45,7 @@ from reconciler.plan.kinds.base import (
 )
 from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord, stable
+from reconciler.plan.phases import ApplyPhase, ReadAt
 from reconciler.platform.protocol import Platform
 from reconciler.platform.shapes import (
     ENVIRONMENT,
@@ -439,7 +440,7 @@ class SettingsKind(EnvironmentKind):
     name = "settings"
     depth = 3
     container = False
-    read_at = 2
+    read_at = ReadAt.APP
     read_operation = READ_OPERATION
 
     async def read(self, platform: Platform, at: Location) -> list[dict[str, Any]]:
@@ -490,8 +491,8 @@ class SettingsKind(EnvironmentKind):
                 )
             )
 
-    def apply_phase(self, change: Change, call: Call) -> int | None:
-        return 2
+    def apply_phase(self, change: Change, call: Call) -> ApplyPhase | None:
+        return ApplyPhase.SETTINGS
 
     def rollout_reason(self, change: Change) -> str | None:
         return "settings"

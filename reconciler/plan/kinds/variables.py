@@ -65,6 +65,7 @@ from reconciler.plan.kinds.base import (
 )
 from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord, stable
+from reconciler.plan.phases import ApplyPhase, ReadAt
 from reconciler.platform.protocol import Platform
 from reconciler.platform.shapes import VARIABLE, VARIABLE_KINDS, unknown_members, unknown_values
 from reconciler.sensitive import Secret
@@ -440,7 +441,7 @@ class VariablesKind(EnvironmentKind):
     name = "variable"
     depth = 4
     container = False
-    read_at = 3
+    read_at = ReadAt.ENVIRONMENT
     read_operation = READ_OPERATION
 
     async def read(self, platform: Platform, at: Location) -> list[dict[str, Any]]:
@@ -493,8 +494,10 @@ class VariablesKind(EnvironmentKind):
                     )
                 )
 
-    def apply_phase(self, change: Change, call: Call) -> int | None:
-        return 4 if call.operation == REMOVE_OPERATION else 3
+    def apply_phase(self, change: Change, call: Call) -> ApplyPhase | None:
+        if call.operation == REMOVE_OPERATION:
+            return ApplyPhase.VARIABLE_REMOVALS
+        return ApplyPhase.VARIABLE_SETS
 
     def batch_key(self, change: Change) -> str | None:
         return Address.parse(change.address).leaf

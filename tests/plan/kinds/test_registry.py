@@ -138,3 +138,17 @@ def test_plan_json_accepts_exactly_the_registered_kinds() -> None:
     unknown["changes"][0]["kind"] = "tag"
     with pytest.raises(PlanShapeError, match="kind"):
         plan_from_dict(unknown)
+
+
+def test_the_orders_are_the_enums_of_plan_phases() -> None:
+    """Where a kind is read and where its calls go in an environment are said by
+    reconciler/plan/phases.py, not by numbers written in each kind."""
+    from reconciler.plan.phases import ApplyPhase, ReadAt
+
+    for kind in kinds.kinds():
+        assert isinstance(kind.read_at, ReadAt), kind.name
+        for action in (Action.CREATE, Action.UPDATE, Action.DELETE):
+            for operation in (kind.read_operation, "environments.removeEnvironmentVariables"):
+                change = _change(kind.name, action, operation, ("a",) * kind.depth)
+                phase = kind.apply_phase(change, change.calls[0])
+                assert phase is None or isinstance(phase, ApplyPhase), (kind.name, phase)
