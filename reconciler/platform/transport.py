@@ -17,11 +17,19 @@ module decides once, the same way (tests/platform/test_transport.py compares the
   transport never speaks TLS (through an `https://` proxy, httpcore verifies the proxy with
   its own context). The interpreter's exit waits for a load in flight (`_join_at_exit`).
 
+Connections are held one per request slot (`SlotTransport`): httpcore's pool goes over every
+connection it holds, and again over the idle ones, on each request and each release, so its CPU
+per call grew with `--parallelism` (a tenth of a millisecond at 10 connections, several at 64).
+Each slot is httpx's own transport with a pool of one connection, so TLS, proxies, keep-alive
+checks and httpx's exceptions are exactly httpx's; only the choice of connection is made here,
+in constant time.
+
 A setting that cannot be used is a usage error before the first call, not an internal error.
 """
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import functools
 import ipaddress
@@ -29,6 +37,7 @@ import os
 import ssl
 import threading
 import urllib.request
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future
 from urllib.parse import urlsplit
 
@@ -40,14 +49,20 @@ PROXY_VARIABLES = "HTTPS_PROXY, HTTP_PROXY, ALL_PROXY"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def origin_transport(base_url: str, parallelism: int) -> httpx.AsyncHTTPTransport:
-    """httpx's transport to `base_url`'s origin: `parallelism` connections at most, all kept."""
-    limits = httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism)
+def origin_transport(base_url: str, parallelism: int) -> SlotTransport:
+    """Transports to `base_url`'s origin: `parallelism` slots of one kept connection each."""
     address = environment_proxy(base_url)
     verify = _certificates() if needs_certificates(base_url) else _trusting_nothing()
     try:
         proxy = None if address is None else httpx.Proxy(address)
-        return httpx.AsyncHTTPTransport(limits=limits, verify=verify, proxy=proxy, trust_env=True)
+
+        def one_connection() -> httpx.AsyncHTTPTransport:
+            return httpx.AsyncHTTPTransport(
+                limits=_ONE_CONNECTION, verify=verify, proxy=proxy, trust_env=True
+            )
+
+        # the first slot made now: what httpx refuses in the settings is refused here, not at a call
+        return SlotTransport(one_connection, parallelism, first=one_connection())
     # a URL httpx cannot read or a scheme it does not speak; SOCKS without socksio installed
     except (httpx.InvalidURL, ValueError, ImportError):
         assert address is not None  # nothing else here reads a URL or imports
@@ -58,6 +73,113 @@ def origin_transport(base_url: str, parallelism: int) -> httpx.AsyncHTTPTranspor
             hint=f"set {PROXY_VARIABLES} to an http:// or https:// proxy URL (http://HOST:PORT), "
             "or add the host to NO_PROXY",
         ) from None
+
+
+_ONE_CONNECTION = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+
+
+class SlotTransport(httpx.AsyncBaseTransport):
+    """At most `slots` requests at once, each on a transport of its own (one connection).
+
+    A request takes the slot used last (its connection is the one most likely still open),
+    or makes a slot while fewer than `slots` exist, or waits for one; the slot is given back
+    when its answer is closed (read or not), or when the request fails. `PlatformClient`
+    never has more requests in flight than slots, so it never waits here.
+    """
+
+    def __init__(
+        self,
+        make: Callable[[], httpx.AsyncBaseTransport],
+        slots: int,
+        *,
+        first: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        if slots < 1:
+            raise ValueError("a slot transport needs at least one slot")
+        self._make = make
+        self._slots = slots
+        self._made: list[httpx.AsyncBaseTransport] = [] if first is None else [first]
+        self._idle: list[httpx.AsyncBaseTransport] = list(self._made)
+        self._waiting: asyncio.Condition | None = None
+        self._closed = False
+
+    @property
+    def slots(self) -> int:
+        return self._slots
+
+    @property
+    def connections_made(self) -> int:
+        """Slots made so far (each holds at most one connection)."""
+        return len(self._made)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        slot = await self._take()
+        try:
+            response = await slot.handle_async_request(request)
+        except BaseException:
+            await self._give_back(slot)
+            raise
+        if response.is_closed:  # read whole already (a stand-in's answer): nothing left to read
+            await self._give_back(slot)
+        else:
+            response.stream = _SlotStream(response.stream, self, slot)
+        return response
+
+    async def _take(self) -> httpx.AsyncBaseTransport:
+        if self._closed:
+            raise RuntimeError("the transport is closed")
+        while not self._idle and len(self._made) >= self._slots:
+            if self._waiting is None:
+                self._waiting = asyncio.Condition()
+            async with self._waiting:
+                await self._waiting.wait()
+        if self._idle:
+            return self._idle.pop()
+        made = self._make()
+        self._made.append(made)
+        return made
+
+    async def _give_back(self, slot: httpx.AsyncBaseTransport) -> None:
+        if self._closed:  # closed with the others by `aclose`
+            return
+        self._idle.append(slot)
+        if self._waiting is not None:
+            async with self._waiting:
+                self._waiting.notify()
+
+    async def aclose(self) -> None:
+        self._closed = True
+        made, self._made, self._idle = self._made, [], []
+        for slot in made:
+            await slot.aclose()
+
+
+class _SlotStream(httpx.AsyncByteStream):
+    """An answer's body; closing it gives its slot back (once)."""
+
+    def __init__(
+        self,
+        inner: httpx.SyncByteStream | httpx.AsyncByteStream,
+        owner: SlotTransport,
+        slot: httpx.AsyncBaseTransport,
+    ) -> None:
+        self._inner = inner
+        self._owner: SlotTransport | None = owner
+        self._slot = slot
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        assert isinstance(self._inner, httpx.AsyncByteStream)
+        async for chunk in self._inner:
+            yield chunk
+
+    async def aclose(self) -> None:
+        owner, self._owner = self._owner, None
+        try:
+            if isinstance(self._inner, httpx.AsyncByteStream):
+                await self._inner.aclose()
+        finally:
+            if owner is not None:
+                await owner._give_back(self._slot)
 
 
 def needs_certificates(base_url: str) -> bool:
