@@ -37,6 +37,7 @@ from reconciler.platform.messages import (
     status_error,
 )
 from reconciler.platform.operations import Operation, get_operation
+from reconciler.platform.pacing import Pacer
 from reconciler.platform.retry import RETRIED_SERVER_STATUSES, CallDeadline, RetryPolicy
 from reconciler.platform.shapes import DATA_SHAPES, shape_problem
 from reconciler.platform.transport import origin_transport
@@ -95,6 +96,7 @@ class PlatformClient:
         retry: RetryPolicy | None = None,
         call_log: CallLog | None = None,
         max_answer_bytes: int = MAX_ANSWER_BYTES,
+        pacer: Pacer | None = None,
     ) -> None:
         if parallelism < 1:
             raise ValueError("parallelism must be at least 1")
@@ -111,6 +113,8 @@ class PlatformClient:
         if call_log is not None:
             call_log.add_secret(self._api_key)
         self._semaphore = asyncio.Semaphore(parallelism)
+        # one pace for every call, learned from 429s (reconciler/platform/pacing.py)
+        self.pacer = pacer or Pacer(clock=self._retry.clock, sleep=self._retry.sleep)
         # whether the base URL was checked to be the platform, and the error if it was not
         self._platform_checked = False
         self._not_platform: errors.ApiError | None = None
@@ -268,7 +272,10 @@ class PlatformClient:
     async def _post(
         self, op: Operation, content: bytes, attempt: int, deadline: CallDeadline
     ) -> _Answer:
+        queued = self._retry.clock()
         async with self._semaphore:
+            generation = await self.pacer.turn()
+            deadline.exclude(self._retry.clock() - queued)  # the client's own backlog
             seconds, whole_call = deadline.next_attempt()
             self.calls += 1
             begun = time.perf_counter()
@@ -287,6 +294,10 @@ class PlatformClient:
                 self._record(op, type(exc).__name__, begun, attempt)
                 raise
             self._record(op, str(answer.status), begun, attempt)
+            if answer.status == 429:
+                self.pacer.limited(generation)
+            else:
+                self.pacer.succeeded()
             return answer
 
     async def _exchange(self, op: Operation, content: bytes) -> _Answer:

@@ -28,8 +28,9 @@ class RetryPolicy:
     `attempt_deadline` is the most seconds one attempt may take, from sending the
     request to the last byte of the answer: httpx's timeouts bound each wait for the
     next byte, so a server trickling bytes would pass them forever. `max_elapsed` is
-    the most seconds one call may spend from its first attempt on (time queued for a
-    free slot under `--parallelism` does not count), attempts and waits included: an
+    the most seconds one call may spend from its first attempt on, attempts and waits
+    included (time queued behind the client's own calls, for a free slot under
+    `--parallelism` or a turn under its pace, does not count, before any attempt): an
     attempt still running then is cut, and a wait that would pass it is not taken.
     """
 
@@ -78,6 +79,12 @@ class CallDeadline:
         if left < self.policy.attempt_deadline:
             return max(0.0, left), True
         return self.policy.attempt_deadline, False
+
+    def exclude(self, seconds: float) -> None:
+        """Leave `seconds` out of the call's time: queued behind the client's own calls (for a
+        free slot under `--parallelism`, or for a turn under its pace), not the platform's."""
+        if self._started is not None:
+            self._started += seconds
 
     def allows_wait(self, seconds: float) -> bool:
         """Whether waiting `seconds` before the next attempt stays within the call's deadline."""
