@@ -37,10 +37,11 @@ import os
 import ssl
 import threading
 import urllib.request
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 from concurrent.futures import Future
 from urllib.parse import urlsplit
 
+import httpcore
 import httpx
 
 from reconciler.errors import UsageError
@@ -56,7 +57,9 @@ def origin_transport(base_url: str, parallelism: int) -> SlotTransport:
     try:
         proxy = None if address is None else httpx.Proxy(address)
 
-        def one_connection() -> httpx.AsyncHTTPTransport:
+        def one_connection() -> httpx.AsyncBaseTransport:
+            if proxy is None:
+                return OneConnection(base_url, verify)
             return httpx.AsyncHTTPTransport(
                 limits=_ONE_CONNECTION, verify=verify, proxy=proxy, trust_env=True
             )
@@ -152,6 +155,130 @@ class SlotTransport(httpx.AsyncBaseTransport):
         made, self._made, self._idle = self._made, [], []
         for slot in made:
             await slot.aclose()
+
+
+# httpx's keep-alive default (`httpx.Limits`): an idle connection older than this is not reused
+KEEPALIVE_SECONDS = 5.0
+
+
+class OneConnection(httpx.AsyncBaseTransport):
+    """One kept connection to the origin: httpcore's `AsyncHTTPConnection` with httpx's face.
+
+    What httpx's `AsyncHTTPTransport` does around its pool, without the pool: the request and
+    the answer converted between httpx's models and httpcore's, httpcore's exceptions raised as
+    httpx's of the same name (httpx's own mapping, the most specific class). As the pool does,
+    an idle connection the server closed or that has outlived its keep-alive is replaced before
+    a request, and a request the connection cannot take is sent on a new one (it was not sent).
+    A proxied origin keeps httpx's transport (see `origin_transport`).
+    """
+
+    def __init__(self, base_url: str, ssl_context: ssl.SSLContext) -> None:
+        url = httpx.URL(base_url)
+        port = url.port or _DEFAULT_PORTS[url.scheme]  # as httpcore names a request's origin
+        self._origin = httpcore.Origin(url.raw_scheme, url.raw_host, port)
+        self._ssl_context = ssl_context
+        self._connection: httpcore.AsyncHTTPConnection | None = None
+
+    def _fresh(self) -> httpcore.AsyncHTTPConnection:
+        self._connection = httpcore.AsyncHTTPConnection(
+            self._origin, ssl_context=self._ssl_context, keepalive_expiry=KEEPALIVE_SECONDS
+        )
+        return self._connection
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        assert isinstance(request.stream, httpx.AsyncByteStream)
+        url = request.url
+        sent = httpcore.Request(
+            method=request.method,
+            url=httpcore.URL(
+                scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
+            ),
+            headers=request.headers.raw,
+            content=request.stream,
+            extensions=request.extensions,
+        )
+        try:
+            connection = self._connection
+            if connection is None or connection.is_closed() or connection.has_expired():
+                if connection is not None:
+                    await connection.aclose()
+                connection = self._fresh()
+            try:
+                answer = await connection.handle_async_request(sent)
+            except httpcore.ConnectionNotAvailable:
+                await connection.aclose()
+                answer = await self._fresh().handle_async_request(sent)
+        except _HTTPCORE_ERRORS as error:
+            raise _as_httpx(error) from error
+        assert isinstance(answer.stream, AsyncIterable)
+        return httpx.Response(
+            status_code=answer.status,
+            headers=answer.headers,
+            stream=_CoreStream(answer.stream),
+            extensions=answer.extensions,
+        )
+
+    async def aclose(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            try:
+                await connection.aclose()
+            except _HTTPCORE_ERRORS as error:
+                raise _as_httpx(error) from error
+
+
+class _CoreStream(httpx.AsyncByteStream):
+    """An answer's body from httpcore, its failures raised as httpx's."""
+
+    def __init__(self, inner: AsyncIterable[bytes]) -> None:
+        self._inner = inner
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._inner:
+                yield chunk
+        except _HTTPCORE_ERRORS as error:
+            raise _as_httpx(error) from error
+
+    async def aclose(self) -> None:
+        close = getattr(self._inner, "aclose", None)
+        if close is not None:
+            try:
+                await close()
+            except _HTTPCORE_ERRORS as error:
+                raise _as_httpx(error) from error
+
+
+# httpx's mapping of httpcore's exceptions (httpx/_transports/default.py): each to httpx's class
+# of the same name, the most specific one that applies
+_HTTPX_OF: dict[type[Exception], type[httpx.HTTPError]] = {
+    getattr(httpcore, name): getattr(httpx, name)
+    for name in (
+        "TimeoutException",
+        "ConnectTimeout",
+        "ReadTimeout",
+        "WriteTimeout",
+        "PoolTimeout",
+        "NetworkError",
+        "ConnectError",
+        "ReadError",
+        "WriteError",
+        "ProxyError",
+        "UnsupportedProtocol",
+        "ProtocolError",
+        "LocalProtocolError",
+        "RemoteProtocolError",
+    )
+}
+
+
+_HTTPCORE_ERRORS = tuple(_HTTPX_OF)
+
+
+def _as_httpx(error: Exception) -> httpx.HTTPError:
+    """httpcore's `error` (one of `_HTTPCORE_ERRORS`) as httpx raises it."""
+    mapped = next(_HTTPX_OF[kind] for kind in type(error).__mro__ if kind in _HTTPX_OF)
+    return mapped(str(error))
 
 
 class _SlotStream(httpx.AsyncByteStream):

@@ -1,4 +1,5 @@
-"""The client's transport: one connection per request slot (reconciler/platform/transport.py).
+"""The client's transport: one connection per request slot (reconciler/platform/transport.py),
+each httpcore's connection with httpx's face.
 
 Each slot is a transport of its own; a request takes an idle slot (the one used last), makes
 one while fewer than the bound exist, or waits; the slot comes back when the answer is closed
@@ -7,12 +8,14 @@ or the request fails. Counted with stand-in slots, never timed."""
 from __future__ import annotations
 
 import asyncio
+import ssl
 
 import httpx
 import pytest
 
-from reconciler.platform.transport import SlotTransport, origin_transport
+from reconciler.platform.transport import OneConnection, SlotTransport, origin_transport
 from tests.platform.helpers import run
+from tests.platform.servers import raw_server
 
 URL = "http://platform.test/v1/apps.getApp"
 
@@ -139,3 +142,46 @@ def test_the_origin_transport_has_one_slot_per_request_in_flight() -> None:
     assert isinstance(transport, SlotTransport) and transport.slots == 12
     assert transport.connections_made == 1  # the first, made to check the settings
     run(transport.aclose())
+
+
+def test_a_connection_the_server_closed_is_replaced_before_the_next_request() -> None:
+    """The server answers one request per connection, then closes it: each request after the
+    first finds its kept connection closed and is sent on a new one, not failed."""
+    accepted = []
+
+    async def one_answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.append(1)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+        await writer.drain()
+
+    async def three() -> list[bytes]:
+        async with raw_server(one_answer) as base_url:
+            connection = OneConnection(base_url, ssl.create_default_context())
+            try:
+                found = []
+                for _ in range(3):
+                    response = await connection.handle_async_request(
+                        httpx.Request("POST", f"{base_url}/v1/apps.getApp", content=b"{}")
+                    )
+                    found.append(await response.aread())
+                    await response.aclose()
+                    for _ in range(20):  # the server's close reaches the client
+                        await asyncio.sleep(0)
+                return found
+            finally:
+                await connection.aclose()
+
+    assert run(three()) == [b"{}"] * 3
+    assert len(accepted) == 3
+
+
+def test_httpcore_failures_are_raised_as_httpx_s() -> None:
+    async def refused() -> None:
+        connection = OneConnection("http://127.0.0.1:9", ssl.create_default_context())
+        try:
+            await connection.handle_async_request(httpx.Request("POST", "http://127.0.0.1:9/v1/x"))
+        finally:
+            await connection.aclose()
+
+    with pytest.raises(httpx.ConnectError):
+        run(refused())
