@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,6 +131,9 @@ class PlatformClient:
         )
         self._extensions = {"timeout": httpx.Timeout(timeout).as_dict()}  # each request's
         self._urls: dict[str, httpx.URL] = {}
+        # the headers httpx would send, built once: Host first, then ours (Content-Length last)
+        host = httpx.URL(self.base_url).netloc
+        self._raw_headers = [(b"Host", host), *self._headers.raw]
         # The semaphore is the real bound; the pool must never be the narrower one.
         self._transport = transport or origin_transport(self.base_url, parallelism)
         self._closed = False
@@ -305,11 +308,13 @@ class PlatformClient:
         Straight to the transport: see reconciler/platform/transport.py for why."""
         if self._closed:  # the transport would open a connection that nothing closes
             raise RuntimeError("the platform client is closed: it sends no more requests")
+        # The request httpx makes of `content=`, with its headers built once (`stream=` adds
+        # none): a fifth of the client's own CPU per call otherwise.
         request = httpx.Request(
             "POST",
             self._url(op),
-            headers=self._headers,
-            content=content,
+            headers=[*self._raw_headers, (b"Content-Length", str(len(content)).encode())],
+            stream=httpx.ByteStream(content),
             extensions=self._extensions,
         )
         response = await self._transport.handle_async_request(request)
@@ -319,7 +324,10 @@ class PlatformClient:
             if declared.isdigit() and int(declared) > self.max_answer_bytes:
                 raise _AnswerTooLarge(response.status_code)
             received = bytearray()
-            async for chunk in response.aiter_bytes():  # decoded: a compressed bomb stops too
+            # decoded: a compressed bomb stops too; an answer not encoded is read as it comes
+            encoded = response.headers.get("Content-Encoding", "identity") != "identity"
+            chunks = response.aiter_bytes() if encoded else _raw(response)
+            async for chunk in chunks:
                 received += chunk
                 if len(received) > self.max_answer_bytes:
                     raise _AnswerTooLarge(response.status_code)
@@ -579,6 +587,15 @@ class PlatformClient:
             ]
         # Very short values would garble the text they are cut from; the key is always cut.
         return [s for s in found if s and (s == self._api_key or len(s) >= 4)]
+
+
+async def _raw(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The body of an answer that is not encoded, as the transport hands it over (httpx's
+    `aiter_bytes` would pass it through an identity decoder and a re-chunker)."""
+    stream = response.stream
+    assert isinstance(stream, httpx.AsyncByteStream)
+    async for chunk in stream:
+        yield chunk
 
 
 def _identity(item: Mapping[str, Any], key: str) -> str:
