@@ -7,10 +7,11 @@ One `reconciler emulator --latency-ms N` serves on loopback from its own process
 `PlatformClient` (semaphore, retries, deadlines, size cap, envelope checks) sends the same
 `--calls` reads, `--parallelism` at a time, over each transport in turn:
 
-- `httpx`: httpx's own `AsyncHTTPTransport` (httpcore over anyio), called directly, on the
-  event loop commands run on (uvloop's where it is installed): what the client ships with;
+- `httpx`: the client's own transport as shipped (reconciler/platform/transport.py: one
+  connection per request slot, httpcore's with httpx's face), called directly, on the event
+  loop commands run on (uvloop's where it is installed);
 - `httpx, asyncio loop`: the same on asyncio's own event loop (what uvloop saves);
-- `httpx through AsyncClient`: the same transport behind `httpx.AsyncClient`'s per-request
+- `httpx through AsyncClient`: httpx's own pool behind `httpx.AsyncClient`'s per-request
   work (building the request, merging the URL, cookies, auth, redirects): how the client sent
   requests before (what calling the transport directly saves);
 - `httpx-aiohttp`: `httpx_aiohttp.AiohttpTransport`, httpx's API over aiohttp's client (a
@@ -102,7 +103,7 @@ class ThroughAsyncClient(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         rebuilt = self._client.build_request(
-            request.method, str(request.url), headers=request.headers, content=request.content
+            request.method, str(request.url), headers=request.headers, content=await request.aread()
         )
         return await self._client.send(rebuilt, stream=True)
 
