@@ -37,7 +37,7 @@ from reconciler.platform.messages import (
     status_error,
 )
 from reconciler.platform.operations import Operation, get_operation
-from reconciler.platform.pacing import Pacer
+from reconciler.platform.pacing import NoTurn, Pacer
 from reconciler.platform.retry import RETRIED_SERVER_STATUSES, CallDeadline, RetryPolicy
 from reconciler.platform.shapes import DATA_SHAPES, shape_problem
 from reconciler.platform.transport import origin_transport
@@ -248,6 +248,8 @@ class PlatformClient:
                 if failure.ambiguous or passed.whole_call:
                     raise failure from None
                 delay = policy.backoff(attempt)
+            except NoTurn:  # a retry the call has no time left to wait its turn for
+                raise failure from None
             except _AnswerTooLarge as too_large:
                 what = f"an answer larger than the {self.max_answer_bytes:,} bytes read at most"
                 raise self._unexpected(op, too_large.status, what, ambiguous=op.creates) from None
@@ -277,8 +279,8 @@ class PlatformClient:
     ) -> _Answer:
         queued = self._retry.clock()
         async with self._semaphore:
-            generation = await self.pacer.turn()
             deadline.exclude(self._retry.clock() - queued)  # the client's own backlog
+            generation = await self.pacer.turn(within=deadline.left())
             seconds, whole_call = deadline.next_attempt()
             self.calls += 1
             begun = time.perf_counter()

@@ -29,9 +29,9 @@ class RetryPolicy:
     request to the last byte of the answer: httpx's timeouts bound each wait for the
     next byte, so a server trickling bytes would pass them forever. `max_elapsed` is
     the most seconds one call may spend from its first attempt on, attempts and waits
-    included (time queued behind the client's own calls, for a free slot under
-    `--parallelism` or a turn under its pace, does not count, before any attempt): an
-    attempt still running then is cut, and a wait that would pass it is not taken.
+    included (waits for a turn under the client's pace too; time queued for a free slot
+    under `--parallelism`, behind the client's own calls, does not count): an attempt still
+    running then is cut, and a wait that would pass it is not taken.
     """
 
     max_attempts: int = 5
@@ -81,10 +81,16 @@ class CallDeadline:
         return self.policy.attempt_deadline, False
 
     def exclude(self, seconds: float) -> None:
-        """Leave `seconds` out of the call's time: queued behind the client's own calls (for a
-        free slot under `--parallelism`, or for a turn under its pace), not the platform's."""
+        """Leave `seconds` out of the call's time: queued for a free slot under
+        `--parallelism`, behind the client's own calls, not the platform's doing."""
         if self._started is not None:
             self._started += seconds
+
+    def left(self) -> float | None:
+        """Seconds the call has left; None before its first attempt."""
+        if self._started is None:
+            return None
+        return max(0.0, self.policy.max_elapsed - (self.policy.clock() - self._started))
 
     def allows_wait(self, seconds: float) -> bool:
         """Whether waiting `seconds` before the next attempt stays within the call's deadline."""

@@ -109,13 +109,19 @@ class TokenBucket:
         return httpx.Response(429, headers={"Retry-After": "1"})
 
 
-@pytest.mark.parametrize("rate", [10, 20, 100])
-def test_the_pace_settles_near_the_platforms_rate(rate: int) -> None:
+@pytest.mark.parametrize(
+    ("rate", "used_up"), [(10, False), (20, False), (100, False), (20, True), (100, True)]
+)
+def test_the_pace_settles_near_the_platforms_rate(rate: int, used_up: bool) -> None:
     """Few 429s, and the calls take about what the platform's rate allows, not much more:
     the calls that were in flight when the first 429 came (at most `parallelism`), and a few
-    each time the pace, grown past the rate, has emptied the platform's bucket."""
+    each time the pace, grown past the rate, has emptied the platform's bucket. Also when the
+    platform's limit was used up before the client started (its pace then is a guess, probed
+    upward faster)."""
     time = VirtualTime()
     platform = TokenBucket(time, rate)
+    if used_up:  # by others before the client starts: its first answers are 429s
+        platform.tokens = 0
     client = make_client(platform, time=time, parallelism=16)
     calls = 600
 
@@ -166,3 +172,28 @@ def test_a_429_sent_before_the_last_decrease_does_not_decrease_again() -> None:
     for generation in generations:  # ten answers of requests in flight together
         pacer.limited(generation)
     assert pacer.decreases == 1 and pacer.rate == pytest.approx(0.7 * 10)
+
+
+def test_a_platform_that_never_stops_limiting_ends_every_call_of_a_busy_client() -> None:
+    """However slow the pace falls, each call ends with the rate-limiting message within its
+    attempts and deadline: a retry whose turn would come too late is not waited for."""
+    time = VirtualTime()
+
+    async def refusing(_: httpx.Request) -> httpx.Response:
+        await time.elapse(0.01)
+        return httpx.Response(429, headers={"Retry-After": "1"})
+
+    client = make_client(refusing, time=time, parallelism=8)
+    sent_before = len(time.paced)
+
+    async def many() -> list[BaseException | None]:
+        async with client:
+            return await asyncio.gather(
+                *(client.call("apps.getApp", BODY) for _ in range(40)), return_exceptions=True
+            )
+
+    outcomes = run(time.drive(many()))
+    assert all(isinstance(o, errors.RateLimited) for o in outcomes)
+    assert all("still rate limiting after" in str(o) for o in outcomes)
+    assert client.calls <= 40 * 5 and client.pacer.rate == 1.0  # the floor
+    assert time.now <= 40 * 5 / client.pacer.rate and len(time.paced) > sent_before
