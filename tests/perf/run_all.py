@@ -332,7 +332,7 @@ def time_command(base_url: str, manifest: Path, parallelism: int) -> float:
         done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
         times.append(time.perf_counter() - started)
         if done.returncode != 0 or "No changes" not in done.stdout:
-            failed = f"reconciler plan failed ({done.returncode}):\n{done.stderr[-2000:]}"
+            failed = f"reconciler plan failed ({done.returncode}):\n{done.stderr[-2000:]}{done.stdout[-3000:]}"
             raise RuntimeError(failed)
     return statistics.median(times[1:])
 
