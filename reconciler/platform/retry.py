@@ -28,9 +28,10 @@ class RetryPolicy:
     `attempt_deadline` is the most seconds one attempt may take, from sending the
     request to the last byte of the answer: httpx's timeouts bound each wait for the
     next byte, so a server trickling bytes would pass them forever. `max_elapsed` is
-    the most seconds one call may spend from its first attempt on (time queued for a
-    free slot under `--parallelism` does not count), attempts and waits included: an
-    attempt still running then is cut, and a wait that would pass it is not taken.
+    the most seconds one call may spend from its first attempt on, attempts and waits
+    included (waits for a turn under the client's pace too; time queued for a free slot
+    under `--parallelism`, behind the client's own calls, does not count): an attempt still
+    running then is cut, and a wait that would pass it is not taken.
     """
 
     max_attempts: int = 5
@@ -78,6 +79,18 @@ class CallDeadline:
         if left < self.policy.attempt_deadline:
             return max(0.0, left), True
         return self.policy.attempt_deadline, False
+
+    def exclude(self, seconds: float) -> None:
+        """Leave `seconds` out of the call's time: queued for a free slot under
+        `--parallelism`, behind the client's own calls, not the platform's doing."""
+        if self._started is not None:
+            self._started += seconds
+
+    def left(self) -> float | None:
+        """Seconds the call has left; None before its first attempt."""
+        if self._started is None:
+            return None
+        return max(0.0, self.policy.max_elapsed - (self.policy.clock() - self._started))
 
     def allows_wait(self, seconds: float) -> bool:
         """Whether waiting `seconds` before the next attempt stays within the call's deadline."""

@@ -17,11 +17,19 @@ module decides once, the same way (tests/platform/test_transport.py compares the
   transport never speaks TLS (through an `https://` proxy, httpcore verifies the proxy with
   its own context). The interpreter's exit waits for a load in flight (`_join_at_exit`).
 
+Connections are held one per request slot (`SlotTransport`): httpcore's pool goes over every
+connection it holds, and again over the idle ones, on each request and each release, so its CPU
+per call grew with `--parallelism` (a tenth of a millisecond at 10 connections, several at 64).
+Each slot is httpx's own transport with a pool of one connection, so TLS, proxies, keep-alive
+checks and httpx's exceptions are exactly httpx's; only the choice of connection is made here,
+in constant time.
+
 A setting that cannot be used is a usage error before the first call, not an internal error.
 """
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import functools
 import ipaddress
@@ -29,9 +37,11 @@ import os
 import ssl
 import threading
 import urllib.request
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 from concurrent.futures import Future
 from urllib.parse import urlsplit
 
+import httpcore
 import httpx
 
 from reconciler.errors import UsageError
@@ -40,14 +50,22 @@ PROXY_VARIABLES = "HTTPS_PROXY, HTTP_PROXY, ALL_PROXY"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def origin_transport(base_url: str, parallelism: int) -> httpx.AsyncHTTPTransport:
-    """httpx's transport to `base_url`'s origin: `parallelism` connections at most, all kept."""
-    limits = httpx.Limits(max_connections=parallelism, max_keepalive_connections=parallelism)
+def origin_transport(base_url: str, parallelism: int) -> SlotTransport:
+    """Transports to `base_url`'s origin: `parallelism` slots of one kept connection each."""
     address = environment_proxy(base_url)
     verify = _certificates() if needs_certificates(base_url) else _trusting_nothing()
     try:
         proxy = None if address is None else httpx.Proxy(address)
-        return httpx.AsyncHTTPTransport(limits=limits, verify=verify, proxy=proxy, trust_env=True)
+
+        def one_connection() -> httpx.AsyncBaseTransport:
+            if proxy is None:
+                return OneConnection(base_url, verify)
+            return httpx.AsyncHTTPTransport(
+                limits=_ONE_CONNECTION, verify=verify, proxy=proxy, trust_env=True
+            )
+
+        # the first slot made now: what httpx refuses in the settings is refused here, not at a call
+        return SlotTransport(one_connection, parallelism, first=one_connection())
     # a URL httpx cannot read or a scheme it does not speak; SOCKS without socksio installed
     except (httpx.InvalidURL, ValueError, ImportError):
         assert address is not None  # nothing else here reads a URL or imports
@@ -58,6 +76,237 @@ def origin_transport(base_url: str, parallelism: int) -> httpx.AsyncHTTPTranspor
             hint=f"set {PROXY_VARIABLES} to an http:// or https:// proxy URL (http://HOST:PORT), "
             "or add the host to NO_PROXY",
         ) from None
+
+
+_ONE_CONNECTION = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+
+
+class SlotTransport(httpx.AsyncBaseTransport):
+    """At most `slots` requests at once, each on a transport of its own (one connection).
+
+    A request takes the slot used last (its connection is the one most likely still open),
+    or makes a slot while fewer than `slots` exist, or waits for one; the slot is given back
+    when its answer is closed (read or not), or when the request fails. `PlatformClient`
+    never has more requests in flight than slots, so it never waits here.
+    """
+
+    def __init__(
+        self,
+        make: Callable[[], httpx.AsyncBaseTransport],
+        slots: int,
+        *,
+        first: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        if slots < 1:
+            raise ValueError("a slot transport needs at least one slot")
+        self._make = make
+        self._slots = slots
+        self._made: list[httpx.AsyncBaseTransport] = [] if first is None else [first]
+        self._idle: list[httpx.AsyncBaseTransport] = list(self._made)
+        self._waiting: asyncio.Condition | None = None
+        self._closed = False
+
+    @property
+    def slots(self) -> int:
+        return self._slots
+
+    @property
+    def connections_made(self) -> int:
+        """Slots made so far (each holds at most one connection)."""
+        return len(self._made)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        slot = await self._take()
+        try:
+            response = await slot.handle_async_request(request)
+        except BaseException:
+            await self._give_back(slot)
+            raise
+        if response.is_closed:  # read whole already (a stand-in's answer): nothing left to read
+            await self._give_back(slot)
+        else:
+            response.stream = _SlotStream(response.stream, self, slot)
+        return response
+
+    async def _take(self) -> httpx.AsyncBaseTransport:
+        if self._closed:
+            raise RuntimeError("the transport is closed")
+        while not self._idle and len(self._made) >= self._slots:
+            if self._waiting is None:
+                self._waiting = asyncio.Condition()
+            async with self._waiting:
+                await self._waiting.wait()
+        if self._idle:
+            return self._idle.pop()
+        made = self._make()
+        self._made.append(made)
+        return made
+
+    async def _give_back(self, slot: httpx.AsyncBaseTransport) -> None:
+        if self._closed:  # closed with the others by `aclose`
+            return
+        self._idle.append(slot)
+        if self._waiting is not None:
+            async with self._waiting:
+                self._waiting.notify()
+
+    async def aclose(self) -> None:
+        self._closed = True
+        made, self._made, self._idle = self._made, [], []
+        for slot in made:
+            await slot.aclose()
+
+
+# httpx's keep-alive default (`httpx.Limits`): an idle connection older than this is not reused
+KEEPALIVE_SECONDS = 5.0
+
+
+class OneConnection(httpx.AsyncBaseTransport):
+    """One kept connection to the origin: httpcore's `AsyncHTTPConnection` with httpx's face.
+
+    What httpx's `AsyncHTTPTransport` does around its pool, without the pool: the request and
+    the answer converted between httpx's models and httpcore's, httpcore's exceptions raised as
+    httpx's of the same name (httpx's own mapping, the most specific class). As the pool does,
+    an idle connection the server closed or that has outlived its keep-alive is replaced before
+    a request, and a request the connection cannot take is sent on a new one (it was not sent).
+    A proxied origin keeps httpx's transport (see `origin_transport`).
+    """
+
+    def __init__(self, base_url: str, ssl_context: ssl.SSLContext) -> None:
+        url = httpx.URL(base_url)
+        port = url.port or _DEFAULT_PORTS[url.scheme]  # as httpcore names a request's origin
+        self._origin = httpcore.Origin(url.raw_scheme, url.raw_host, port)
+        self._ssl_context = ssl_context
+        self._connection: httpcore.AsyncHTTPConnection | None = None
+
+    def _fresh(self) -> httpcore.AsyncHTTPConnection:
+        self._connection = httpcore.AsyncHTTPConnection(
+            self._origin, ssl_context=self._ssl_context, keepalive_expiry=KEEPALIVE_SECONDS
+        )
+        return self._connection
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        assert isinstance(request.stream, httpx.AsyncByteStream)
+        url = request.url
+        sent = httpcore.Request(
+            method=request.method,
+            url=httpcore.URL(
+                scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
+            ),
+            headers=request.headers.raw,
+            content=request.stream,
+            extensions=request.extensions,
+        )
+        try:
+            connection = self._connection
+            if connection is None or connection.is_closed() or connection.has_expired():
+                if connection is not None:
+                    await connection.aclose()
+                connection = self._fresh()
+            try:
+                answer = await connection.handle_async_request(sent)
+            except httpcore.ConnectionNotAvailable:
+                await connection.aclose()
+                answer = await self._fresh().handle_async_request(sent)
+        except _HTTPCORE_ERRORS as error:
+            raise _as_httpx(error) from error
+        assert isinstance(answer.stream, AsyncIterable)
+        return httpx.Response(
+            status_code=answer.status,
+            headers=answer.headers,
+            stream=_CoreStream(answer.stream),
+            extensions=answer.extensions,
+        )
+
+    async def aclose(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            try:
+                await connection.aclose()
+            except _HTTPCORE_ERRORS as error:
+                raise _as_httpx(error) from error
+
+
+class _CoreStream(httpx.AsyncByteStream):
+    """An answer's body from httpcore, its failures raised as httpx's."""
+
+    def __init__(self, inner: AsyncIterable[bytes]) -> None:
+        self._inner = inner
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._inner:
+                yield chunk
+        except _HTTPCORE_ERRORS as error:
+            raise _as_httpx(error) from error
+
+    async def aclose(self) -> None:
+        close = getattr(self._inner, "aclose", None)
+        if close is not None:
+            try:
+                await close()
+            except _HTTPCORE_ERRORS as error:
+                raise _as_httpx(error) from error
+
+
+# httpx's mapping of httpcore's exceptions (httpx/_transports/default.py): each to httpx's class
+# of the same name, the most specific one that applies
+_HTTPX_OF: dict[type[Exception], type[httpx.HTTPError]] = {
+    getattr(httpcore, name): getattr(httpx, name)
+    for name in (
+        "TimeoutException",
+        "ConnectTimeout",
+        "ReadTimeout",
+        "WriteTimeout",
+        "PoolTimeout",
+        "NetworkError",
+        "ConnectError",
+        "ReadError",
+        "WriteError",
+        "ProxyError",
+        "UnsupportedProtocol",
+        "ProtocolError",
+        "LocalProtocolError",
+        "RemoteProtocolError",
+    )
+}
+
+
+_HTTPCORE_ERRORS = tuple(_HTTPX_OF)
+
+
+def _as_httpx(error: Exception) -> httpx.HTTPError:
+    """httpcore's `error` (one of `_HTTPCORE_ERRORS`) as httpx raises it."""
+    mapped = next(_HTTPX_OF[kind] for kind in type(error).__mro__ if kind in _HTTPX_OF)
+    return mapped(str(error))
+
+
+class _SlotStream(httpx.AsyncByteStream):
+    """An answer's body; closing it gives its slot back (once)."""
+
+    def __init__(
+        self,
+        inner: httpx.SyncByteStream | httpx.AsyncByteStream,
+        owner: SlotTransport,
+        slot: httpx.AsyncBaseTransport,
+    ) -> None:
+        self._inner = inner
+        self._owner: SlotTransport | None = owner
+        self._slot = slot
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        assert isinstance(self._inner, httpx.AsyncByteStream)
+        async for chunk in self._inner:
+            yield chunk
+
+    async def aclose(self) -> None:
+        owner, self._owner = self._owner, None
+        try:
+            if isinstance(self._inner, httpx.AsyncByteStream):
+                await self._inner.aclose()
+        finally:
+            if owner is not None:
+                await owner._give_back(self._slot)
 
 
 def needs_certificates(base_url: str) -> bool:

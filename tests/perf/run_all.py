@@ -68,7 +68,9 @@ import bench_apply  # noqa: E402
 import bench_call_graph  # noqa: E402
 import bench_client  # noqa: E402
 import bench_emulator_cpu  # noqa: E402
+import bench_parallelism  # noqa: E402
 import bench_plan_cpu  # noqa: E402
+import bench_rate_limit  # noqa: E402
 import bench_validate  # noqa: E402
 from schedule import apply_rounds, plan_rounds  # noqa: E402
 
@@ -330,7 +332,7 @@ def time_command(base_url: str, manifest: Path, parallelism: int) -> float:
         done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
         times.append(time.perf_counter() - started)
         if done.returncode != 0 or "No changes" not in done.stdout:
-            failed = f"reconciler plan failed ({done.returncode}):\n{done.stderr[-2000:]}"
+            failed = f"reconciler plan failed ({done.returncode}):\n{done.stderr[-2000:]}{done.stdout[-3000:]}"
             raise RuntimeError(failed)
     return statistics.median(times[1:])
 
@@ -408,27 +410,93 @@ class Goal:
         return self.value <= self.target if self.at_most else self.value >= self.target
 
 
+PARALLELISMS = [10, 32, 64, 128]
+
+
 def goals(
     results: list[SizeResult],
     validate: tuple[int, float, float, float, float],
-    client: bench_client.Figure,
+    client: dict[int, bench_client.Figure],
     emulator: bench_emulator_cpu.Measured,
     growth: tuple[list[int], float, float, float],
+    commands: bench_parallelism.Results,
+    limited: list[bench_rate_limit.Run],
 ) -> list[Goal]:
     found: list[Goal] = []
+    at_ten = client[10].client_ms
+    for parallelism, figure in client.items():
+        found.append(
+            Goal(
+                f"client CPU per call, parallelism {parallelism}", figure.client_ms, 0.5, unit=" ms"
+            )
+        )
+    for parallelism, figure in client.items():
+        if parallelism != 10:
+            found.append(
+                Goal(f"client CPU per call, {parallelism} / 10", figure.client_ms / at_ten, 1.2)
+            )
+    for parallelism, row in commands.by_parallelism.items():
+        found.append(
+            Goal(
+                f"`reconciler plan` 200 apps, 20 ms, parallelism {parallelism} / (bound + "
+                f"start-up {row.fixed:.2f} s)",
+                row.ratio,
+                1.3,
+            )
+        )
+    for run in limited:
+        what = f"`reconciler {run.command}` 200 apps at --rate-limit {run.rate:g}"
+        found += [
+            Goal(f"{what}: exit code", run.exit_code, 0),
+            Goal(f"{what}: wall / (calls / R)", run.wall_ratio, 1.25),
+            Goal(f"{what}: share answered 429", run.limited_share * 100, 5, unit=" %"),
+        ]
+    far = commands.far
+    small, large = commands.scale_small, commands.scale_large
+    per_app_growth = (large.measured.cpu / 10_000) / (small.measured.cpu / 1_000)
+    found += [
+        Goal(
+            f"`reconciler plan` 1,000 apps, 100 ms, default parallelism {far.parallelism} / "
+            "(bound + start-up)",
+            far.ratio,
+            1.3,
+        ),
+        *(
+            goal
+            for parallelism, empty in commands.apply_empty.items()
+            for goal in (
+                Goal(
+                    f"apply from empty, 1,000 apps, 5 ms, parallelism {parallelism}: getDomain "
+                    "answered 404",
+                    empty.measured.not_found_lookups,
+                    0,
+                ),
+                Goal(
+                    f"apply from empty, 1,000 apps, 5 ms, parallelism {parallelism} / (bound + "
+                    "start-up)",
+                    empty.ratio,
+                    1.5,
+                ),
+            )
+        ),
+        Goal("`reconciler plan` 10,000 apps, 5 ms: wall", large.measured.seconds, 40, unit=" s"),
+        Goal(
+            "`reconciler plan` 10,000 apps: peak memory", large.measured.peak_mib, None, unit=" MiB"
+        ),
+        Goal("`reconciler plan` CPU per app, 10,000 / 1,000 apps", per_app_growth, 1.2),
+    ]
     for r in results:
         found += [
             Goal(f"calls per app, converged plan, {r.apps} apps", r.plan_calls / r.apps, 5.2),
-            Goal(f"whole command (`reconciler plan`) / bound, {r.apps} apps", r.command_ratio, 1.3),
-            Goal(f"plan phase / bound, {r.apps} apps", r.plan_ratio, 1.15),
             Goal(f"peak memory of the reconciler, {r.apps} apps", r.peak_mib, None, unit=" MiB"),
         ]
     reads = emulator.figures[0].reads
     apps, _seconds, _cpu, to_parser, _to_paused = validate
     sizes, plan_growth, validate_growth, call_graph_growth = growth
-    emulator_growth = emulator.figures[-1].reads.cpu_ms_per_call / reads.cpu_ms_per_call
+    first, last = emulator.figures[0], emulator.figures[-1]
+    emulator_growth = last.reads.cpu_ms_per_call / reads.cpu_ms_per_call
+    seeding_growth = last.seeding.cpu_ms_per_call / first.seeding.cpu_ms_per_call
     found += [
-        Goal("client CPU per call (httpx transport)", client.client_ms, 1.0, unit=" ms"),
         Goal("emulator CPU per call (plan reads)", reads.cpu_ms_per_call, 0.4, unit=" ms"),
         Goal("emulator requests/s, light client", emulator.served.per_second, 2000, False),
         Goal(f"validate {apps} apps, CPU / yaml.load(CSafeLoader)", to_parser, 1.5),
@@ -441,9 +509,13 @@ def goals(
             1.2,
         ),
         Goal(
-            f"growth {emulator.figures[-1].apps}/{emulator.figures[0].apps} apps: emulator CPU "
-            "per plan read",
+            f"growth {last.apps}/{first.apps} apps: emulator CPU per plan read",
             emulator_growth,
+            1.2,
+        ),
+        Goal(
+            f"growth {last.apps}/{first.apps} apps: emulator CPU per seeding call",
+            seeding_growth,
             1.2,
         ),
     ]
@@ -536,15 +608,28 @@ def main() -> int:
     )
     print("  validate and growth measured", file=sys.stderr, flush=True)
     client_argv = ["--latency-ms", str(args.latency_ms), "--calls", str(args.client_calls)]
+    per_parallelism = bench_client.per_parallelism(args.latency_ms, args.client_calls, PARALLELISMS)
     clients = bench_client.figures(client_argv)
+    print("  client CPU measured", file=sys.stderr, flush=True)
     emulator, emulator_rows = bench_emulator_cpu.measured(
         ["--latency-ms", str(args.latency_ms), "--sizes", args.growth_sizes]
     )
-    found = goals(
-        results, validate, next(c for c in clients if c.transport == "httpx"), emulator, growth
-    )
+    commands = bench_parallelism.measure()
+    limited = bench_rate_limit.measure([20, 100, 500], 200, args.latency_ms, None)
+    found = goals(results, validate, per_parallelism, emulator, growth, commands, limited)
     print(f"\nclient transport of the plan and apply runs: {args.transport}\n")
     print("\n".join(goal_table(found)))
+    print()
+    print("\n".join(bench_parallelism.report(commands)))
+    print()
+    print("\n".join(bench_rate_limit.report(limited, 200, args.latency_ms, None)))
+    print()
+    print(
+        "client CPU per call (shipped transport, 2,000 `apps.listApps`, lowest of 2 rounds): "
+        + ", ".join(
+            f"parallelism {p}: {f.client_ms:.3f} ms ({f.load})" for p, f in per_parallelism.items()
+        )
+    )
     print()
     print("\n".join(detail_table(results, args.latency_ms, args.parallelism)))
     print()

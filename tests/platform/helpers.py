@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import heapq
 import json
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ import httpx
 
 from reconciler.platform.client import PlatformClient
 from reconciler.platform.log import CallLog
+from reconciler.platform.pacing import Pacer
 from reconciler.platform.retry import RetryPolicy
 
 T = TypeVar("T")
@@ -28,14 +30,65 @@ class FakeTime:
     """A clock that only moves when the client sleeps; records every wait."""
 
     now: float = 0.0
-    sleeps: list[float] = field(default_factory=list)
+    sleeps: list[float] = field(default_factory=list)  # waits before retries
+    paced: list[float] = field(default_factory=list)  # waits for a turn under the client's pace
 
     async def sleep(self, seconds: float) -> None:
         self.sleeps.append(seconds)
         self.now += seconds
 
+    async def pace(self, seconds: float) -> None:
+        self.paced.append(seconds)
+        self.now += seconds
+
     def clock(self) -> float:
         return self.now
+
+
+class VirtualTime(FakeTime):
+    """A clock for many calls at once: each wait suspends its task until virtual time reaches
+    it, and time jumps to the earliest wait once every task is waiting (`drive`). No real
+    clock is read or waited on; `elapse` is a wait that is not recorded (a stand-in's latency).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._timers: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._made = 0
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        await self.elapse(seconds)
+
+    async def pace(self, seconds: float) -> None:
+        self.paced.append(seconds)
+        await self.elapse(seconds)
+
+    async def elapse(self, seconds: float) -> None:
+        woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._made += 1
+        heapq.heappush(self._timers, (self.now + max(0.0, seconds), self._made, woken))
+        await woken
+
+    async def drive(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run `work` to its end, moving time on whenever nothing else can run."""
+        task = asyncio.ensure_future(work)
+        idle = 0
+        while not task.done():
+            for _ in range(50):  # every task that can run, runs (to its next wait)
+                await asyncio.sleep(0)
+            if task.done():
+                break
+            if not self._timers:
+                idle += 1
+                if idle > 1000:
+                    raise AssertionError("every task waits, and not on this clock")
+                continue
+            idle = 0
+            at, _, woken = heapq.heappop(self._timers)
+            self.now = max(self.now, at)
+            woken.set_result(None)
+        return task.result()
 
 
 def instant_policy(time: FakeTime, **overrides: Any) -> RetryPolicy:
@@ -123,6 +176,7 @@ def make_client(
 ) -> PlatformClient:
     """A client of the scripted `handler`; with `platform_check` the check of the base URL is
     answered as the platform would, else it reaches `handler` like any call."""
+    time = time or FakeTime()
     return PlatformClient(
         BASE_URL,
         api_key,
@@ -130,8 +184,9 @@ def make_client(
         transport=httpx.MockTransport(
             answering_platform_check(handler) if platform_check else handler
         ),
-        retry=instant_policy(time or FakeTime(), **policy),
+        retry=instant_policy(time, **policy),
         call_log=call_log,
+        pacer=Pacer(clock=time.clock, sleep=time.pace),
     )
 
 

@@ -10,7 +10,9 @@ plan records the same per-environment state, so the plan does not depend on how
 it was read. A host the manifest adds that no read environment holds is looked up once with
 `domains.getDomain`, because a host can be attached to only one environment of
 the whole workspace: when it is attached somewhere the manifest does not
-manage, the plan says where (apply would get a 409). A host moving between two
+manage, the plan says where (apply would get a 409). Where several hosts need it and the
+workspace holds no domain at all (an empty platform), one `listDomains` page says so and no
+lookup is sent: each answer would be "not found". A host moving between two
 environments of the manifest is a delete there and a create here, the create
 depending on the delete.
 
@@ -63,6 +65,26 @@ async def lookup_domain(platform: Platform, host: str) -> dict[str, Any] | None:
     except NotFound:
         return None
     return require_fields(LOOKUP_OPERATION, found, "projectId", "appId", "environmentId")
+
+
+async def look_up_hosts(platform: Platform, hosts: Sequence[str]) -> list[dict[str, Any] | None]:
+    """Where each of `hosts` is attached (`lookup_domain`), with one call instead of one each
+    when the workspace holds no domain at all (a new platform, or one without domains): then
+    every lookup's answer is known, "not found"."""
+    if len(hosts) > 1 and await workspace_has_no_domain(platform):
+        return [None] * len(hosts)
+    return list(await asyncio.gather(*(lookup_domain(platform, host) for host in hosts)))
+
+
+async def workspace_has_no_domain(platform: Platform) -> bool:
+    """Whether the workspace's first page of domains, unfiltered, is empty. A listing that
+    goes on never starts with an empty page (the client refuses one as no progress), so an
+    empty first page is the whole workspace. Unknown (False) when it cannot be read."""
+    try:
+        page = await platform.call(READ_OPERATION, {"limit": 1})
+    except ApiError:
+        return False
+    return isinstance(page, list) and not page
 
 
 ONE_ENVIRONMENT_ONLY = (
@@ -377,7 +399,7 @@ class _DomainPlanning:
         planning = self.planning
         managed = [env for env, _ in self.environments]
         hosts = hosts_to_look_up(managed)
-        found = await asyncio.gather(*(lookup_domain(planning.platform, h) for h in hosts))
+        found = await look_up_hosts(planning.platform, hosts)
         lookups = dict(zip(hosts, found, strict=True))
         for host, attached in lookups.items():
             self.record.read(LOOKUP_OPERATION, (attached or {}).get("environmentId"))
