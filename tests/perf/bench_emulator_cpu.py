@@ -40,6 +40,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -54,6 +55,17 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 CPU_TARGET_MS = 0.4
 THROUGHPUT_TARGET = 2000
 GROWTH_TARGET = 1.2
+
+
+def emulator_requests(base_url: str) -> list[dict[str, object]]:
+    """Every request the emulator at `base_url` answered, in order (an admin call: a loopback
+    Host, which the benchmarks' 127.0.0.1 base URLs are, and the key)."""
+    admin = urllib.request.Request(
+        f"{base_url}/_emulator/requests", headers={"Authorization": f"Bearer {KEY}"}
+    )
+    with urllib.request.urlopen(admin, timeout=60) as answer:
+        found: list[dict[str, object]] = json.load(answer)["requests"]
+    return found
 
 
 def load() -> str:

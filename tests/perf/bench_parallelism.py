@@ -27,7 +27,6 @@ machine's load is printed with each.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import shutil
@@ -35,7 +34,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -106,17 +104,11 @@ def command(argv: list[str], key: str = KEY) -> Measured:
     )
 
 
-def requests(base_url: str) -> list[dict[str, object]]:
-    with urllib.request.urlopen(f"{base_url}/_emulator/requests", timeout=60) as answer:
-        found: list[dict[str, object]] = json.load(answer)["requests"]
-    return found
-
-
 def counted(base_url: str, argv: list[str], key: str = KEY) -> Measured:
     """`command`, with the calls the emulator answered to it and its getDomain 404s."""
-    before = len(requests(base_url))
+    before = len(bench_emulator_cpu.emulator_requests(base_url))
     measured = command(argv, key)
-    answered = requests(base_url)[before:]
+    answered = bench_emulator_cpu.emulator_requests(base_url)[before:]
     measured.calls = len(answered)
     measured.not_found_lookups = sum(
         1 for r in answered if r["operation"] == "domains.getDomain" and r["status"] == 404

@@ -19,13 +19,11 @@ Goals: exit 0, wall / (calls / R) <= 1.25, 429s <= 5% of requests. The workspace
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,16 +85,10 @@ HEADER = [
 ]
 
 
-def emulator_requests(base_url: str) -> list[dict[str, object]]:
-    with urllib.request.urlopen(f"{base_url}/_emulator/requests", timeout=30) as answer:
-        found: list[dict[str, object]] = json.load(answer)["requests"]
-    return found
-
-
 def run_command(
     base_url: str, rate: float, command: str, manifest: Path, parallelism: int | None
 ) -> Run:
-    before = len(emulator_requests(base_url))
+    before = len(bench_emulator_cpu.emulator_requests(base_url))
     argv = [
         sys.executable,
         "-m",
@@ -117,7 +109,7 @@ def run_command(
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         print(done.stderr[-2000:], file=sys.stderr)
-    answered = emulator_requests(base_url)[before:]
+    answered = bench_emulator_cpu.emulator_requests(base_url)[before:]
     limited = sum(1 for r in answered if r["status"] == 429)
     return Run(
         rate, command, done.returncode, seconds, len(answered), limited, bench_emulator_cpu.load()
