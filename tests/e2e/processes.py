@@ -24,7 +24,14 @@ from tests.fixtures.emulator import API_KEY
 DEADLINE = 120.0  # seconds; a healthy run takes a fraction of that even under load
 
 
-def _ignore_sigint() -> None:
+def _sigint_default() -> None:
+    # as a terminal's foreground job has it, whatever the suite inherited: a suite started in
+    # the background (`bash .ci/run &`, a runner's detached job) has SIGINT ignored, and its
+    # children would inherit that and never see the Ctrl-C the tests send
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _sigint_ignored() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
@@ -95,7 +102,7 @@ class CliProcess:
             stderr=subprocess.PIPE,
             env=environment,
             cwd=cwd,
-            preexec_fn=_ignore_sigint if sigint_ignored else None,
+            preexec_fn=_sigint_ignored if sigint_ignored else _sigint_default,
         )
         if terminal_stdin:
             os.close(stdin)
