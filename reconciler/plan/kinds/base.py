@@ -50,12 +50,14 @@ def address_parts(change_address: str) -> tuple[str, ...]:
 
 
 def make_call(operation: str, body: Mapping[str, Any], *, object_id: str | None = None) -> Call:
-    """A call with the permission it needs (ID-specific when the scope object's ID is known)."""
+    """A call of the operation named `operation` with the permission it needs (ID-specific when
+    the scope object's ID is known). A name the platform has no operation of is a KeyError."""
+    op = get_operation(operation)
     return Call(
         operation=operation,
         body=dict(body),
-        permission=permission(operation, object_id),
-        creates=get_operation(operation).creates,
+        permission=permission(op, object_id),
+        creates=op.creates,
     )
 
 
