@@ -14,6 +14,9 @@ from typing import Any
 
 import pytest
 
+from reconciler.errors import PlanShapeError
+from reconciler.plan.changes import Action, Change, Plan
+from reconciler.plan.json_form import plan_from_dict, plan_to_dict
 from reconciler.plan.kinds.base import make_call
 from reconciler.platform.api_document import ApiDocumentError, api_document
 from reconciler.platform.operations import (
@@ -146,6 +149,26 @@ def test_a_misspelt_operation_is_named_with_the_one_meant() -> None:
         get_operation("environments.updateSetings")
     with pytest.raises(KeyError, match=r"apps\.frobnicate"):
         make_call("apps.frobnicate", {})
+
+
+def test_a_call_holds_its_operation_and_a_plan_s_json_names_it() -> None:
+    call = make_call("apps.updateApp", {"project": "shop", "app": "web"}, object_id="app_1")
+    assert call.operation is OPERATIONS["apps.updateApp"]
+    assert (call.permission, call.creates) == ("app.app_1.update_app", False)
+    change = Change("app.shop/web", "app", Action.UPDATE, {}, {}, calls=(call,))
+    written = plan_to_dict(Plan((change,)))
+    assert written["changes"][0]["calls"][0]["operation"] == "apps.updateApp"
+    assert plan_from_dict(written).changes[0].calls[0].operation is call.operation
+
+
+def test_a_plan_naming_an_operation_the_platform_does_not_have_is_refused() -> None:
+    call = make_call("apps.updateApp", {"project": "shop", "app": "web"})
+    written = plan_to_dict(
+        Plan((Change("app.shop/web", "app", Action.UPDATE, {}, {}, calls=(call,)),))
+    )
+    written["changes"][0]["calls"][0]["operation"] = "apps.updateAp"
+    with pytest.raises(PlanShapeError, match="operation"):
+        plan_from_dict(written)
 
 
 # ---- a document that does not say what is read from it -----------------------------------------
