@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from reconciler.apply.outcome import CallResult, is_delete
+from reconciler.apply.outcome import CallResult
 from reconciler.apply.safety import executable_changes
 from reconciler.errors import ApplyRefused
 from reconciler.plan import kinds
@@ -160,7 +160,7 @@ class CallGraph:
             freer = freed_by.get(slug)
             if freer is not None and freer.owner is not node.owner:
                 node.requires.add(freer.index)
-                node.after_delete = is_delete(freer.call.operation)
+                node.after_delete = freer.call.operation.deletes
                 self._slug_freers.setdefault(node.owner.address, set()).add(freer.owner.address)
 
     def _dependencies(self, change: Change) -> tuple[set[str], set[str]]:

@@ -10,7 +10,7 @@ from typing import Any, Literal, Protocol
 from reconciler.plan import kinds
 from reconciler.plan.changes import Action, Call, Change
 from reconciler.plan.kinds.base import NewDomain
-from reconciler.platform.operations import OPERATIONS
+from reconciler.platform.operations import Operation
 
 Count = Literal["added", "changed", "destroyed"]
 """The columns of the summary line: `Resources: X added, Y changed, Z destroyed`."""
@@ -41,7 +41,7 @@ class CallResult:
     never holds a request body, so never a secret value.
     """
 
-    operation: str
+    operation: Operation
     ok: bool
     status: int | None = None
     error: str | None = None
@@ -91,41 +91,36 @@ class ChangeResult:
         return made_or_removed or _COUNTED_AS[Action.UPDATE]
 
 
-def is_delete(operation: str) -> bool:
-    """Whether `operation` makes an object disappear (a replace's first step)."""
-    known = OPERATIONS.get(operation)
-    return known is not None and known.deletes
-
-
-def _count_of_call(operation: str) -> Count | None:
+def _count_of_call(operation: Operation) -> Count | None:
     """The column a call that went through fills: `added` for a create, `destroyed` for a delete."""
-    if is_delete(operation):
+    if operation.deletes:
         return "destroyed"
-    known = OPERATIONS.get(operation)
-    return "added" if known is not None and known.creates else None
+    return "added" if operation.creates else None
 
 
 def describe_step(call: Call, result: CallResult) -> str:
     """What one call that went through did, in the words of a partly applied change's report."""
     if call.creates:
         return "created"
-    if is_delete(call.operation):
+    if call.operation.deletes:
         return "deleted"
     protection = _protection_set_by(call)
     if protection is not None:
         return f"delete protection turned {protection}"
-    return f"{call.operation} {result.status}" if result.status is not None else call.operation
+    name = call.operation.name
+    return f"{name} {result.status}" if result.status is not None else name
 
 
 def partly_applied_error(steps: Sequence[str], failed: Call, failure: CallResult) -> str:
     """`partly applied: deleted, then apps.createApp failed: ... (400)`: what went through first,
     so that nobody reads a failed replace as "nothing happened" while the old object is gone."""
     message = failure.error or "no error message"
-    prefix = f"{failure.operation}: "  # the platform errors name their operation first
+    prefix = f"{failure.operation.name}: "  # the platform errors name their operation first
     message = message.removeprefix(prefix)
     protection = _protection_set_by(failed)
     aim = f" to turn delete protection {protection}" if protection is not None else ""
-    return f"partly applied: {', '.join(steps)}, then {failure.operation} failed{aim}: {message}"
+    failed_call = failure.operation.name
+    return f"partly applied: {', '.join(steps)}, then {failed_call} failed{aim}: {message}"
 
 
 def _protection_set_by(call: Call) -> str | None:

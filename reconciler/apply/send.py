@@ -9,12 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.apply.create_once import Sleep, create_once, reread_for
-from reconciler.apply.outcome import CallResult, is_delete
+from reconciler.apply.outcome import CallResult
 from reconciler.apply.safety import SecretResolver
 from reconciler.errors import ApiError, NotFound, ReconcilerError
 from reconciler.plan.changes import Action, Call, Change, SecretRef
 from reconciler.plan.secrets import fingerprint, split_fingerprint, with_fingerprint
-from reconciler.platform.operations import OPERATIONS
 from reconciler.platform.protocol import Platform
 from reconciler.sensitive import Secret
 
@@ -63,7 +62,7 @@ class CallSender:
             return await self._send(owner, call, after_delete)
 
     async def _send(self, owner: Change, call: Call, after_delete: bool) -> CallResult:
-        status = OPERATIONS[call.operation].success_status if call.operation in OPERATIONS else None
+        status = call.operation.success_status
         try:
             body = materialize(call.body, self.resolve)
             if self.options.fingerprint_key is not None:
@@ -71,10 +70,10 @@ class CallSender:
             if call.creates or after_delete:
                 data, reread = await self._create(owner, call, body, after_delete)
                 return CallResult(call.operation, True, status, data=data, reread=reread)
-            await self.platform.call(call.operation, body)
+            await self.platform.call(call.operation.name, body)
             return CallResult(call.operation, True, status)
         except NotFound as error:
-            if is_delete(call.operation):
+            if call.operation.deletes:
                 # Gone is what a delete wants: an earlier attempt that answered 5xx after doing
                 # the work (the client resends deletes), or someone else, got there first.
                 return CallResult(call.operation, True, error.status)
@@ -95,7 +94,7 @@ class CallSender:
         options = self.options
         return await create_once(
             self.platform,
-            call.operation,
+            call.operation.name,
             body,
             reread_for(self.platform, owner, call),
             attempts=options.replace_attempts if replacing else options.create_attempts,

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from reconciler.checks.capacity import CapacityReport
     from reconciler.checks.findings import Finding
     from reconciler.checks.overrides import Override
+    from reconciler.platform.operations import Operation
 
     # the policy engine (and re2) is imported when a policy list changes, not by every plan
     from reconciler.policy_tests.effect import OutcomeChange
@@ -121,10 +122,10 @@ class Call:
     `body` is JSON-like and may hold `SecretRef`s; `permission` is the
     permission string the call needs, ID-specific when the ID is known.
     `creates` is true for calls that create an object (never retried blindly:
-    apply re-reads first).
+    apply re-reads first). A plan's JSON names `operation` by its name.
     """
 
-    operation: str
+    operation: Operation
     body: Mapping[str, Any]
     permission: str
     creates: bool = False

@@ -63,6 +63,7 @@ from reconciler.plan.changes import (
 from reconciler.plan.golive import goes_live
 from reconciler.plan.provenance import template_reach
 from reconciler.plan.review import calls_digest
+from reconciler.platform.operations import Operation, get_operation
 
 if TYPE_CHECKING:
     from reconciler.policy_tests.effect import OutcomeChange
@@ -207,8 +208,8 @@ def _edit_to_dict(edit: PolicyEdit, where: str) -> dict[str, Any]:
 
 def _call_to_dict(call: Call, where: str) -> dict[str, Any]:
     return {
-        "operation": call.operation,
-        "body": encode_value(call.body, f"{where} call {call.operation}"),
+        "operation": call.operation.name,
+        "body": encode_value(call.body, f"{where} call {call.operation.name}"),
         "permission": call.permission,
         "creates": call.creates,
     }
@@ -457,11 +458,21 @@ def _edit_from_dict(data: Any, path: str) -> PolicyEdit:
 def _call_from_dict(data: Any, path: str) -> Call:
     obj = _object(data, path)
     return Call(
-        operation=_typed(obj, "operation", path, str),
+        operation=_operation(obj, path),
         body=_object(decode_value(_get(obj, "body", path), f"{path}.body"), f"{path}.body"),
         permission=_typed(obj, "permission", path, str),
         creates=_typed(obj, "creates", path, bool),
     )
+
+
+def _operation(obj: Mapping[str, Any], path: str) -> Operation:
+    """The platform operation `obj["operation"]` names: a plan file is text, and a call of an
+    operation the platform does not have can never be sent."""
+    name = _typed(obj, "operation", path, str)
+    try:
+        return get_operation(name)
+    except KeyError:
+        raise PlanShapeError(f"{path}.operation", "not an operation of the platform API") from None
 
 
 def _note_from_dict(data: Any, path: str) -> Note:

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler.platform.operations import permission
+from reconciler.platform.operations import get_operation, permission
 
 VOLATILE = frozenset({"createdAt", "updatedAt", "currentDeploymentId", "isRolledBack"})
 
@@ -37,7 +37,9 @@ class LiveRecord:
     newer platform's), which the plan reports and leaves alone."""
 
     def read(self, operation: str, object_id: str | None = None) -> None:
-        self.permissions.add(permission(operation, object_id))
+        """Note that the plan read with `operation` (named as a kind names it): apply needs its
+        permission."""
+        self.permissions.add(permission(get_operation(operation), object_id))
 
     def slug_holder(self, kind: str, slug: str, holder: Mapping[str, Any] | None) -> None:
         """Who held a slug the plan looked up (a rename target, a temporary slug)."""

@@ -53,7 +53,7 @@ def sent_calls(plan: Plan, *, fingerprints: bool) -> Sent:
             split = kind.call_parts(change, call) if kind else [(change.address, call.body)]
             for address, part in split:
                 comparable = _comparable(part, fingerprints)
-                parts.setdefault(address, []).append((call.operation, comparable))
+                parts.setdefault(address, []).append((call.operation.name, comparable))
     return {a: (actions.get(a), parts.get(a, [])) for a in actions.keys() | parts.keys()}
 
 

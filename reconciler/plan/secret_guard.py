@@ -23,9 +23,9 @@ def check_no_plain_secrets(plan: Plan) -> None:
     """Raise `PlainSecretError` naming the first place a write-only value is stored in plain."""
     for change in plan.changes:
         for call in change.calls:
-            for key in _plain_in_call(call.operation, call.body):
+            for key in _plain_in_call(call.operation.name, call.body):
                 raise PlainSecretError(
-                    f"{change.address}: call {call.operation} holds the plain value of "
+                    f"{change.address}: call {call.operation.name} holds the plain value of "
                     f"write-only variable {key!r}; refusing to write it out",
                     hint="this is a bug in reconciler; please report it (the value was not shown)",
                 )

@@ -67,11 +67,11 @@ def slug_steps(change: Change) -> tuple[SlugStep, ...]:
     for call in change.calls:
         wanted = call.body.get("slug")
         step = SlugStep()
-        if call.operation in _CREATES and isinstance(wanted, str):
+        if call.operation.name in _CREATES and isinstance(wanted, str):
             step = SlugStep(takes=wanted)
-        elif call.operation in _DELETES:
+        elif call.operation.name in _DELETES:
             step = SlugStep(frees=current)
-        elif call.operation in _UPDATES and isinstance(wanted, str) and wanted != current:
+        elif call.operation.name in _UPDATES and isinstance(wanted, str) and wanted != current:
             step = SlugStep(frees=current, takes=wanted)
         if step != SlugStep():
             current = step.takes

@@ -39,7 +39,7 @@ from reconciler.platform.messages import (
 from reconciler.platform.operations import Operation, get_operation
 from reconciler.platform.pacing import NoTurn, Pacer
 from reconciler.platform.retry import RETRIED_SERVER_STATUSES, CallDeadline, RetryPolicy
-from reconciler.platform.shapes import DATA_SHAPES, shape_problem
+from reconciler.platform.shapes import shape_problem
 from reconciler.platform.transport import origin_transport
 from reconciler.sensitive import Secret
 
@@ -438,7 +438,7 @@ class PlatformClient:
             what = f"a status the platform API does not answer to this operation{shown}"
             return self._unexpected(op, status, what, detail=detail)
         return status_error(
-            op.name,
+            op,
             status,
             body,
             detail,
@@ -541,7 +541,7 @@ class PlatformClient:
                 raise self._unexpected(op, status, "`data` that is not a list of objects")
         elif not isinstance(data, dict):
             raise self._unexpected(op, status, "`data` that is not an object")
-        shape = DATA_SHAPES.get(op.name)
+        shape = op.data_shape
         if shape is not None:
             items = enumerate(data) if op.lists else [(None, data)]
             for index, item in items:

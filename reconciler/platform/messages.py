@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler import errors
-from reconciler.platform.operations import get_operation, permission, wildcard_permission
+from reconciler.platform.operations import Operation, permission, wildcard_permission
 
 API_KEY_ENV = "RECONCILER_API_KEY"
 BASE_URL_ENV = "RECONCILER_BASE_URL"
@@ -63,7 +63,7 @@ class ObjectNames:
 
 
 def describe_object(
-    operation: str,
+    op: Operation,
     body: Mapping[str, Any],
     *,
     created: bool = False,
@@ -75,7 +75,6 @@ def describe_object(
     otherwise the existing object the request names (for a create: its parent).
     IDs `slug_of` knows are shown as their slugs, the names the manifest uses.
     """
-    op = get_operation(operation)
     project, app = _slug_or_id(body.get("project"), slug_of), _slug_or_id(body.get("app"), slug_of)
     if op.creates and created:
         if op.name == "projects.createProject":
@@ -199,9 +198,9 @@ _PRECONDITIONS: dict[str, tuple[str, str | None]] = {
 _ID_PREFIXES = {"project": ("project", "proj_"), "app": ("app", "app_")}
 
 
-def _scope_id_in(operation: str, body: Mapping[str, Any]) -> str | None:
+def _scope_id_in(operation: Operation, body: Mapping[str, Any]) -> str | None:
     """The scope object's ID when the request names it by ID rather than by slug."""
-    field, prefix = _ID_PREFIXES.get(get_operation(operation).scope, ("", ""))
+    field, prefix = _ID_PREFIXES.get(operation.scope, ("", ""))
     value = body.get(field) if field else None
     return value if isinstance(value, str) and value.startswith(prefix) else None
 
@@ -210,7 +209,7 @@ def _scope_id_in(operation: str, body: Mapping[str, Any]) -> str | None:
 class Failure:
     """A non-2xx final answer and the request it answered."""
 
-    operation: str
+    operation: Operation
     status: int
     body: Mapping[str, Any]
     detail: str | None
@@ -220,18 +219,18 @@ class Failure:
 
     @property
     def fields(self) -> dict[str, Any]:
-        return {"operation": self.operation, "status": self.status, "detail": self.detail}
+        return {"operation": self.operation.name, "status": self.status, "detail": self.detail}
 
     def say(self, text: str) -> str:
         """`<operation>: <text>`, then the platform's own detail when it gave one."""
-        return _with_detail(f"{self.operation}: {text}", self.detail)
+        return _with_detail(f"{self.operation.name}: {text}", self.detail)
 
     def target(self, *, created: bool = False) -> str:
         return describe_object(self.operation, self.body, created=created, slug_of=self.slug_of)
 
 
 def status_error(
-    operation: str,
+    operation: Operation,
     status: int,
     body: Mapping[str, Any],
     detail: str | None,
@@ -274,7 +273,7 @@ def _forbidden(f: Failure) -> errors.ApiError:
         # The platform only restated the permission (perhaps as the wildcard while an
         # ID-specific one is named above): saying it twice, differently, confuses.
         return errors.PermissionDenied(
-            f"{f.operation}: {text}", hint=hint, **{**f.fields, "detail": f.detail}
+            f"{f.operation.name}: {text}", hint=hint, **{**f.fields, "detail": f.detail}
         )
     return errors.PermissionDenied(f.say(text), hint=hint, **f.fields)
 
@@ -285,14 +284,14 @@ def _not_found(f: Failure) -> errors.ApiError:
 
 def _conflict(f: Failure) -> errors.ApiError:
     subject = f.target(created=True)
-    if f.operation in ("projects.updateProject", "apps.updateApp") and "slug" in f.body:
+    if f.operation.name in ("projects.updateProject", "apps.updateApp") and "slug" in f.body:
         subject += f" (new {_named('slug', f.body['slug'])})"
     text = f"{subject} conflicts with an existing one (409)"
-    return errors.Conflict(f.say(text), hint=_CONFLICT_RULES.get(f.operation), **f.fields)
+    return errors.Conflict(f.say(text), hint=_CONFLICT_RULES.get(f.operation.name), **f.fields)
 
 
 def _precondition(f: Failure) -> errors.ApiError:
-    why, hint = _PRECONDITIONS.get(f.operation, ("a precondition does not hold", None))
+    why, hint = _PRECONDITIONS.get(f.operation.name, ("a precondition does not hold", None))
     return errors.PreconditionFailed(f.say(f"{f.target()}: {why} (412)"), hint=hint, **f.fields)
 
 
@@ -314,20 +313,19 @@ _BY_STATUS: dict[int, Callable[[Failure], errors.ApiError]] = {
 
 
 def server_error(
-    operation: str, status: int, detail: str | None, *, attempts: int
+    op: Operation, status: int, detail: str | None, *, attempts: int
 ) -> errors.ServerError:
-    op = get_operation(operation)
     if op.creates:
-        message = _with_detail(f"{operation}: server error ({status})", detail)
+        message = _with_detail(f"{op.name}: server error ({status})", detail)
         return errors.ServerError(
             message,
-            operation=operation,
+            operation=op.name,
             status=status,
             detail=detail,
             ambiguous=True,
             hint="the object may or may not have been created; it was not retried blindly "
             "(re-read live state before trying again)",
         )
-    text = f"{operation}: server error ({status}) after {attempts_text(attempts)}"
+    text = f"{op.name}: server error ({status}) after {attempts_text(attempts)}"
     message = _with_detail(text, detail)
-    return errors.ServerError(message, operation=operation, status=status, detail=detail)
+    return errors.ServerError(message, operation=op.name, status=status, detail=detail)

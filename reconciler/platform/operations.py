@@ -1,16 +1,24 @@
 """The platform's operations as data: permission, statuses, and how safe each is to repeat.
 
-One table transcribed from the platform API spec's "Endpoints"; the client (which answers
-it may believe), the plan (the permission strings an apply needs) and apply (which calls are
-creates) all read it.
+Read from the vendored OpenAPI document of the platform API (reconciler/platform/api_document.py),
+the first time an operation is asked for: each path's `operationId`, the row of the spec's
+"Endpoints" that ends its description (its permissions, success status and error statuses) and
+the schema of its success answer. The client (which answers it may believe), the plan (the
+permission strings an apply needs) and apply (which calls are creates) all read it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import difflib
+import functools
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal, cast
+
+from reconciler.platform.api_document import ApiDocumentError, api_document, schema_at
+from reconciler.platform.shapes import Shape, shape_of
 
 Scope = Literal["project", "app", "environment"]
 
@@ -32,16 +40,26 @@ class Operation:
     action: str
     id_specific: bool
     success_status: int
-    is_write: bool
-    creates: bool
     lists: bool
     error_statuses: frozenset[int]
     returns_data: bool = True
     item_key: str = "id"
+    data_shape: Shape | None = field(default=None, compare=False, repr=False)
+    """What the answer's `data` holds (each item, for a list operation); None when nothing."""
 
     @property
     def group(self) -> str:
         return self.name.split(".", 1)[0]
+
+    @property
+    def is_write(self) -> bool:
+        """May change something: every operation whose permission is not a `read_...` action."""
+        return not self.action.startswith("read_")
+
+    @property
+    def creates(self) -> bool:
+        """Makes an object (its permission is a `create_...` action)."""
+        return self.action.startswith("create_")
 
     @property
     def deletes(self) -> bool:
@@ -58,230 +76,138 @@ class Operation:
         return not self.creates
 
 
-def _statuses(listed: str) -> frozenset[int]:
-    """`"400 401 404"`, as the spec's "Errors:" line of the operation lists them."""
-    return frozenset(int(status) for status in listed.split())
-
-
-# The lists the spec gives most operations ("Errors: 400, 401, 403, 404, 429, 500"), with 409,
-# 412 or 503 where an operation adds one; the deployment actions and getDeployment list no 403,
-# projects.listProjects and projects.createProject no 404.
-_USUAL = "400 401 403 404 429 500"
-_NO_403 = "400 401 404 429 500"
-
-
-def _read(
-    name: str,
-    scope: Scope,
-    action: str,
-    *,
-    lists: bool = False,
-    wildcard_only: bool = False,
-    errors: str = _USUAL,
-    item_key: str = "id",
-) -> Operation:
-    return Operation(
-        name, scope, action, id_specific=not wildcard_only, success_status=200,
-        is_write=False, creates=False, lists=lists, error_statuses=_statuses(errors),
-        item_key=item_key,
-    )  # fmt: skip
-
-
-def _write(
-    name: str,
-    scope: Scope,
-    action: str,
-    status: int,
-    *,
-    creates: bool = False,
-    returns_data: bool = True,
-    wildcard_only: bool = False,
-    errors: str = _USUAL,
-) -> Operation:
-    return Operation(
-        name, scope, action, id_specific=not wildcard_only, success_status=status,
-        is_write=True, creates=creates, lists=False, error_statuses=_statuses(errors),
-        returns_data=returns_data,
-    )  # fmt: skip
-
-
-_ALL = (
-    # apps
-    _write("apps.createApp", "project", "create_app", 200, creates=True, errors=f"{_USUAL} 409"),
-    _read("apps.listApps", "app", "read_app", lists=True, wildcard_only=True),
-    _read("apps.getApp", "app", "read_app"),
-    _write("apps.updateApp", "app", "update_app", 200, errors=f"{_USUAL} 409"),
-    _write("apps.deleteApp", "app", "delete_app", 202, returns_data=False, errors=f"{_USUAL} 412"),
-    # domains
-    _write(
-        "domains.createDomain",
-        "environment",
-        "create_domain",
-        200,
-        creates=True,
-        errors=f"{_USUAL} 409",
-    ),
-    _read("domains.getDomain", "environment", "read_domain"),
-    _read(
-        "domains.listDomains",
-        "environment",
-        "read_domain",
-        lists=True,
-        wildcard_only=True,
-        errors=f"{_USUAL} 503",
-    ),
-    _write(
-        "domains.verifyDomain",
-        "environment",
-        "verify_domain",
-        202,
-        returns_data=False,
-        errors=f"{_USUAL} 412",
-    ),
-    _write("domains.deleteDomain", "environment", "delete_domain", 200, returns_data=False),
-    # deployments
-    _write(
-        "deployments.createDeployment",
-        "environment",
-        "create_deployment",
-        201,
-        creates=True,
-        errors=f"{_USUAL} 412",
-    ),
-    _read("deployments.getDeployment", "environment", "read_deployment", errors=_NO_403),
-    _read(
-        "deployments.listDeployments",
-        "environment",
-        "read_deployment",
-        lists=True,
-        wildcard_only=True,
-    ),
-    _write(
-        "deployments.promoteDeployment",
-        "environment",
-        "promote_deployment",
-        202,
-        returns_data=False,
-        errors=f"{_NO_403} 412",
-    ),
-    _write(
-        "deployments.rollbackDeployment",
-        "environment",
-        "rollback_deployment",
-        202,
-        returns_data=False,
-        errors=f"{_NO_403} 412",
-    ),
-    _write(
-        "deployments.stopDeployment",
-        "environment",
-        "stop_deployment",
-        202,
-        returns_data=False,
-        errors=f"{_NO_403} 412",
-    ),
-    _write(
-        "deployments.startDeployment",
-        "environment",
-        "start_deployment",
-        202,
-        returns_data=False,
-        errors=f"{_NO_403} 412",
-    ),
-    # environments
-    _read(
-        "environments.listEnvironments",
-        "environment",
-        "read_environment",
-        lists=True,
-        wildcard_only=True,
-    ),
-    _read("environments.getEnvironment", "environment", "read_environment"),
-    _write(
-        "environments.updateSettings",
-        "environment",
-        "update_environment",
-        200,
-        returns_data=False,
-    ),
-    _read(
-        "environments.listEnvironmentVariables",
-        "environment",
-        "read_environment_variables",
-        lists=True,
-        item_key="key",  # variables have no ID; their names are unique in an environment
-    ),
-    _write(
-        "environments.setEnvironmentVariables",
-        "environment",
-        "set_environment_variables",
-        200,
-        returns_data=False,
-    ),
-    _write(
-        "environments.removeEnvironmentVariables",
-        "environment",
-        "remove_environment_variables",
-        200,
-        returns_data=False,
-    ),
-    # gateway
-    _read("gateway.listPolicies", "environment", "read_policies", lists=True),
-    _write("gateway.setPolicies", "environment", "set_policies", 200, returns_data=False),
-    _write("gateway.updatePolicy", "environment", "update_policy", 200, returns_data=False),
-    # projects
-    _write(
-        "projects.createProject",
-        "project",
-        "create_project",
-        200,
-        creates=True,
-        wildcard_only=True,
-        errors="400 401 403 409 429 500",
-    ),
-    _read(
-        "projects.listProjects",
-        "project",
-        "read_project",
-        lists=True,
-        wildcard_only=True,
-        errors="400 401 403 429 500",
-    ),
-    _read("projects.getProject", "project", "read_project"),
-    _write("projects.updateProject", "project", "update_project", 200, errors=f"{_USUAL} 409"),
-    _write(
-        "projects.deleteProject",
-        "project",
-        "delete_project",
-        202,
-        returns_data=False,
-        errors=f"{_USUAL} 412",
-    ),
+# "Permission: one of `project.*.create_app`, `project.<project_id>.create_app`. Success 200.
+# Errors: 400, 401, 403, 404, 409, 429, 500." ends every operation's description: the spec's row.
+_ROW = re.compile(
+    r"Permission: (?:one of )?(?P<grants>`[^`]+`(?:, `[^`]+`)*)\. "
+    r"Success (?P<success>\d{3})(?:, no (?:response )?fields)?\. "
+    r"Errors: (?P<errors>\d{3}(?:, \d{3})*)\.$"
+)
+_GRANT = re.compile(
+    r"(?P<scope>project|app|environment)\.(?P<target>\*|<[a-z]+_id>)\.(?P<action>[a-z_]+)"
 )
 
-OPERATIONS: Mapping[str, Operation] = MappingProxyType({op.name: op for op in _ALL})
+# Which member tells a listed item apart, for the one list whose items have no `id`: the
+# document says what members an item has, not which of them is unique (a variable's name is,
+# in its environment).
+_ITEM_KEYS = {"environments.listEnvironmentVariables": "key"}
+
+
+def operations_from(document: Mapping[str, Any]) -> dict[str, Operation]:
+    """Every operation of the platform API `document` describes, by name."""
+    found: dict[str, Operation] = {}
+    for path, methods in document["paths"].items():
+        described = methods.get("post")
+        if not isinstance(described, Mapping) or path != f"/v1/{described.get('operationId')}":
+            raise ApiDocumentError(f"{path}: not a POST to /v1/<its operationId>")
+        op = _operation(described, document)
+        found[op.name] = op
+    return found
+
+
+def _operation(described: Mapping[str, Any], document: Mapping[str, Any]) -> Operation:
+    name = described["operationId"]
+    row = _ROW.search(described.get("description", ""))
+    if row is None:
+        expected = '"Permission: ... Success ... Errors: ..."'
+        raise ApiDocumentError(f"{name}: its description does not end in the spec's row {expected}")
+    scope, action, id_specific = _grants(name, row["grants"])
+    success, errors = int(row["success"]), _statuses(row["errors"])
+    answered = {int(status) for status in described.get("responses", {})}
+    if not {success, *errors} <= answered or {s for s in answered if 200 <= s < 300} != {success}:
+        raise ApiDocumentError(f"{name}: its responses are not the statuses its description lists")
+    data = _success_data(described["responses"][str(success)])
+    lists = data.get("type") == "array"
+    returns_data = data.get("maxProperties") != 0
+    return Operation(
+        name, scope, action, id_specific=id_specific, success_status=success,
+        error_statuses=errors, lists=lists, returns_data=returns_data,
+        item_key=_item_key(name, data, document) if lists else "id",
+        data_shape=(shape_of(data["items"] if lists else data, name) if returns_data else None),
+    )  # fmt: skip
+
+
+def _grants(name: str, listed: str) -> tuple[Scope, str, bool]:
+    """(scope, action, whether an ID-specific grant is accepted) of the grants a row lists: the
+    wildcard, and the ID-specific form of the same permission when the operation accepts it."""
+    forms = [_GRANT.fullmatch(grant.strip("`")) for grant in listed.split(", ")]
+    grants = [form.groupdict() for form in forms if form is not None]
+    kinds = {(grant["scope"], grant["action"]) for grant in grants}
+    targets = {grant["target"] for grant in grants}
+    if len(grants) != len(forms) or len(kinds) != 1 or len(targets) != len(grants):
+        raise ApiDocumentError(f"{name}: permissions {listed} are not one permission's forms")
+    ((scope, action),) = kinds
+    if "*" not in targets or not targets <= {"*", f"<{scope}_id>"}:
+        raise ApiDocumentError(
+            f"{name}: permissions {listed} are not the wildcard and {scope}'s ID"
+        )
+    return cast(Scope, scope), action, len(targets) == 2
+
+
+def _statuses(listed: str) -> frozenset[int]:
+    """`"400, 401, 404"`, as the spec's "Errors:" line of the operation lists them."""
+    return frozenset(int(status) for status in listed.split(", "))
+
+
+def _success_data(answer: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The schema of the `data` member of a success answer."""
+    data: Mapping[str, Any] = answer["content"]["application/json"]["schema"]["properties"]["data"]
+    return data
+
+
+def _item_key(name: str, data: Mapping[str, Any], document: Mapping[str, Any]) -> str:
+    item = data["items"]
+    item = schema_at(document, item["$ref"]) if "$ref" in item else item
+    key = "id" if "id" in item.get("properties", {}) else _ITEM_KEYS.get(name)
+    if key is None or key not in item.get("properties", {}):
+        raise ApiDocumentError(f"{name}: its items have no `id`, and no other key is known")
+    return key
+
+
+@functools.cache
+def _operations() -> Mapping[str, Operation]:
+    return MappingProxyType(operations_from(api_document()))
+
+
+class _Operations(Mapping[str, Operation]):
+    """The table, read from the document the first time an operation is asked for."""
+
+    def __getitem__(self, name: str) -> Operation:
+        return _operations()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_operations())
+
+    def __len__(self) -> int:
+        return len(_operations())
+
+
+OPERATIONS: Mapping[str, Operation] = _Operations()
 """Every operation of the platform API spec, by name (`apps.createApp`)."""
 
 
 def get_operation(name: str) -> Operation:
-    """The operation called `name`; a KeyError names the unknown operation (a programming error)."""
+    """The operation called `name`: where a name comes in as text (a kind's `make_call`, a plan
+    file, the client's entry points). A name the document does not have is a programming error
+    (a misspelt name in a kind), a KeyError naming it and the nearest operation there is."""
     try:
         return OPERATIONS[name]
     except KeyError:
-        raise KeyError(f"unknown platform operation {name!r}") from None
+        nearest = difflib.get_close_matches(name, OPERATIONS, n=1)
+        meant = f" (did you mean {nearest[0]!r}?)" if nearest else ""
+        raise KeyError(f"unknown platform operation {name!r}{meant}") from None
 
 
-def permission(operation: str, object_id: str | None) -> str:
+def permission(operation: Operation, object_id: str | None) -> str:
     """The permission string `operation` needs: ID-specific when the ID is known and accepted.
 
     `object_id` is the ID of the operation's scope object (the project for
     `apps.createApp`, the environment for domain and deployment operations).
     """
-    op = get_operation(operation)
-    target = object_id if (object_id and op.id_specific) else "*"
-    return f"{op.scope}.{target}.{op.action}"
+    target = object_id if (object_id and operation.id_specific) else "*"
+    return f"{operation.scope}.{target}.{operation.action}"
 
 
-def wildcard_permission(operation: str) -> str:
+def wildcard_permission(operation: Operation) -> str:
     """The wildcard form, which every operation accepts."""
     return permission(operation, None)

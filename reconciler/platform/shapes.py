@@ -1,10 +1,11 @@
 """The shapes of the resources the platform returns, checked before anything reads them.
 
-Transcribed from the resource tables of the platform API spec. Every documented field that is
-present must have its documented type (members the spec does not list are allowed: a newer
-platform may add some). A response that breaks this is an `UnexpectedResponse` naming the
-operation and the field, instead of a crash somewhere in the code that reads it. Presence is
-left to the readers: `required` lists only members whose absence no reader could survive.
+Read from the schemas of the platform API's OpenAPI document (platform/api_document.py), the
+first time one is looked into. Every documented field that is present must have its documented
+type (members the spec does not list are allowed: a newer platform may add some). A response
+that breaks this is an `UnexpectedResponse` naming the operation and the field, instead of a
+crash somewhere in the code that reads it. Presence is left to the readers: `required` lists
+only members whose absence no reader could survive (`_READERS_NEED`).
 
 These tables are also the one place that says what this reconciler *knows* of a resource:
 `unknown_members` and `unknown_part` find what a live answer holds beyond them (a member a
@@ -14,9 +15,12 @@ newer platform added), which the plan keeps, reports and never drops without say
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
+
+from reconciler.platform.api_document import ApiDocumentError, api_document, schema_at
 
 
 @dataclass(frozen=True)
@@ -32,176 +36,113 @@ class Shape:
     never refused, see `unknown_values`)."""
 
 
-STR = Shape("string")
-INT = Shape("integer")
-NUM = Shape("number")
-BOOL = Shape("boolean")
-STRS = Shape("array", item=STR)
-
-
-def obj(required: tuple[str, ...] = (), /, **fields: Shape) -> Shape:
-    # positional-only: a member keyword (or `**` of a dict of them) never binds to `required`
-    return Shape("object", fields=fields, required=required)
-
-
-def arr(item: Shape) -> Shape:
-    return Shape("array", item=item)
-
-
-def one_of(*values: str) -> Shape:
-    """A string the spec documents these values of."""
-    return Shape("string", values=values)
-
-
-SIGNALS = one_of("SIGTERM", "SIGINT", "SIGQUIT", "SIGKILL")
-PROTOCOLS = one_of("http1", "h2c")
 ENVIRONMENT_NAMES = ("production", "preview")
-
-
-TIMESTAMPS = {"createdAt": INT, "updatedAt": INT}
-
-PROJECT = obj(id=STR, name=STR, slug=STR, deleteProtection=BOOL, **TIMESTAMPS)
-
-APP = obj(
-    id=STR,
-    name=STR,
-    slug=STR,
-    sourceType=one_of("git", "oci"),
-    git=obj(repository=STR, defaultBranch=STR),
-    oci=obj(image=STR),
-    currentDeploymentId=STR,
-    isRolledBack=BOOL,
-    deleteProtection=BOOL,
-    **TIMESTAMPS,
-)
-
-HEALTHCHECK = obj(
-    method=one_of("GET", "POST"),
-    path=STR,
-    intervalSeconds=INT,
-    timeoutSeconds=INT,
-    failureThreshold=INT,
-    initialDelaySeconds=INT,
-)
-
-RUNTIME = obj(
-    port=INT,
-    vCpus=NUM,
-    memoryMib=INT,
-    storageMib=INT,
-    command=STRS,
-    healthcheck=HEALTHCHECK,
-    shutdownSignal=SIGNALS,
-    upstreamProtocol=PROTOCOLS,
-    openapiSpecPath=STR,
-)
-
-REGION = obj(("name", "replicas"), name=STR, replicas=obj(("min", "max"), min=INT, max=INT))
-
-ENVIRONMENT = obj(
-    id=STR,
-    slug=one_of(*ENVIRONMENT_NAMES),
-    description=STR,
-    kind=one_of(*ENVIRONMENT_NAMES),
-    deleteProtection=BOOL,
-    runtime=RUNTIME,
-    build=obj(
-        dockerfile=STR, rootDirectory=STR, buildCommand=STR, watchPaths=STRS, autoDeploy=BOOL
-    ),
-    regions=arr(REGION),
-    **TIMESTAMPS,
-)
-
+"""The environments an app has: the values the document gives an environment's `kind`."""
 VARIABLE_KINDS = ("recoverable", "writeonly")
-VARIABLE = obj(key=STR, kind=one_of(*VARIABLE_KINDS), value=STR, description=STR, createdAt=INT)
-
-_STRING_MATCH = obj(exact=STR, prefix=STR, regex=STR, ignoreCase=BOOL)
-_NAMED_MATCH = obj(name=STR, present=BOOL, value=_STRING_MATCH)
-MATCH_ITEM = obj(
-    path=obj(path=_STRING_MATCH),
-    method=obj(methods=STRS),
-    header=_NAMED_MATCH,
-    queryParam=_NAMED_MATCH,
-    remoteIp=obj(**{"in": STRS, "notIn": STRS}),
-)
-POLICY = obj(
-    id=STR,
-    name=STR,
-    enabled=BOOL,
-    match=arr(MATCH_ITEM),
-    firewall=obj(action=one_of("ACTION_DENY")),
-    logging=obj(
-        requestHeaders=BOOL, responseHeaders=BOOL, requestBody=BOOL, responseBody=BOOL, query=BOOL
-    ),
-)
-
-DNS_RECORD = obj(
-    type=one_of("CNAME", "ALIAS", "TXT"), name=STR, value=STR, ttl=INT, verified=BOOL, note=STR
-)
-DOMAIN_CONNECT = obj(provider=STR, url=STR)
-
-DOMAIN = obj(
-    ("id", "domain"),  # what every reader keys on
-    id=STR,
-    domain=STR,
-    projectId=STR,
-    appId=STR,
-    environmentId=STR,
-    status=one_of("pending", "verifying", "verified", "failed"),
-    verificationError=STR,
-    dnsRecords=arr(DNS_RECORD),
-    domainConnect=DOMAIN_CONNECT,
-    **TIMESTAMPS,
-)
+"""The kinds of variable: the values the document gives a variable's `kind`."""
 
 FINAL_DEPLOYMENT_STATUSES = frozenset(
     {"ready", "failed", "cancelled", "superseded", "skipped", "stopped"}
 )
 """A deployment in one of these statuses changes no more (apply stops waiting, status says so)."""
 
-DEPLOYMENT = obj(
-    id=STR,
-    status=STR,
-    isCurrent=BOOL,
-    environment=STR,
-    app=STR,
-    project=STR,
-    git=obj(commitSha=STR, branch=STR),
-    docker=obj(image=STR),
-    availableActions=STRS,
-    regions=STRS,
-    error=obj(code=STR, step=STR, message=STR),
-    domains=STRS,
-    runtime=RUNTIME,
-    **TIMESTAMPS,
-)
-
-# operation -> shape of `data` (of each item, for list operations)
-DATA_SHAPES: Mapping[str, Shape] = {
-    "projects.createProject": obj(("id",), id=STR),
-    "projects.getProject": PROJECT,
-    "projects.listProjects": PROJECT,
-    "projects.updateProject": PROJECT,
-    "apps.createApp": obj(("appId",), appId=STR),
-    "apps.getApp": APP,
-    "apps.listApps": APP,
-    "apps.updateApp": APP,
-    "environments.getEnvironment": ENVIRONMENT,
-    "environments.listEnvironments": ENVIRONMENT,
-    "environments.listEnvironmentVariables": VARIABLE,
-    "gateway.listPolicies": POLICY,
-    "domains.createDomain": obj(
-        ("domainId", "dnsRecords"),
-        domainId=STR,
-        dnsRecords=arr(DNS_RECORD),
-        domainConnect=DOMAIN_CONNECT,
-    ),
-    "domains.getDomain": DOMAIN,
-    "domains.listDomains": DOMAIN,
-    "deployments.createDeployment": obj(("deploymentId",), deploymentId=STR),
-    "deployments.getDeployment": DEPLOYMENT,
-    "deployments.listDeployments": DEPLOYMENT,
+# Which members a reader cannot do without, by where they are in the document (a schema's name,
+# `.member`, `[]` for a list's items; an operation's name for the `data` of its answer). The
+# document's `required` promises more (every member the platform always sends), but an answer
+# without one of those is still read: only the absence of these leaves a reader nothing to go on.
+_READERS_NEED: Mapping[str, tuple[str, ...]] = {
+    "Domain": ("id", "domain"),  # what every reader keys on
+    "Environment.regions[]": ("name", "replicas"),
+    "Environment.regions[].replicas": ("min", "max"),
+    # what a create made: apply records it
+    "projects.createProject": ("id",),
+    "apps.createApp": ("appId",),
+    "domains.createDomain": ("domainId", "dnsRecords"),
+    "deployments.createDeployment": ("deploymentId",),
 }
+_COMPONENT = "#/components/schemas/"
+_PLAIN_KINDS = frozenset({"string", "integer", "number", "boolean"})
+
+
+def shape_of(schema: Mapping[str, Any], where: str) -> Shape:
+    """The shape of a schema of the document found at `where` (see `_READERS_NEED`)."""
+    if "$ref" in schema:
+        return _component(schema["$ref"].removeprefix(_COMPONENT))
+    if "const" in schema:  # a one-valued member (a policy's `firewall.action`)
+        value = schema["const"]
+        return Shape("string", values=(value,)) if isinstance(value, str) else _plain(value)
+    kind = schema.get("type")
+    if kind == "object":
+        fields = {
+            name: shape_of(member, f"{where}.{name}")
+            for name, member in schema.get("properties", {}).items()
+        }
+        return Shape("object", fields=fields, required=_READERS_NEED.get(where, ()))
+    if kind == "array":
+        return Shape("array", item=shape_of(schema["items"], f"{where}[]"))
+    values = tuple(schema.get("enum", ()))
+    if kind in _PLAIN_KINDS and (kind == "string" or not values):
+        return Shape(kind, values=values)
+    raise ApiDocumentError(f"{where}: a schema of no type reconciler reads ({kind!r})")
+
+
+def _plain(value: Any) -> Shape:
+    kind = {bool: "boolean", int: "integer", float: "number"}.get(type(value))
+    if kind is None:
+        raise ApiDocumentError(f"a constant of no type reconciler reads ({value!r})")
+    return Shape(kind)
+
+
+@functools.cache
+def _component(name: str) -> Shape:
+    return shape_of(schema_at(api_document(), f"{_COMPONENT}{name}"), name)
+
+
+class _Fields(Mapping[str, Shape]):
+    """The members of an object schema of the document, read when first looked into: the
+    resources below are named where reconciler is imported, the document read only when one
+    of them is used."""
+
+    def __init__(self, component: str, *path: str) -> None:
+        self._component = component
+        self._path = path
+        self._read: Mapping[str, Shape] | None = None
+
+    def _members(self) -> Mapping[str, Shape]:
+        if self._read is None:
+            shape = _component(self._component)
+            for step in self._path:
+                shape = shape.fields[step] if step != "[]" else cast(Shape, shape.item)
+            self._read = shape.fields
+        return self._read
+
+    def __getitem__(self, name: str) -> Shape:
+        return self._members()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._members())
+
+    def __len__(self) -> int:
+        return len(self._members())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._members()
+
+
+def _resource(component: str, *path: str) -> Shape:
+    """The object schema `component` of the document (or the object at `path` inside it)."""
+    where = component + "".join(step if step == "[]" else f".{step}" for step in path)
+    return Shape("object", fields=_Fields(component, *path), required=_READERS_NEED.get(where, ()))
+
+
+PROJECT = _resource("Project")
+APP = _resource("App")
+ENVIRONMENT = _resource("Environment")
+HEALTHCHECK = _resource("Healthcheck")
+REGION = _resource("Environment", "regions", "[]")
+VARIABLE = _resource("Variable")
+MATCH_ITEM = _resource("MatchCondition")
+POLICY = _resource("Policy")
 
 
 SERVER_MEMBERS = frozenset({"id", "createdAt", "updatedAt"})

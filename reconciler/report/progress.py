@@ -51,9 +51,10 @@ _DONE_VERBS = {
 
 
 def describe_call(call: CallResult) -> str:
+    name = call.operation.name
     if call.reread:
-        return f"{call.operation}: already created by an earlier attempt that failed ambiguously"
-    return f"{call.operation} {call.status}" if call.status is not None else call.operation
+        return f"{name}: already created by an earlier attempt that failed ambiguously"
+    return f"{name} {call.status}" if call.status is not None else name
 
 
 def describe_change(result: ChangeResult) -> str:

@@ -254,7 +254,7 @@ def test_pre_commit_entry_validates_real_files(tmp_path: Path) -> None:
 def test_read_only_key_permissions_are_exactly_the_read_operations(path: Path) -> None:
     from reconciler.platform.operations import OPERATIONS, permission
 
-    reads = {permission(name, None) for name, op in OPERATIONS.items() if not op.is_write}
+    reads = {permission(op, None) for op in OPERATIONS.values() if not op.is_write}
     named = set(re.findall(r"\b(?:project|app|environment)\.\*\.\w+", path.read_text()))
     assert named == reads
     assert all(".read_" in p for p in named)

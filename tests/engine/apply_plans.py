@@ -16,11 +16,12 @@ from typing import Any
 
 from reconciler.errors import ApiError, Conflict, NotFound, ServerError
 from reconciler.plan.changes import Action, Call, Change, Plan, SecretRef
+from reconciler.platform.operations import get_operation
 from reconciler.sensitive import reveal_in_json
 
 
 def call(operation: str, body: Mapping[str, Any], *, creates: bool = False) -> Call:
-    return Call(operation, body, permission="*", creates=creates)
+    return Call(get_operation(operation), body, permission="*", creates=creates)
 
 
 def project_create(p: str) -> Change:

@@ -32,11 +32,16 @@ from reconciler.manifest.model import (
 from reconciler.plan.changes import Action, Change, FieldDiff
 from reconciler.plan.golive import environments_to_deploy
 from reconciler.plan.targets import Scope
+from reconciler.platform.operations import get_operation
 from reconciler.report.progress import PlainDeployProgress, render_deploy_report
 
 
 def done(change: Change, outcome: Outcome = Outcome.DONE) -> ChangeResult:
-    return ChangeResult(change, outcome, (CallResult("x", outcome is Outcome.DONE, 200),))
+    return ChangeResult(
+        change,
+        outcome,
+        (CallResult(get_operation("apps.updateApp"), outcome is Outcome.DONE, 200),),
+    )
 
 
 def change(address: str, kind: str, action: Action = Action.UPDATE, **extra: Any) -> Change:

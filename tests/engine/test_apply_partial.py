@@ -156,7 +156,7 @@ def test_a_replace_failing_at_each_call_reports_what_went_through(
     assert replace.error == error
     assert replace.partly_applied is (failed_at > 0)
     assert replace.applied_steps == ("deleted", "created")[:failed_at]
-    assert [(c.operation, c.ok) for c in replace.calls] == [
+    assert [(c.operation.name, c.ok) for c in replace.calls] == [
         (op, i < failed_at) for i, op in enumerate(REPLACE_CALLS[: failed_at + 1])
     ]
     # the calls after the failure are never sent

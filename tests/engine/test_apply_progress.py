@@ -9,6 +9,7 @@ from rich.console import Console
 
 from reconciler.apply import ApplyResult, CallResult, ChangeResult, Outcome
 from reconciler.plan.changes import Action, Change
+from reconciler.platform.operations import get_operation
 from reconciler.report.progress import (
     PlainApplyProgress,
     RichApplyProgress,
@@ -29,14 +30,19 @@ CREATED_APP = result(
     "app",
     Action.CREATE,
     Outcome.DONE,
-    calls=(CallResult("apps.createApp", True, 200), CallResult("apps.updateApp", True, 200)),
+    calls=(
+        CallResult(get_operation("apps.createApp"), True, 200),
+        CallResult(get_operation("apps.updateApp"), True, 200),
+    ),
 )
 FAILED_SETTINGS = result(
     "settings.shop/api/production",
     "settings",
     Action.UPDATE,
     Outcome.FAILED,
-    calls=(CallResult("environments.updateSettings", False, 500, error="boom (500)"),),
+    calls=(
+        CallResult(get_operation("environments.updateSettings"), False, 500, error="boom (500)"),
+    ),
     error="environments.updateSettings: server error (500) after 5 attempts",
 )
 SKIPPED_VARIABLE = result(
@@ -53,7 +59,7 @@ NEW_DOMAIN = result(
     Outcome.DONE,
     calls=(
         CallResult(
-            "domains.createDomain",
+            get_operation("domains.createDomain"),
             True,
             200,
             data={
@@ -97,7 +103,7 @@ def test_a_create_found_by_rereading_says_so() -> None:
         "project",
         Action.CREATE,
         Outcome.DONE,
-        calls=(CallResult("projects.createProject", True, 200, reread=True),),
+        calls=(CallResult(get_operation("projects.createProject"), True, 200, reread=True),),
     )
     assert describe_change(found) == (
         "project.shop: created (projects.createProject: already created by an earlier attempt "

@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 from reconciler.apply import ApplyOptions, ApplyResult, ChangeResult, Outcome, execute
 from reconciler.errors import InvalidRequest
 from reconciler.plan.changes import Action, Change, Plan
-from reconciler.platform.operations import OPERATIONS
 from tests.engine.apply_plans import (
     FakePlatform,
     app_create,
@@ -103,9 +102,7 @@ def _failing(addresses: set[str], follow_ups: set[str]) -> Any:
 
 def _exists(result: ChangeResult) -> bool:
     """Whether the object of `result` exists now: it was applied, or its create went through."""
-    return result.outcome is Outcome.DONE or any(
-        c.ok and OPERATIONS[c.operation].creates for c in result.calls
-    )
+    return result.outcome is Outcome.DONE or any(c.ok and c.operation.creates for c in result.calls)
 
 
 def _what_remains(result: ChangeResult) -> Change:

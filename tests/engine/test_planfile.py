@@ -14,6 +14,7 @@ from reconciler.errors import PlanFileError, ReconcilerError
 from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, Plan, SecretRef
 from reconciler.plan.json_form import JsonArray
 from reconciler.plan.planfile import checksum_of, load_plan
+from reconciler.platform.operations import get_operation
 from tests.engine.test_render import SENTINEL, sample_plan, secret_create
 from tests.fixtures.planfiles import TEST_PLATFORM, write_plan
 
@@ -136,7 +137,7 @@ class TestWriting:
 
     def test_refuses_a_plain_writeonly_value_in_a_call(self, tmp_path: Path) -> None:
         leaky_call = Call(
-            "environments.setEnvironmentVariables",
+            get_operation("environments.setEnvironmentVariables"),
             {"project": "shop", "app": "web", "environment": "production",
              "variables": [{"key": "STRIPE_KEY", "value": SENTINEL, "kind": "writeonly"}]},
             "environment.*.set_environment_variables",

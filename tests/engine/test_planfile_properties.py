@@ -27,6 +27,7 @@ from reconciler.plan.changes import (
     SecretSource,
 )
 from reconciler.plan.planfile import load_plan
+from reconciler.platform.operations import OPERATIONS, get_operation
 from reconciler.report.plan_json import plan_to_dict, render_json, render_markdown, render_text
 from tests.fixtures.planfiles import write_plan
 
@@ -80,7 +81,10 @@ edits = st.builds(
     after=st.none() | mappings,
     diffs=st.lists(diffs(), max_size=2).map(tuple),
 )
-calls = st.builds(Call, operation=texts, body=mappings, permission=texts, creates=st.booleans())
+operations = st.sampled_from(sorted(OPERATIONS)).map(get_operation)
+calls = st.builds(
+    Call, operation=operations, body=mappings, permission=texts, creates=st.booleans()
+)
 positions = st.none() | st.builds(
     Position,
     file=st.text(min_size=1, max_size=12),

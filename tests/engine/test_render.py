@@ -30,6 +30,7 @@ from reconciler.plan.changes import (
     SecretRef,
     SecretSource,
 )
+from reconciler.platform.operations import get_operation
 from reconciler.report.plan_json import plan_to_dict, render_json, render_markdown, render_text
 from reconciler.report.plan_lines import outcome
 
@@ -75,13 +76,13 @@ def project_create() -> Change:
         after={"slug": "shop", "name": "Shop", "deleteProtection": True},
         calls=(
             Call(
-                "projects.createProject",
+                get_operation("projects.createProject"),
                 {"name": "Shop", "slug": "shop"},
                 "project.*.create_project",
                 creates=True,
             ),
             Call(
-                "projects.updateProject",
+                get_operation("projects.updateProject"),
                 {"project": "shop", "deleteProtection": True},
                 "project.*.update_project",
             ),
@@ -100,7 +101,7 @@ def app_update() -> Change:
         diffs=(FieldDiff("name", "Web", "Shop Web"),),
         calls=(
             Call(
-                "apps.updateApp",
+                get_operation("apps.updateApp"),
                 {"project": "shop", "app": "app_12345678", "name": "Shop Web"},
                 "app.app_12345678.update_app",
             ),
@@ -126,7 +127,7 @@ def settings_update() -> Change:
         ),
         calls=(
             Call(
-                "environments.updateSettings",
+                get_operation("environments.updateSettings"),
                 _env(vCpus=1, buildCommand=None),
                 "environment.env_1234.update_environment",
             ),
@@ -145,7 +146,7 @@ def secret_create() -> Change:
         diffs=(FieldDiff("value", ABSENT, SENSITIVE, sensitive=True),),
         calls=(
             Call(
-                "environments.setEnvironmentVariables",
+                get_operation("environments.setEnvironmentVariables"),
                 _env(variables=[{"key": "STRIPE_KEY", "value": ref, "kind": "writeonly"}]),
                 "environment.env_1234.set_environment_variables",
             ),
@@ -176,7 +177,7 @@ def variable_delete() -> Change:
         after=None,
         calls=(
             Call(
-                "environments.removeEnvironmentVariables",
+                get_operation("environments.removeEnvironmentVariables"),
                 _env(variables=["OLD_FLAG"]),
                 "environment.env_1234.remove_environment_variables",
             ),
@@ -201,7 +202,7 @@ def policies_update() -> Change:
         after={"policies": [DENY_ADMIN, BLOCK_BOTS, changed_log, LAST]},
         calls=(
             Call(
-                "gateway.setPolicies",
+                get_operation("gateway.setPolicies"),
                 _env(policies=[DENY_ADMIN, BLOCK_BOTS, changed_log, LAST]),
                 "environment.env_1234.set_policies",
             ),
@@ -219,7 +220,7 @@ def domain_create() -> Change:
         after={"domain": "www.shop.example.com"},
         calls=(
             Call(
-                "domains.createDomain",
+                get_operation("domains.createDomain"),
                 _env(domain="www.shop.example.com"),
                 "environment.env_1234.create_domain",
                 creates=True,
@@ -238,7 +239,9 @@ def domain_delete() -> Change:
         after=None,
         calls=(
             Call(
-                "domains.deleteDomain", {"domain": "dom_123"}, "environment.env_5678.delete_domain"
+                get_operation("domains.deleteDomain"),
+                {"domain": "dom_123"},
+                "environment.env_5678.delete_domain",
             ),
         ),
         notes=("moves to production",),
@@ -265,12 +268,12 @@ def app_replace() -> Change:
         diffs=(FieldDiff("sourceType", "git", "oci"),),
         calls=(
             Call(
-                "apps.deleteApp",
+                get_operation("apps.deleteApp"),
                 {"project": "shop", "app": "app_api12345"},
                 "app.app_api12345.delete_app",
             ),
             Call(
-                "apps.createApp",
+                get_operation("apps.createApp"),
                 {
                     "project": "shop",
                     "name": "API",
@@ -597,7 +600,7 @@ class TestJson:
             after=None,
             calls=(
                 Call(
-                    "environments.setEnvironmentVariables",
+                    get_operation("environments.setEnvironmentVariables"),
                     _env(
                         variables=[{"key": "STRIPE_KEY", "value": SENTINEL}]
                     ),  # API default kind: writeonly
@@ -619,7 +622,7 @@ class TestJson:
             after={"key": "NODE_ENV", "kind": "recoverable", "value": "production"},
             calls=(
                 Call(
-                    "environments.setEnvironmentVariables",
+                    get_operation("environments.setEnvironmentVariables"),
                     _env(
                         variables=[
                             {"key": "NODE_ENV", "value": "production", "kind": "recoverable"}
@@ -819,7 +822,7 @@ def test_sentinel_secret_appears_in_no_format() -> None:
         diffs=(FieldDiff("value", SENTINEL, SENTINEL + "-new", sensitive=True),),
         calls=(
             Call(
-                "environments.setEnvironmentVariables",
+                get_operation("environments.setEnvironmentVariables"),
                 _env(variables=[{"key": "STRIPE_KEY", "value": ref, "kind": "writeonly"}]),
                 "environment.*.set_environment_variables",
             ),

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from reconciler.plan.changes import Action, Call, Change, Plan, SecretRef
 from reconciler.plan.review import Reviewed, calls_digest, differences, sent_calls
+from reconciler.platform.operations import get_operation
 from tests.fixtures.cli import Seed, shop_manifest, write_manifest
 from tests.pipeline.test_saved_plan_binding import APPS as WEB
 
@@ -102,7 +103,14 @@ def test_reviewed_is_only_for_apply_f_and_must_be_a_digest_or_a_plan(
 def _plan(calls: list[tuple[str, str, dict[str, Any]]], mode: str = "presence") -> Plan:
     return Plan(
         changes=tuple(
-            Change(address, "project", Action.UPDATE, {}, {}, calls=(Call(op, body, "p"),))
+            Change(
+                address,
+                "project",
+                Action.UPDATE,
+                {},
+                {},
+                calls=(Call(get_operation(op), body, "p"),),
+            )
             for address, op, body in calls
         ),
         metadata={"fingerprint_mode": mode},

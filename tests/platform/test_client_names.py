@@ -11,6 +11,7 @@ import pytest
 from reconciler import errors
 from reconciler.platform.client import PlatformClient
 from reconciler.platform.messages import ObjectNames, describe_object
+from reconciler.platform.operations import get_operation
 from tests.platform.helpers import json_response, make_client, run
 
 PROJECT = {"id": "proj_0123456789", "slug": "shop", "name": "Shop", "createdAt": 1}
@@ -134,7 +135,8 @@ def test_environment_ids_are_named_by_their_slug() -> None:
     names.learn("apps.listApps", {"project": "shop"}, [APP])
     names.learn("environments.listEnvironments", ON_APP, [{"id": "env_42", "slug": "preview"}])
     body = {**ON_APP, "environment": "env_42"}
-    described = describe_object("environments.getEnvironment", body, slug_of=names.slug_of)
+    read = get_operation("environments.getEnvironment")
+    described = describe_object(read, body, slug_of=names.slug_of)
     assert described == 'environment "preview" of app "web" in project "proj_0123456789"'
 
 

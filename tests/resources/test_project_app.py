@@ -27,7 +27,7 @@ def live_app(**fields):
 def test_project_create_uses_the_slug_as_name_and_protects_in_a_second_call():
     change = projects.plan_project(Project(slug="shop", delete_protection=True), None)
     assert change.action is Action.CREATE
-    assert [c.operation for c in change.calls] == [
+    assert [c.operation.name for c in change.calls] == [
         "projects.createProject",
         "projects.updateProject",
     ]
@@ -136,7 +136,7 @@ def test_source_type_change_is_a_replace_and_protection_turned_off_first():
         "shop", "p", "p", desired, live_app(deleteProtection=True), allow_replace=True
     )
     assert change.action is Action.REPLACE
-    assert [c.operation for c in change.calls] == [
+    assert [c.operation.name for c in change.calls] == [
         "apps.updateApp",
         "apps.deleteApp",
         "apps.createApp",

@@ -43,7 +43,7 @@ def test_create_update_delete_and_prune_off():
     actions = {c.address.rsplit("/", 1)[1]: c.action for c in result.changes}
     assert actions == {"NEW": Action.CREATE, "OLD": Action.DELETE}
     remove = next(c for c in result.changes if c.action is Action.DELETE).calls[0]
-    assert remove.operation == "environments.removeEnvironmentVariables"
+    assert remove.operation.name == "environments.removeEnvironmentVariables"
     assert remove.body["variables"] == ["OLD"]
     assert remove.permission == "environment.env_12345678.remove_environment_variables"
     assert [c.action for c in plan([literal("NEW", "v")], live, prune=False).changes] == [

@@ -40,7 +40,10 @@ def literals(numbers: Iterable[int], value: str = "new") -> list[Variable]:
 def sent(changes: Iterable[Change]) -> list[tuple[str, list[str]]]:
     """(operation, keys or names in its body) for every call, in plan order."""
     return [
-        (call.operation, [v["key"] if isinstance(v, dict) else v for v in call.body["variables"]])
+        (
+            call.operation.name,
+            [v["key"] if isinstance(v, dict) else v for v in call.body["variables"]],
+        )
         for change in changes
         for call in change.calls
     ]

@@ -395,7 +395,7 @@ class AppKind(Kind):
         return None
 
     def reread(self, platform: Platform, call: Call) -> Reread | None:
-        if call.operation != "apps.createApp":
+        if not call.operation.creates:
             return None
         request = {"project": call.body["project"], "app": call.body["slug"]}
         return lookup(platform, "apps.getApp", request, ("appId",))

@@ -28,6 +28,7 @@ from reconciler.platform.operations import get_operation, permission
 
 if TYPE_CHECKING:
     from reconciler.plan.live import LiveRecord
+    from reconciler.platform.operations import Operation
     from reconciler.platform.protocol import Platform
 
 T = TypeVar("T")
@@ -50,12 +51,14 @@ def address_parts(change_address: str) -> tuple[str, ...]:
 
 
 def make_call(operation: str, body: Mapping[str, Any], *, object_id: str | None = None) -> Call:
-    """A call with the permission it needs (ID-specific when the scope object's ID is known)."""
+    """A call of the operation named `operation` with the permission it needs (ID-specific when
+    the scope object's ID is known). A name the platform has no operation of is a KeyError."""
+    op = get_operation(operation)
     return Call(
-        operation=operation,
+        operation=op,
         body=dict(body),
-        permission=permission(operation, object_id),
-        creates=get_operation(operation).creates,
+        permission=permission(op, object_id),
+        creates=op.creates,
     )
 
 
@@ -167,7 +170,7 @@ class Kind(ABC):
         """Whether a change of this kind that did not apply leaves the configuration of the
         environments under it half changed (`apply --deploy` then leaves them out)."""
 
-    def created(self, change: Change, operation: str, data: Any) -> NewDomain | None:
+    def created(self, change: Change, operation: Operation, data: Any) -> NewDomain | None:
         """What apply reports about an object a call of this change created (a new domain's
         DNS records); None for nothing."""
         return None

@@ -48,6 +48,7 @@ from reconciler.plan.kinds.base import (
 from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord
 from reconciler.plan.phases import ApplyPhase, ReadAt
+from reconciler.platform.operations import Operation
 from reconciler.platform.protocol import Platform
 
 READ_OPERATION = "domains.listDomains"
@@ -365,7 +366,7 @@ class DomainsKind(EnvironmentKind):
         return address_parts(change.address)[-1]
 
     def reread(self, platform: Platform, call: Call) -> Reread | None:
-        if call.operation != "domains.createDomain":
+        if not call.operation.creates:
             return None
         return lookup(platform, LOOKUP_OPERATION, {"domain": call.body["domain"]}, ("domainId",))
 
@@ -375,8 +376,8 @@ class DomainsKind(EnvironmentKind):
     def configures_deployment(self) -> bool:
         return False
 
-    def created(self, change: Change, operation: str, data: Any) -> NewDomain | None:
-        if operation != "domains.createDomain" or not isinstance(data, Mapping):
+    def created(self, change: Change, operation: Operation, data: Any) -> NewDomain | None:
+        if not operation.creates or not isinstance(data, Mapping):
             return None
         records = data.get("dnsRecords")
         if not isinstance(records, list):

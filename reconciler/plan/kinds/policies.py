@@ -55,7 +55,6 @@ UNORDERED_LISTS = frozenset(
 these): their diffs name the items inserted and removed, not positions that shifted."""
 
 
-LOGGING_FLAGS = frozenset(POLICY.fields["logging"].fields)
 _CANONICAL_MEMBERS = frozenset({"name", "enabled", "match", "firewall", "logging"})
 
 
@@ -71,10 +70,11 @@ def normalise_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(policy.get("firewall"), Mapping):
         shown["firewall"] = plain(policy["firewall"])
     if isinstance(policy.get("logging"), Mapping):
+        flags = POLICY.fields["logging"].fields  # read here: naming them reads the API document
         shown["logging"] = {
-            k: True if k in LOGGING_FLAGS else plain(v)
+            k: True if k in flags else plain(v)
             for k, v in policy["logging"].items()
-            if v is True or k not in LOGGING_FLAGS
+            if v is True or k not in flags
         }
     for key, value in policy.items():
         if key not in _CANONICAL_MEMBERS and key not in SERVER_MEMBERS:

@@ -164,7 +164,7 @@ class ProjectKind(Kind):
         return None
 
     def reread(self, platform: Platform, call: Call) -> Reread | None:
-        if call.operation != "projects.createProject":
+        if not call.operation.creates:
             return None
         return lookup(platform, READ_OPERATION, {"project": call.body["slug"]}, ("id",))
 

@@ -415,7 +415,7 @@ def _carry(call: Call, batch: Sequence[Change]) -> list[Change]:
     first, rest = batch[0], batch[1:]
     notes = first.notes
     if rest:
-        notes = (*notes, f"its {call.operation} call also sends {len(rest)} other variable(s) "
+        notes = (*notes, f"its {call.operation.name} call also sends {len(rest)} other variable(s) "
                  "of this environment")  # fmt: skip
     carried = [replace(first, calls=(call,), notes=notes)]
     carried.extend(replace(change, depends_on=(first.address,)) for change in rest)
@@ -495,7 +495,7 @@ class VariablesKind(EnvironmentKind):
                 )
 
     def apply_phase(self, change: Change, call: Call) -> ApplyPhase | None:
-        if call.operation == REMOVE_OPERATION:
+        if call.operation.name == REMOVE_OPERATION:
             return ApplyPhase.VARIABLE_REMOVALS
         return ApplyPhase.VARIABLE_SETS
 
@@ -513,7 +513,7 @@ class VariablesKind(EnvironmentKind):
         untrusted, and nothing a call sends may be left out of the comparison."""
         items = call.body.get("variables")
         if (
-            call.operation not in BATCH_OPERATIONS
+            call.operation.name not in BATCH_OPERATIONS
             or not isinstance(items, (list, tuple))
             or not items
         ):

@@ -13,6 +13,7 @@ from reconciler.plan import kinds
 from reconciler.plan.changes import Action, Call, Change, Plan
 from reconciler.plan.kinds.base import EnvironmentKind, Kind
 from reconciler.plan.targets import parse_target
+from reconciler.platform.operations import get_operation
 
 
 def _hooks(cls: type) -> set[str]:
@@ -71,7 +72,7 @@ def _change(kind: str, action: Action, operation: str, parts: tuple[str, ...]) -
         action=action,
         before=None,
         after={},
-        calls=(Call(operation, body, permission="p"),),
+        calls=(Call(get_operation(operation), body, permission="p"),),
     )
 
 
