@@ -4,10 +4,13 @@ JSON and order each of them had as a type of its own stay what they were."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reconciler.checks.findings import to_problem
 from reconciler.checks.overrides import Override
-from reconciler.diagnostics import Diagnostic
+from reconciler.diagnostics import INFO, Diagnostic
+from reconciler.escaping import clean
 from reconciler.manifest.model import Position
 from reconciler.manifest.problems import Problem
 from reconciler.plan.changes import Note
@@ -59,6 +62,12 @@ def test_an_override_without_a_place_is_a_note_naming_its_path() -> None:
     )
     placed = Override(HERE, "checks.query-logging", "query-logging", "off", "warning", "off")
     assert placed.located == "m.yaml:3:7: checks.query-logging: " + placed.description
+
+
+@given(st.text())
+def test_a_note_without_a_place_is_its_label_and_its_escaped_text(text: str) -> None:
+    # `export`'s notes on stderr: what the platform named, one line whatever it holds
+    assert Diagnostic(INFO, text).labelled == f"Note: {clean(text)}"
 
 
 def test_text_forms_escape_what_the_manifest_wrote() -> None:
