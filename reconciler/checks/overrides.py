@@ -19,8 +19,9 @@ from typing import Any, Literal, get_args
 
 from reconciler.checks.registry import RULES, Severity
 from reconciler.checks.settings import RuleSettings
+from reconciler.diagnostics import INFO, Diagnostic
 from reconciler.manifest.model import ChecksSettings, Position
-from reconciler.manifest.problems import Problem, format_path
+from reconciler.manifest.problems import format_path
 
 OverrideKind = Literal["off", "lowered", "waiver"]
 OverrideChange = Literal["added", "changed", "removed"]
@@ -63,11 +64,16 @@ class Override:
         return f"{self.rule} set to {self.severity} (default: {self.default})"
 
     @property
+    def diagnostic(self) -> Diagnostic:
+        """The override as a note at the place it was written, as `validate` prints it."""
+        if self.position is None:
+            return Diagnostic(INFO, self.description, path=self.path)
+        return Diagnostic.at(self.position, self.path, self.description, INFO)
+
+    @property
     def located(self) -> str:
         """`file:line:column: path: description`, as problems and findings read."""
-        if self.position is None:
-            return f"{self.path}: {self.description}"
-        return Problem.at(self.position, self.path, self.description).located_message
+        return self.diagnostic.located_message
 
     def to_json(self) -> dict[str, object]:
         position = self.position

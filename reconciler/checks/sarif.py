@@ -25,6 +25,7 @@ from reconciler import __version__
 from reconciler.checks.findings import Finding
 from reconciler.checks.overrides import Override
 from reconciler.checks.registry import RULES, Rule
+from reconciler.diagnostics import Diagnostic
 from reconciler.escaping import clean
 from reconciler.manifest.problems import Problem
 
@@ -50,8 +51,10 @@ def sarif_log(
 ) -> dict[str, Any]:
     rules = [_manifest_rule(), *(_rule(rule) for rule in RULES)]
     index = {rule["id"]: position for position, rule in enumerate(rules)}
-    results = [_problem_result(problem, index[MANIFEST_RULE]) for problem in problems]
-    results += [_finding_result(finding, index[finding.rule]) for finding in findings]
+    results = [
+        _result(diagnostic, index[diagnostic.rule or MANIFEST_RULE])
+        for diagnostic in (*problems, *findings)
+    ]
     present = [override for override in overrides if override.change != "removed"]
     invocation = {
         "executionSuccessful": True,
@@ -127,27 +130,21 @@ def _uri(file: str) -> str:
     return path.as_uri() if path.is_absolute() else quote(path.as_posix(), safe="/")
 
 
-def _problem_result(problem: Problem, rule_index: int) -> dict[str, Any]:
-    return {
-        "ruleId": MANIFEST_RULE,
-        "ruleIndex": rule_index,
-        "level": problem.severity,
-        "message": {"text": clean(problem.message)},
-        "locations": [_location(problem.file, problem.line, problem.column, problem.path)],
-    }
-
-
-def _finding_result(finding: Finding, rule_index: int) -> dict[str, Any]:
-    position = finding.position
+def _result(diagnostic: Diagnostic, rule_index: int) -> dict[str, Any]:
+    """A problem of validation (the `manifest` rule) or a finding of a built-in check."""
     result: dict[str, Any] = {
-        "ruleId": finding.rule,
+        "ruleId": diagnostic.rule or MANIFEST_RULE,
         "ruleIndex": rule_index,
-        "level": finding.severity,
-        "message": {"text": clean(finding.message)},
-        "locations": [_location(position.file, position.line, position.column, finding.path)],
+        "level": diagnostic.severity,
+        "message": {"text": clean(diagnostic.message)},
+        "locations": [
+            _location(diagnostic.file or "", diagnostic.line, diagnostic.column, diagnostic.path)
+        ],
     }
-    if finding.waived is not None:
-        result["suppressions"] = [{"kind": "inSource", "justification": clean(finding.waived)}]
+    if diagnostic.waiver is not None:
+        result["suppressions"] = [
+            {"kind": "inSource", "justification": clean(diagnostic.waiver)}
+        ]
     return result
 
 

@@ -60,13 +60,13 @@ class RuleSettings:
                 continue
             waiver = self.waiver(hit.rule, hit.scope)
             findings.append(
-                Finding(
+                Finding.at(
                     hit.position,
-                    hit.rule,
                     hit.path,
                     hit.message,
                     severity,
-                    None if waiver is None else waiver.reason,
+                    rule=hit.rule,
+                    waiver=None if waiver is None else waiver.reason,
                 )
             )
         return sorted(set(findings))

@@ -9,8 +9,8 @@ import click
 from reconciler.cli.colour import quiet_color_option
 from reconciler.cli.interrupts import run_async
 from reconciler.cli.options import connection_options, report_errors
+from reconciler.diagnostics import INFO, Diagnostic
 from reconciler.errors import UsageError
-from reconciler.escaping import clean
 from reconciler.export import Export, ExportOptions, export_workspace
 from reconciler.report import output
 from reconciler.report.output import echo
@@ -109,8 +109,8 @@ def export(
         echo(result.render(), nl=False)
     if not result.projects:
         echo("Warning: no projects found; nothing to manage yet.", err=True)
-    for note in result.notes:
-        echo(f"Note: {clean(note)}", err=True)  # names the platform gave
+    for note in result.notes:  # the names the platform gave, escaped as every diagnostic is
+        echo(Diagnostic(INFO, note).labelled, err=True)
     _print_secret_inputs(result)
 
 

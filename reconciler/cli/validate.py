@@ -67,7 +67,7 @@ def validate(
     findings = static_findings(manifest)
     turned_down = overrides(manifest.checks)
     _report((), manifest.warnings, findings, turned_down, output_format, strict=strict)
-    warned = manifest.warnings or any(f.severity == "warning" and not f.waived for f in findings)
+    warned = manifest.warnings or any(f.severity == "warning" and not f.waiver for f in findings)
     if any(f.fails for f in findings) or (strict and warned):
         raise SystemExit(1)
     if output_format == "text":
@@ -105,18 +105,20 @@ def _report(
         ]
         echo(json.dumps(items, indent=2))
         return
-    errors = sorted([*errors, *(f.to_problem() for f in findings if f.fails)])
+    from reconciler.checks.findings import to_problem
+    from reconciler.escaping import clean
+
+    errors = sorted([*errors, *(to_problem(f) for f in findings if f.fails)])
     warnings = sorted(
-        [*warnings, *(f.to_problem() for f in findings if not f.fails and f.waived is None)]
+        [*warnings, *(to_problem(f) for f in findings if not f.fails and f.waiver is None)]
     )
     for problem in errors:
         echo(str(problem))
     echo_warnings(warnings)
     echo_waived(findings)
-    from reconciler.escaping import clean
-
     for override in turned_down:
-        echo(f"note: {clean(override.located)}", err=True)
+        # the path too is the manifest's text
+        echo(clean(str(override.diagnostic)), err=True)
     count = _count_line(errors, warnings, strict=strict)
     if count:
         echo(count, err=True)
@@ -126,7 +128,7 @@ def echo_waived(findings: Sequence[Finding]) -> None:
     """Each waived finding on stderr as a note with the waiver's reason: a waiver is a decision
     a reviewer should keep seeing."""
     for finding in findings:
-        if finding.waived is not None:
+        if finding.waiver is not None:
             echo(str(finding), err=True)
 
 

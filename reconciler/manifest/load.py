@@ -224,10 +224,8 @@ def _decode(raw: bytes, display: str) -> str:
         line = raw.count(b"\n", 0, error.start) + 1
         column = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
         raise Refused(
-            Problem(
-                display,
-                line,
-                column,
+            Problem.at(
+                Position(display, line, column),
                 "",
                 f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at offset {error.start}): "
                 "save the file as UTF-8",

@@ -23,13 +23,15 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from reconciler.diagnostics import Diagnostic
 from reconciler.manifest.layers import Layered
 from reconciler.manifest.policy_rules import MATCH_MEMBERS, Report
 from reconciler.manifest.problems import Path
 
-MemberCheck = Callable[[str, Mapping[str, Any]], Sequence[str]]
+MemberCheck = Callable[[str, Mapping[str, Any]], Sequence[Diagnostic]]
 """`check(kind, member)`: warnings about one match member (`kind` is `path`, `method`,
-`header`, `queryParam` or `remoteIp`, `member` its value as written)."""
+`header`, `queryParam` or `remoteIp`, `member` its value as written), without a place: they
+are reported where the member is written."""
 
 
 TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -297,5 +299,5 @@ def _members(warn: Report, path: Path, match: Any, member_checks: Sequence[Membe
         for kind in MATCH_MEMBERS:
             if isinstance(item.get(kind), dict):
                 for check in member_checks:
-                    for message in check(kind, item[kind]):
-                        warn((*path, "match", index, kind), message)
+                    for found in check(kind, item[kind]):
+                        warn((*path, "match", index, kind), found.message)

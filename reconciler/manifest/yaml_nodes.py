@@ -203,16 +203,14 @@ def _single_document(text: str, display: str, parser: Any) -> Node:
         line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)
         reason = error.problem or error.context or "invalid YAML"
         raise SyntaxRefused(
-            Problem(display, line, column, "", f"YAML syntax error: {reason}")
+            Problem.at(Position(display, line, column), "", f"YAML syntax error: {reason}")
         ) from None
     except yaml.reader.ReaderError as error:
         line = text.count("\n", 0, error.position) + 1
         column = error.position - (text.rfind("\n", 0, error.position) + 1) + 1
         raise Refused(
-            Problem(
-                display,
-                line,
-                column,
+            Problem.at(
+                Position(display, line, column),
                 "",
                 f"character U+{_code_point(error.character):04X} is not allowed in YAML "
                 "(control characters cannot appear in a manifest)",
@@ -316,7 +314,7 @@ def _place(event: yaml.Event) -> Place:
 
 
 def _mark_problem(display: str, mark: Any, message: str) -> Problem:
-    return Problem(display, mark.line + 1, mark.column + 1, "", message)
+    return Problem.at(Position(display, mark.line + 1, mark.column + 1), "", message)
 
 
 def node_position(node: Node, display: str) -> Position:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from reconciler.diagnostics import Diagnostic
 from reconciler.manifest.model import Position
 
 if TYPE_CHECKING:
@@ -31,7 +32,6 @@ ResourceKind = str
 SecretSourceKind = Literal["fromEnv", "fromFile"]
 ItemOp = Literal["insert", "remove", "change"]
 PolicyOp = Literal["keep", "insert", "remove", "change"]
-NoteSeverity = Literal["info", "warning", "error"]
 
 
 class Action(enum.Enum):
@@ -220,26 +220,16 @@ def max_deletes_note(deletions: int, max_deletes: int) -> str:
     )
 
 
-@dataclass(frozen=True)
-class Note:
-    """A plan-wide remark: unmanaged apps, how secrets were compared, conflicts.
+Note = Diagnostic
+"""A plan-wide remark (unmanaged apps, how secrets were compared, conflicts): a `Diagnostic`
+with a severity, a message and the `address` it concerns, if any, made as
+`Note(severity, message, address)`.
 
-    `from_manifest` marks a warning about the manifest itself, which commands print on stderr
-    as soon as the manifest is read: the text form leaves it out rather than say it twice.
-
-    `subjects` are what the message names in a list (environments, apps, addresses), written
-    in it joined by ", ", so that a rendering can name a few and count the rest. `group` is the
-    sentence that says the same of several subjects at once, with `{count}` and `{subjects}`:
-    notes alike but for their subject (one per environment deploying on every push) are shown
-    as that one sentence (reconciler/report/plan_lines.py). Neither changes what the note
-    says, only how it can be shortened."""
-
-    severity: NoteSeverity
-    message: str
-    address: str | None = None
-    from_manifest: bool = field(default=False, compare=False)
-    subjects: tuple[str, ...] = field(default=(), compare=False)
-    group: str | None = field(default=None, compare=False)
+`from_manifest` marks a warning about the manifest itself, which commands print on stderr
+as soon as the manifest is read: the text form leaves it out rather than say it twice.
+`subjects` and `group` let a rendering shorten notes alike but for their subject (one per
+environment deploying on every push) into one sentence (reconciler/report/plan_lines.py);
+neither changes what the note says."""
 
 
 @dataclass(frozen=True)

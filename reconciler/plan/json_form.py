@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, get_args
 
 from reconciler import __version__
 from reconciler.checks.capacity import CapacityReport
-from reconciler.checks.findings import Finding
 from reconciler.checks.overrides import Override
+from reconciler.diagnostics import Diagnostic, Severity
 from reconciler.errors import PlanShapeError
 from reconciler.manifest.model import Position
 from reconciler.plan import kinds
@@ -52,7 +52,6 @@ from reconciler.plan.changes import (
     ItemEdit,
     ItemOp,
     Note,
-    NoteSeverity,
     Plan,
     PolicyEdit,
     PolicyOp,
@@ -71,7 +70,7 @@ if TYPE_CHECKING:
 SECRET_MARKER = "$secret"
 ABSENT_MARKER = "$absent"
 SECRET_SOURCE_KINDS: tuple[str, ...] = get_args(SecretSourceKind)
-NOTE_SEVERITIES: tuple[NoteSeverity, ...] = get_args(NoteSeverity)
+NOTE_SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 POLICY_OPS: tuple[PolicyOp, ...] = get_args(PolicyOp)
 ITEM_OPS: tuple[ItemOp, ...] = get_args(ItemOp)
 
@@ -272,7 +271,7 @@ def plan_from_dict(data: Any) -> Plan:
         max_deletes=_integer(root, "max_deletes", "$"),
         metadata=_object(decode_value(_get(root, "metadata", "$"), "metadata"), "metadata"),
         capacity=_capacity(root),
-        findings=_checked(root, "findings", Finding.from_json),
+        findings=_checked(root, "findings", Diagnostic.finding_from_json),
         overrides=_checked(root, "overrides", Override.from_json),
     )
     _check_summary(root, plan)

@@ -9,18 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
+from reconciler.diagnostics import Place
 
-class Place(Protocol):
-    """Where a test is written (a manifest `Position`)."""
-
-    @property
-    def file(self) -> str: ...
-
-    @property
-    def line(self) -> int: ...
-
-    @property
-    def column(self) -> int: ...
+__all__ = ["Place", "PolicyTestCase"]
 
 
 class PolicyTestCase(Protocol):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from reconciler.diagnostics import WARNING, Diagnostic
 from reconciler.policy_tests.choices import METHOD_CASE, RANGE_HOST_BITS
 from reconciler.policy_tests.dependences import choices_affecting
 
@@ -16,10 +17,13 @@ from reconciler.policy_tests.dependences import choices_affecting
 _WARNED_BY_THE_MANIFEST = frozenset({METHOD_CASE.key, RANGE_HOST_BITS.key})
 
 
-def open_choice_warnings(kind: str, member: Mapping[str, Any]) -> list[str]:
+def open_choice_warnings(kind: str, member: Mapping[str, Any]) -> list[Diagnostic]:
     return [
-        "the outcome depends on how the gateway reads what the platform API leaves open: "
-        f"{dependence}; reconciler test assumes that answer"
+        Diagnostic(
+            WARNING,
+            "the outcome depends on how the gateway reads what the platform API leaves open: "
+            f"{dependence}; reconciler test assumes that answer",
+        )
         for dependence in choices_affecting(kind, member)
         if dependence.choice.key not in _WARNED_BY_THE_MANIFEST
     ]

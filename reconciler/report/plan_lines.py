@@ -22,6 +22,7 @@ from reconciler.plan.changes import (
     Change,
     FieldDiff,
     ItemEdit,
+    Note,
     PolicyEdit,
     SecretRef,
     max_deletes_note,
@@ -32,7 +33,7 @@ from reconciler.plan.permissions import compact
 if TYPE_CHECKING:
     from reconciler.checks.findings import Finding
     from reconciler.checks.overrides import Override
-    from reconciler.plan.changes import Note, NoteSeverity, Plan
+    from reconciler.plan.changes import Plan
     from reconciler.policy_tests.effect import OutcomeChange
 
 NEUTRAL = " "
@@ -138,16 +139,7 @@ def abbreviated(subjects: Sequence[str], shown: int = SHOWN_SUBJECTS) -> str:
     return f"{', '.join(subjects[:shown])} and {len(subjects) - shown} more"
 
 
-@dataclass(frozen=True)
-class ShownNote:
-    """A plan-wide note as text and markdown show it (before their own escaping)."""
-
-    severity: NoteSeverity
-    message: str
-    address: str | None
-
-
-def plan_notes(plan: Plan, *, from_manifest: bool = True) -> list[ShownNote]:
+def plan_notes(plan: Plan, *, from_manifest: bool = True) -> list[Note]:
     """The plan's notes as `shown_notes` shows them, but for the one on --max-deletes, which the
     renderers say beside the summary; `from_manifest`: with the manifest's own warnings."""
     repeated = max_deletes_note(len(plan.deletions), plan.max_deletes)
@@ -158,10 +150,11 @@ def plan_notes(plan: Plan, *, from_manifest: bool = True) -> list[ShownNote]:
     )
 
 
-def shown_notes(notes: Iterable[Note]) -> list[ShownNote]:
-    """Each note once: notes alike but for their subject (one per environment or app) as their
-    group's one sentence, where the first of them stood, and a long list of subjects in any
-    note shortened to a few and a count."""
+def shown_notes(notes: Iterable[Note]) -> list[Note]:
+    """Each note once, as text and markdown show it (before their own escaping): notes alike
+    but for their subject (one per environment or app) as their group's one sentence, where the
+    first of them stood, and a long list of subjects in any note shortened to a few and a
+    count."""
     groups: dict[tuple[str, str], list[Note]] = {}
     order: list[Note | tuple[str, str]] = []
     for note in notes:
@@ -173,11 +166,11 @@ def shown_notes(notes: Iterable[Note]) -> list[ShownNote]:
             groups[key] = []
             order.append(key)
         groups[key].append(note)
-    shown: list[ShownNote] = []
+    shown: list[Note] = []
     for item in order:
         if not isinstance(item, tuple) or len(groups[item]) == 1:
             note = item if not isinstance(item, tuple) else groups[item][0]
-            shown.append(ShownNote(note.severity, _shortened(note), note.address))
+            shown.append(Note(note.severity, _shortened(note), note.address))
             continue
         members = groups[item]
         subjects = [subject for note in members for subject in note.subjects]
@@ -186,7 +179,7 @@ def shown_notes(notes: Iterable[Note]) -> list[ShownNote]:
             .replace("{count}", str(len(subjects)))
             .replace("{subjects}", abbreviated(subjects))
         )
-        shown.append(ShownNote(members[0].severity, sentence, None))
+        shown.append(Note(members[0].severity, sentence))
     return shown
 
 
@@ -203,19 +196,15 @@ def finding_lines(findings: Iterable[Finding]) -> list[str]:
     (`reconciler validate` lists each)."""
     groups: dict[tuple[str, str], list[Finding]] = {}
     for finding in findings:
-        groups.setdefault((_label(finding), finding.text), []).append(finding)
+        groups.setdefault((finding.label, finding.text), []).append(finding)
     lines: list[str] = []
     for (label, text), found in groups.items():
         if len(found) <= SHOWN_SUBJECTS + 1:
             lines += [finding.labelled for finding in found]
             continue
-        places = abbreviated([str(finding.position) for finding in found])
+        places = abbreviated([finding.place for finding in found])
         lines.append(f"{label}: {text}, in {len(found)} places: {places}")
     return lines
-
-
-def _label(finding: Finding) -> str:
-    return "Waived" if finding.waived is not None else finding.severity.capitalize()
 
 
 # --------------------------------------------------------------------------- permissions

@@ -266,8 +266,8 @@ def _warnings(plan: Plan) -> list[str]:
         heading = "> **Policy tests whose verdict this plan changes:**"
         blocks.append("\n".join(["> [!WARNING]", heading, *verdicts]))
     errors = [f for f in plan.findings if f.fails]
-    warned = [f for f in plan.findings if not f.fails and f.waived is None]
-    waived = [f for f in plan.findings if f.waived is not None]
+    warned = [f for f in plan.findings if not f.fails and f.waiver is None]
+    waived = [f for f in plan.findings if f.waiver is not None]
     for findings, label in ((errors, "CAUTION"), (warned, "WARNING"), (waived, "NOTE")):
         if findings:
             items = [f"> - {_escape(line)}" for line in finding_lines(findings)]

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from reconciler.checks.capacity import CAPACITY_HEADING, capacity_lines, shows_capacity
 from reconciler.escaping import clean
-from reconciler.plan.changes import Action, Change, Plan
+from reconciler.plan.changes import Action, Change, Note, Plan
 from reconciler.report.plan_lines import (
     ACTION_LEGEND,
     CONTEXT,
     NEUTRAL,
     OVERRIDES_HEADING,
     Line,
-    ShownNote,
     block_label,
     change_body,
     finding_lines,
@@ -37,7 +36,6 @@ _COLOURS = {
     "-/+": "\x1b[35m",  # magenta
     "!": "\x1b[35m",
 }
-_SEVERITY_LABEL = {"info": "Note", "warning": "Warning", "error": "Error"}
 _SEVERITY_COLOUR = {"info": "", "warning": "\x1b[33m", "error": "\x1b[31m"}
 
 
@@ -122,8 +120,8 @@ def _body_line(line: Line, paint: _Paint) -> str:
     return f"{indent}{paint.symbol(line.symbol)} {line.text}"
 
 
-def _note(note: ShownNote, paint: _Paint) -> str:
-    label = paint(f"{_SEVERITY_LABEL[note.severity]}:", _SEVERITY_COLOUR[note.severity])
+def _note(note: Note, paint: _Paint) -> str:
+    label = paint(f"{note.label}:", _SEVERITY_COLOUR[note.severity])
     where = f" ({clean(note.address)})" if note.address else ""
     return f"{label} {clean(note.message)}{where}"
 

@@ -123,8 +123,8 @@ def test_rule_finds_what_breaks_it_and_nothing_else(case: Case, write: Write) ->
     found = [f for f in findings_of(breaking) if f.rule == case.rule]
     assert found, f"{case.rule} found nothing in:\n{breaking.read_text()}"
     if case.line is not None:
-        assert {f.position.line for f in found} == {case.line}
-        assert all(f.position.file == str(breaking) and f.position.column > 0 for f in found)
+        assert {f.line for f in found} == {case.line}
+        assert all(f.file == str(breaking) and f.column > 0 for f in found)
     assert case.rule not in rules_found(keeping)
 
 

@@ -74,10 +74,10 @@ def test_a_waiver_covers_its_object_and_everything_below_it(write: Write) -> Non
     on_project = write("project.yaml", production=logging, project=waiver)
     on_preview = write("preview.yaml", production=logging, preview=logging + "\n" + waiver)
     on_defaults = write("defaults.yaml", production=logging, app="defaults:\n  " + waiver)
-    assert [f.waived for f in findings_of(on_app)] == ["no tokens in our URLs"] * 2
-    assert [f.waived for f in findings_of(on_project)] == ["no tokens in our URLs"]
-    assert [f.waived for f in findings_of(on_defaults)] == ["no tokens in our URLs"]
-    waived = {f.path.split(".")[5]: f.waived for f in findings_of(on_preview)}
+    assert [f.waiver for f in findings_of(on_app)] == ["no tokens in our URLs"] * 2
+    assert [f.waiver for f in findings_of(on_project)] == ["no tokens in our URLs"]
+    assert [f.waiver for f in findings_of(on_defaults)] == ["no tokens in our URLs"]
+    waived = {f.path.split(".")[5]: f.waiver for f in findings_of(on_preview)}
     assert waived == {"production": None, "preview": "no tokens in our URLs"}
 
 

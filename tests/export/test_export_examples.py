@@ -48,7 +48,7 @@ def secret_env(path: Path) -> dict[str, str]:
 def waived_errors(path: Path) -> set[str]:
     """The rules whose error findings the example waives."""
     findings = static_findings(load_manifest([path]))
-    return {f.rule for f in findings if f.severity == "error" and f.waived is not None}
+    return {f.rule for f in findings if f.severity == "error" and f.waiver is not None}
 
 
 @pytest.mark.parametrize("templates", [(), ("--templates",)], ids=["plain", "templates"])

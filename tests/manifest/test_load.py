@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconciler.manifest import load, yaml_nodes
-from reconciler.manifest.model import FromFile
+from reconciler.manifest.model import FromFile, Position
 from reconciler.manifest.validate import ManifestInvalid, Problem, load_manifest
 from reconciler.plan.secrets import resolve_secret
 
@@ -33,7 +33,9 @@ def only_problem(paths: list[Path | str]) -> Problem:
 
 
 def test_problem_formats_as_file_line_column_path_message() -> None:
-    problem = Problem("platform/shop.yaml", 12, 9, "projects.shop.runtime.vCpus", "0.3 is bad")
+    problem = Problem.at(
+        Position("platform/shop.yaml", 12, 9), "projects.shop.runtime.vCpus", "0.3 is bad"
+    )
     assert str(problem) == "platform/shop.yaml:12:9: projects.shop.runtime.vCpus: 0.3 is bad"
     assert str(Problem.for_file("x.yaml", "file is empty")) == "x.yaml: file is empty"
 

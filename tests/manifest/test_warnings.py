@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from reconciler.cli import main
+from reconciler.manifest.model import Position
 from reconciler.manifest.problems import Problem
 from reconciler.manifest.validate import ManifestInvalid, load_manifest
 
@@ -177,11 +178,11 @@ def test_a_manifest_without_warnings_prints_nothing_on_stderr(tmp_path: Path) ->
 
 
 def test_warning_formats_with_a_prefix_and_a_severity_member() -> None:
-    warning = Problem("m.yaml", 3, 7, "projects.shop", "looks odd", "warning")
+    warning = Problem.at(Position("m.yaml", 3, 7), "projects.shop", "looks odd", "warning")
     assert str(warning) == "warning: m.yaml:3:7: projects.shop: looks odd"
     assert warning.located_message == "m.yaml:3:7: projects.shop: looks odd"
     assert warning.to_json()["severity"] == "warning"
-    assert Problem("m.yaml", 3, 7, "p", "bad").to_json()["severity"] == "error"
+    assert Problem.at(Position("m.yaml", 3, 7), "p", "bad").to_json()["severity"] == "error"
 
 
 SECRET = "sentinel-secret-value-7c1e"

@@ -15,6 +15,7 @@ from reconciler import sensitive
 from reconciler.apply.deploy import DeploymentOutcome, DeployTarget
 from reconciler.apply.outcome import ChangeResult, Outcome, SilentObserver
 from reconciler.errors import OutputError, PermissionDenied
+from reconciler.manifest.model import Position
 from reconciler.manifest.problems import ManifestInvalid, Problem
 from reconciler.plan.changes import Action, Change, Plan
 from reconciler.report import output
@@ -130,7 +131,7 @@ def test_a_failed_plan_says_what_stopped_it_in_its_first_line() -> None:
 
 def test_an_invalid_manifest_is_named_without_its_values() -> None:
 
-    error = ManifestInvalid([Problem("p.yaml", 3, 7, "projects.shop.name", "got number 5")])
+    error = ManifestInvalid([Problem.at(Position("p.yaml", 3, 7), "projects.shop.name", "got number 5")])
     n = plan_notification(None, Ending(1, error), in_sync=False)
 
     assert n is not None and n.error is not None
