@@ -99,10 +99,6 @@ class _Planner(Planning):
         self.notes: list[Note] = []
         self.going_away: dict[str, str] = {}
         self.slug_holders: dict[slug_moves.Scope, dict[str, str]] = {}
-        self.missing_sources: set[str] = set()
-        self.compared_by_presence: list[str] = []
-        self.declared_secrets: dict[str, str] = {}
-        self.collected: dict[str, list[Any]] = {}
         self.unmanaged_fields: list[tuple[str, str]] = []
         self.kind_states: dict[type[Any], Any] = {}
         self.container_kinds = kinds.container_kinds()
@@ -342,7 +338,11 @@ class _Planner(Planning):
                 "reconciler_version": __version__,
                 "fingerprint_mode": fingerprint_mode(self.options.fingerprint_key),
             },
-            declared_secrets=dict(self.declared_secrets),
+            declared_secrets={
+                where: source
+                for kind in self.environment_kinds
+                for where, source in kind.declared_secrets(self).items()
+            },
             capacity=self._capacity(),
             workspace=self.record.project_ids(),
         )
@@ -477,18 +477,9 @@ class _Planner(Planning):
                     subjects=tuple(replaces),
                 )
             )
-        if self.missing_sources:
-            missing = tuple(sorted(self.missing_sources))
-            notes.append(
-                Note(
-                    "warning",
-                    "secret(s) not available to this plan: "
-                    + ", ".join(missing)
-                    + "; their values show as (known after apply), and apply refuses a plan "
-                    "that must send them until they are available",
-                    subjects=missing,
-                )
-            )
+        # what a kind says once about itself: its warnings with the plan's, the rest at the end
+        closing = [note for kind in self.environment_kinds for note in kind.plan_notes(self)]
+        notes.extend(note for note in closing if note.severity == "warning")
         # by address (environments are planned concurrently), each one's in the order found
         unmanaged = sorted(
             ((a, path) for a, path in self.unmanaged_fields if self.scope.covers(a)),
@@ -506,16 +497,7 @@ class _Planner(Planning):
             for label, others in sorted(self.record.other_environments.items())
             if self.scope.reads(*label.split("/"))
         )
-        if self.compared_by_presence:
-            notes.append(
-                Note(
-                    "info",
-                    f"{len(self.compared_by_presence)} write-only variable(s) compared by presence "
-                    "and kind only, because RECONCILER_FINGERPRINT_KEY is not set: a changed "
-                    "secret value does not show as a change. Set the key so apply records a "
-                    "fingerprint of each value and plans can compare them.",
-                )
-            )
+        notes.extend(note for note in closing if note.severity != "warning")
         return notes
 
 

@@ -205,6 +205,16 @@ class EnvironmentKind(Kind):
         (a host moving between two of them); nothing by default."""
         return None
 
+    def plan_notes(self, planning: Planning) -> Sequence[Note]:
+        """What the plan says once about this kind when it is assembled (a warning joins the
+        plan's warnings, any other note its closing remarks); none by default."""
+        return ()
+
+    def declared_secrets(self, planning: Planning) -> Mapping[str, str]:
+        """The secret source the manifest declares for each planned change of this kind that
+        sends one, by address (a saved plan is held to it); none by default."""
+        return {}
+
 
 @dataclass(frozen=True)
 class EnvironmentJob:
@@ -284,16 +294,8 @@ class Planning(ABC):
     options: PlanOptions
     manifest: Manifest
     prune: Prune
-    missing_sources: set[str]
-    """Secrets not available to this plan, `fromEnv NAME (address)`."""
-    compared_by_presence: list[str]
-    """Write-only variables compared by presence and kind only (no fingerprint key)."""
-    declared_secrets: dict[str, str]
-    """The secret source the manifest declares, by variable address (a saved plan is held to it)."""
     going_away: dict[str, str]
     """The ids of apps this plan deletes or replaces, with their change addresses."""
-    collected: dict[str, list[Any]]
-    """What a kind keeps, by its name, from planning each environment for its `finish`."""
     unmanaged_fields: list[tuple[str, str]]
     """(address, member path): what live state holds that this reconciler does not know and
     the manifest does not manage (in `opaque`), for the plan's one note about them."""
