@@ -215,7 +215,7 @@ class _Planner(Planning):
         for environment, reads in zip(
             environments, results[len(per_app) + len(per_project) :], strict=True
         ):
-            place = dataclasses.replace(at, environment=environment.name)
+            place = Location(at.project, at.app, environment.name)
             for kind, found in read_per_app.items():
                 reads[kind] = kind.pick(found, place)
             place = dataclasses.replace(place, object_id=self._environment_id(reads))
@@ -236,7 +236,7 @@ class _Planner(Planning):
     ) -> dict[EnvironmentKind, Any]:
         """What each kind read per environment finds there, for the kinds it manages (a kind
         read per project too, unless the environment takes its share of the project's)."""
-        at = dataclasses.replace(holder.at, environment=environment.name)
+        at = Location(holder.at.project, holder.at.app, environment.name)
         wanted = [
             kind
             for kind in self.environment_kinds
@@ -276,7 +276,7 @@ class _Planner(Planning):
         replaced by this plan (nothing under it was read)."""
         label = "/".join((*holder.parts, environment.name))
         environment_id = None if reads is None else self._environment_id(reads)
-        at = dataclasses.replace(holder.at, environment=environment.name, object_id=environment_id)
+        at = Location(holder.at.project, holder.at.app, environment.name, environment_id)
         project, app = holder.parts
         job = EnvironmentJob(self, project, app, environment, at, label, holder.depends_on)
         for kind in self.environment_kinds:
@@ -416,10 +416,10 @@ class _Planner(Planning):
         def key(change: Change) -> tuple[int, ...]:
             parts = address_parts(change.address)
             # what the manifest does not list (prune.apps deletions) comes after what it lists
-            containers = (
+            containers = [
                 positions.get(parts[:n], counts.get(parts[: n - 1], 0)) if len(parts) >= n else -1
                 for n in range(1, depth + 1)
-            )
+            ]
             env_index = ENVIRONMENT_NAMES.index(parts[depth]) if len(parts) > depth else -1
             return (*containers, env_index, kind_index[change.kind])
 
