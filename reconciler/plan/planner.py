@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import hashlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, datetime
@@ -35,7 +36,7 @@ from typing import Any
 from reconciler import __version__
 from reconciler.checks import capacity
 from reconciler.collector import collector_paused
-from reconciler.manifest.model import ENVIRONMENT_NAMES, Environment, Manifest, Prune, listed
+from reconciler.manifest.model import ENVIRONMENT_NAMES, Environment, Manifest, Prune
 from reconciler.plan import golive, kinds, slug_moves
 from reconciler.plan.changes import Action, Change, Note, Plan, max_deletes_note
 from reconciler.plan.kinds.base import (
@@ -154,9 +155,7 @@ class _Planner(Planning):
         """Make what takes a slug wait for what frees it, and break rename cycles through a
         temporary slug (plan/slug_moves.py)."""
         wanted: dict[slug_moves.Scope, set[str]] = {
-            (kind.name, *parent): set(slugs)
-            for kind in self.container_kinds
-            for parent, slugs in kind.listed_slugs(self.manifest).items()
+            (name, *parent): set(slugs) for name, parent, slugs in self._listed_slugs
         }
         moves = slug_moves.SlugMoves(self.changes, self.slug_holders, wanted)
         temporaries: dict[str, str] = {}
@@ -290,10 +289,28 @@ class _Planner(Planning):
             kind.plan(job, live)
 
     def manages(self, kind: EnvironmentKind, project: str, app: str, environment: str) -> bool:
-        desired = self.manifest.project(project)
-        found_app = desired.app(app) if desired else None
-        found = found_app.environment(environment) if found_app else None
+        found = self._listed_environments.get((project, app, environment))
         return found is not None and kind.manages(found)
+
+    @functools.cached_property
+    def _listed_slugs(self) -> list[tuple[str, tuple[str, ...], Sequence[str]]]:
+        """(kind name, its container's address parts, the slugs in manifest order) for every
+        container kind."""
+        return [
+            (kind.name, parent, slugs)
+            for kind in self.container_kinds
+            for parent, slugs in kind.listed_slugs(self.manifest).items()
+        ]
+
+    @functools.cached_property
+    def _listed_environments(self) -> dict[tuple[str, ...], Environment]:
+        """Every environment the manifest lists, by address parts (the first of a name)."""
+        listed: dict[tuple[str, ...], Environment] = {}
+        for kind in self.container_kinds:
+            for holder, environments in kind.listed_environments(self.manifest).items():
+                for environment in environments:
+                    listed.setdefault((*holder, environment.name), environment)
+        return listed
 
     def note(self, note: Note) -> None:
         self.notes.append(note)
@@ -391,13 +408,9 @@ class _Planner(Planning):
         )
 
     def _manifest_paths(self) -> set[tuple[str, ...]]:
-        """Every project, app and managed environment of the manifest, as address parts."""
-        paths: set[tuple[str, ...]] = set()
-        for desired in self.manifest.projects:
-            paths.add((desired.slug,))
-            for app in listed(desired.apps):
-                paths.add((desired.slug, app.slug))
-                paths.update((desired.slug, app.slug, e.name) for e in app.environments)
+        """Every container (project, app) and environment of the manifest, as address parts."""
+        paths = set(self._listed_environments)
+        paths.update((*parent, slug) for _, parent, slugs in self._listed_slugs for slug in slugs)
         return paths
 
     def _order(self) -> Callable[[Change], tuple[int, ...]]:
@@ -406,10 +419,9 @@ class _Planner(Planning):
         linear."""
         positions: dict[tuple[str, ...], int] = {}
         counts: dict[tuple[str, ...], int] = {}
-        for kind in self.container_kinds:
-            for parent, slugs in kind.listed_slugs(self.manifest).items():
-                counts[parent] = len(slugs)
-                positions.update(((*parent, slug), i) for i, slug in enumerate(slugs))
+        for _, parent, slugs in self._listed_slugs:
+            counts[parent] = len(slugs)
+            positions.update(((*parent, slug), i) for i, slug in enumerate(slugs))
         depth = len(self.container_kinds)
         kind_index = {name: i for i, name in enumerate(kinds.names())}
 

@@ -18,6 +18,7 @@ from reconciler.manifest.model import (
     ENVIRONMENT_NAMES,
     UNSET,
     App,
+    Environment,
     GitSource,
     Manifest,
     OciSource,
@@ -518,6 +519,11 @@ class AppKind(ContainerKind):
 
     def listed_slugs(self, manifest: Manifest) -> Mapping[tuple[str, ...], Sequence[str]]:
         return {(p.slug,): [a.slug for a in listed(p.apps)] for p in manifest.projects}
+
+    def listed_environments(
+        self, manifest: Manifest
+    ) -> Mapping[tuple[str, ...], Sequence[Environment]]:
+        return {(p.slug, a.slug): a.environments for p in manifest.projects for a in listed(p.apps)}
 
     def slug_scope(self, change: Change) -> SlugScope | None:
         return ("app", address_parts(change.address)[0])

@@ -280,6 +280,13 @@ class ContainerKind(Kind):
         their container (`()`: the workspace): a plan lists changes in that order, and a slug
         of a scope the manifest wants is not free."""
 
+    def listed_environments(
+        self, manifest: Manifest
+    ) -> Mapping[tuple[str, ...], Sequence[Environment]]:
+        """The environments the manifest lists in each object of this kind, by its address
+        parts; none by default (a project holds apps, not environments)."""
+        return {}
+
     def slug_is_free(self, planning: Planning) -> Callable[[str], Awaitable[bool]] | None:
         """How to ask the platform whether a slug is free, where the plan does not read every
         holder of one (a temporary slug breaking a rename cycle must be); None: it does."""
