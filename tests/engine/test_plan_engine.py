@@ -16,6 +16,7 @@ from reconciler.manifest.model import (
     App,
     Domain,
     Environment,
+    FromEnv,
     GitSource,
     LiteralValue,
     Manifest,
@@ -132,6 +133,30 @@ def test_reads_are_minimal_never_repeated_and_constant_per_app(platform):
         "environments.listEnvironmentVariables": 2,
         "gateway.listPolicies": 1,
     }
+
+
+def test_what_the_kinds_keep_while_planning_belongs_to_one_plan(platform, monkeypatch):
+    # kinds are shared by every plan: a secret missing from one, or a domain it planned, is
+    # never reported by the next one
+    monkeypatch.delenv("ENGINE_MISSING_SECRET", raising=False)
+    secret = Variable("TOKEN", FromEnv("ENGINE_MISSING_SECRET"), "writeonly")
+    production = Environment("production", variables=(secret,), domains=(Domain("web.test"),))
+    web = App(slug="web", environments=(production,))
+    first, _ = plan_with(platform, manifest(Project(slug="shop", apps=(web,))))
+    token = "variable.shop/web/production/TOKEN"
+    assert list(first.declared_secrets) == [token]
+    assert [n.subjects for n in first.notes if "not available" in n.message] == [
+        (f"fromEnv ENGINE_MISSING_SECRET ({token})",)
+    ]
+    assert "domain.shop/web/production/web.test" in {c.address for c in first.changes}
+    literal = Environment(
+        "production", variables=(Variable("A", LiteralValue("1"), "recoverable"),)
+    )
+    plain = App(slug="web", environments=(literal,))
+    second, _ = plan_with(platform, manifest(Project(slug="shop", apps=(plain,))))
+    assert second.declared_secrets == {}
+    assert not [n for n in second.notes if "not available" in n.message]
+    assert {c.kind for c in second.changes} == {"app", "variable"}  # no domain of the first
 
 
 def test_nothing_under_an_object_that_does_not_exist_is_read(platform):

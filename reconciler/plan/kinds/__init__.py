@@ -10,6 +10,7 @@ through `kinds()` or `get()`, so adding a kind is one module here, imported belo
 from __future__ import annotations
 
 from reconciler.plan.kinds.registry import (
+    container_kinds,
     environment_kinds,
     find,
     get,
@@ -32,6 +33,7 @@ from reconciler.plan.kinds import domains
 
 __all__ = [
     "app",
+    "container_kinds",
     "domains",
     "environment_kinds",
     "find",

@@ -9,15 +9,30 @@ app is deleted with its deployments, domains and variables and created again.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from reconciler.errors import ReconcilerError
-from reconciler.manifest.model import UNSET, App, GitSource, OciSource
-from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff
+from reconciler.manifest.model import (
+    ENVIRONMENT_NAMES,
+    UNSET,
+    App,
+    Environment,
+    GitSource,
+    Manifest,
+    OciSource,
+    Project,
+    is_set,
+    listed,
+)
+from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, Note
 from reconciler.plan.kinds.base import (
-    Kind,
+    Container,
+    ContainerKind,
+    Descend,
     Location,
+    Planning,
     Reread,
     SlugScope,
     address,
@@ -26,11 +41,13 @@ from reconciler.plan.kinds.base import (
     lookup,
     make_call,
     require_fields,
+    waits_for,
 )
 from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord, stable
 from reconciler.plan.phases import ApplyPhase, ReadAt
 from reconciler.platform.protocol import Platform
+from reconciler.platform.shapes import APP
 
 READ_OPERATION = "apps.listApps"
 
@@ -363,7 +380,36 @@ def _image_changed(change: Change) -> bool:
     return any(d.path == "oci" or d.path.startswith("oci.") for d in change.diffs)
 
 
-class AppKind(Kind):
+def _unmanaged(
+    planning: Planning,
+    project: Container,
+    live_app: Mapping[str, Any],
+    desired_slugs: Collection[str],
+) -> None:
+    """A live app of `project` the manifest does not list: deleted with prune.apps, else noted."""
+    project_slug = project.parts[0]
+    slug = live_app.get("slug", live_app["id"])
+    if planning.prune.apps:
+        wanted = slug in desired_slugs
+        change = plan_app_delete(project_slug, project.at.project, live_app, slug_wanted=wanted)
+        if change.action is Action.DELETE:
+            planning.going_away[live_app["id"]] = change.address
+        planning.add(change)
+        return
+    planning.note(
+        Note(
+            "info",
+            f"app {project_slug}/{slug} is not in the manifest and is left alone "
+            "(unmanaged); list it to manage it, or set prune.apps: true to delete it",
+            f"app.{project_slug}/{slug}",
+            subjects=(f"{project_slug}/{slug}",),
+            group="{count} apps are not in the manifest and are left alone (unmanaged): "
+            "{subjects}; list them to manage them, or set prune.apps: true to delete them",
+        )
+    )
+
+
+class AppKind(ContainerKind):
     """`app.<project>/<app>`: read with every other app of its project, in one listing."""
 
     name = "app"
@@ -387,6 +433,97 @@ class AppKind(Kind):
             record.labels[app["id"]] = f"{label}/{app.get('slug')}"
             if app.get("isRolledBack") is True:
                 record.rolled_back.add(f"{label}/{app.get('slug')}")
+
+    async def plan_under(
+        self, planning: Planning, parent: Container | None, descend: Descend
+    ) -> None:
+        assert parent is not None and isinstance(parent.desired, Project)
+        project = parent.desired
+        if parent.fresh:
+            await asyncio.gather(
+                *(
+                    self._plan_one(planning, parent, a, None, descend)
+                    for a in listed(project.apps)
+                    if planning.reads(project.slug, a.slug)
+                )
+            )
+            return
+        if not is_set(project.apps):
+            return  # no `apps:` block: the project's apps are unmanaged, none is read or pruned
+        live_apps = await self.read(planning.platform, parent.at)
+        self.record(planning.record, parent.at, project.slug, live_apps)
+        pinned = {a.id for a in listed(project.apps) if a.id}
+        indexed = LiveApps(live_apps)
+        matched = {
+            a.slug: find_live_app(project.slug, a, indexed, pinned) for a in listed(project.apps)
+        }
+        planning.slug_holders[(self.name, *parent.parts)] = {
+            a["slug"]: f"app {project.slug}/{a['slug']}, which the manifest does not list"
+            for a in live_apps
+        }
+        # every app's own change is planned (from listApps, no more reads): a targeted rename
+        # may need another app's rename or delete first (the `--target` filter keeps it)
+        await asyncio.gather(
+            *(
+                self._plan_one(planning, parent, a, matched[a.slug], descend)
+                for a in listed(project.apps)
+            )
+        )
+        claimed = {a["id"] for a in matched.values() if a is not None}
+        for live_app in live_apps:
+            if live_app["id"] not in claimed:
+                _unmanaged(planning, parent, live_app, desired_slugs=matched.keys())
+
+    async def _plan_one(
+        self,
+        planning: Planning,
+        project: Container,
+        desired: App,
+        live: Mapping[str, Any] | None,
+        descend: Descend,
+    ) -> None:
+        project_ref = project.at.project
+        change = plan_app(
+            project.parts[0],
+            project_ref,
+            None if project.fresh else project_ref,
+            desired,
+            live,
+            allow_replace=planning.options.allow_replace,
+        )
+        planning.add(change, project.depends_on)
+        parts = (*project.parts, desired.slug)
+        if live is not None:
+            planning.keep_unknown(address(self.name, *parts), live, APP)
+        replaced = change is not None and change.action is Action.REPLACE
+        if change is not None and replaced and live is not None:
+            planning.going_away[live["id"]] = change.address
+        fresh = live is None or replaced
+        environments = tuple(
+            (parts, e)
+            for e in sorted(desired.environments, key=lambda e: ENVIRONMENT_NAMES.index(e.name))
+            if planning.reads(*parts, e.name)
+        )
+        await descend(
+            Container(
+                desired=desired,
+                parts=parts,
+                at=Location(
+                    project_ref, str(live["id"]) if live is not None and not fresh else desired.slug
+                ),
+                fresh=fresh,
+                depends_on=waits_for(change, Action.CREATE, Action.REPLACE) or project.depends_on,
+                environments=environments,
+            )
+        )
+
+    def listed_slugs(self, manifest: Manifest) -> Mapping[tuple[str, ...], Sequence[str]]:
+        return {(p.slug,): [a.slug for a in listed(p.apps)] for p in manifest.projects}
+
+    def listed_environments(
+        self, manifest: Manifest
+    ) -> Mapping[tuple[str, ...], Sequence[Environment]]:
+        return {(p.slug, a.slug): a.environments for p in manifest.projects for a in listed(p.apps)}
 
     def slug_scope(self, change: Change) -> SlugScope | None:
         return ("app", address_parts(change.address)[0])

@@ -19,12 +19,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from reconciler.errors import NotFound, UnexpectedResponse
-from reconciler.manifest.model import UNSET, App, Environment, Project, Prune
+from reconciler.manifest.model import UNSET, App, Environment, Manifest, Project, Prune
 from reconciler.plan.address import Address
 from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, ItemEdit, Note
 from reconciler.plan.options import PlanOptions
 from reconciler.plan.phases import ApplyPhase, ReadAt
 from reconciler.platform.operations import get_operation, permission
+from reconciler.platform.shapes import Shape, unknown_members, unknown_values
 
 if TYPE_CHECKING:
     from reconciler.plan.live import LiveRecord
@@ -32,12 +33,14 @@ if TYPE_CHECKING:
     from reconciler.platform.protocol import Platform
 
 T = TypeVar("T")
+S = TypeVar("S")
 
 Reread = Callable[[], Awaitable[Any]]
 """Looks up what a create would have made: its response-like data, or None when absent."""
 
 SlugScope = tuple[str, ...]
-"""Where a slug is unique: ("project",) for projects, ("app", <project>) for one project's apps."""
+"""Where a slug is unique: the kind's name, then the address parts of its container:
+("project",) for projects, ("app", <project>) for one project's apps."""
 
 
 def address(kind: str, *parts: str) -> str:
@@ -205,6 +208,16 @@ class EnvironmentKind(Kind):
         (a host moving between two of them); nothing by default."""
         return None
 
+    def plan_notes(self, planning: Planning) -> Sequence[Note]:
+        """What the plan says once about this kind when it is assembled (a warning joins the
+        plan's warnings, any other note its closing remarks); none by default."""
+        return ()
+
+    def declared_secrets(self, planning: Planning) -> Mapping[str, str]:
+        """The secret source the manifest declares for each planned change of this kind that
+        sends one, by address (a saved plan is held to it); none by default."""
+        return {}
+
 
 @dataclass(frozen=True)
 class EnvironmentJob:
@@ -221,26 +234,102 @@ class EnvironmentJob:
     """What every change of this environment waits for (its app's or project's create)."""
 
 
+EnvironmentPath = tuple[tuple[str, ...], Environment]
+"""An environment of the manifest, with the address parts of the app holding it."""
+
+
+@dataclass(frozen=True)
+class Container:
+    """A project or an app of the manifest as its kind planned it: what it hands to the kinds
+    below it."""
+
+    desired: Project | App
+    parts: tuple[str, ...]
+    """Its address parts: `("shop",)`, `("shop", "web")`."""
+    at: Location
+    """How the reads and calls below it name it: IDs when live state gave them, else the
+    manifest's slugs (the same apply creates it first)."""
+    fresh: bool
+    """Created or replaced by this plan: nothing under it is read."""
+    depends_on: tuple[str, ...]
+    """What every change below it waits for (its create, replace or rename, else its
+    container's)."""
+    environments: tuple[EnvironmentPath, ...]
+    """The environments of the manifest under it that the targets reach (an app's own in plan
+    order), for the kinds read and planned per environment."""
+
+
+Descend = Callable[[Container], Awaitable[None]]
+"""What the planner does with a planned container: plan everything below it."""
+
+
+class ContainerKind(Kind):
+    """A kind whose objects hold others: a project its apps, an app its environments. The
+    planner walks the container kinds in registry order, then plans the environment kinds in
+    the environments of the last: each container kind plans its objects under the container
+    above it and hands each on (`descend`) once planned, so nothing waits for a sibling."""
+
+    @abstractmethod
+    async def plan_under(
+        self, planning: Planning, parent: Container | None, descend: Descend
+    ) -> None:
+        """Read this kind's live objects under `parent` (None: the workspace), plan each the
+        manifest lists there against its live part (changes and notes through `planning`),
+        and await `descend` for each, concurrently."""
+
+    @abstractmethod
+    def listed_slugs(self, manifest: Manifest) -> Mapping[tuple[str, ...], Sequence[str]]:
+        """The slugs of this kind the manifest lists, in its order, by the address parts of
+        their container (`()`: the workspace): a plan lists changes in that order, and a slug
+        of a scope the manifest wants is not free."""
+
+    def listed_environments(
+        self, manifest: Manifest
+    ) -> Mapping[tuple[str, ...], Sequence[Environment]]:
+        """The environments the manifest lists in each object of this kind, by its address
+        parts; none by default (a project holds apps, not environments)."""
+        return {}
+
+    def slug_is_free(self, planning: Planning) -> Callable[[str], Awaitable[bool]] | None:
+        """How to ask the platform whether a slug is free, where the plan does not read every
+        holder of one (a temporary slug breaking a rename cycle must be); None: it does."""
+        return None
+
+
 class Planning(ABC):
     """What the planner offers the kinds while it plans."""
 
     platform: Platform
     record: LiveRecord
     options: PlanOptions
+    manifest: Manifest
     prune: Prune
-    missing_sources: set[str]
-    """Secrets not available to this plan, `fromEnv NAME (address)`."""
-    compared_by_presence: list[str]
-    """Write-only variables compared by presence and kind only (no fingerprint key)."""
-    declared_secrets: dict[str, str]
-    """The secret source the manifest declares, by variable address (a saved plan is held to it)."""
     going_away: dict[str, str]
     """The ids of apps this plan deletes or replaces, with their change addresses."""
-    collected: dict[str, list[Any]]
-    """What a kind keeps, by its name, from planning each environment for its `finish`."""
     unmanaged_fields: list[tuple[str, str]]
     """(address, member path): what live state holds that this reconciler does not know and
     the manifest does not manage (in `opaque`), for the plan's one note about them."""
+    slug_holders: dict[SlugScope, dict[str, str]]
+    """Who holds each live slug of a scope, as a note names it (plan/slug_moves.py)."""
+    kind_states: dict[type[Any], Any]
+    """What kinds keep while this plan is built, by its type (`state`)."""
+
+    def state(self, of: type[S]) -> S:
+        """This plan's `of`, made on first use: what a kind keeps while one plan is built (a
+        kind is one object, shared by every plan)."""
+        found = self.kind_states.get(of)
+        if isinstance(found, of):
+            return found
+        made = self.kind_states[of] = of()
+        return made
+
+    def keep_unknown(self, where: str, live: Mapping[str, Any], shape: Shape) -> None:
+        """Note the members (and values) of a live project or app this reconciler does not
+        know: their updates send only what changes, so these stay as they are."""
+        found = unknown_members(live, shape) + [
+            f"{path} {live.get(path)!r}" for path in unknown_values(live, shape)
+        ]
+        self.unmanaged_fields.extend((where, path) for path in found)
 
     @abstractmethod
     def add(self, change: Change | None, depends_on: Collection[str] = ()) -> None:
@@ -255,8 +344,23 @@ class Planning(ABC):
         """Whether the `--target`s cover `change_address`."""
 
     @abstractmethod
+    def reads(self, *parts: str) -> bool:
+        """Whether the `--target`s reach what sits at `parts` (a container's slugs, an
+        environment's name), so that the plan must read and plan it."""
+
+    @abstractmethod
     def manages(self, kind: EnvironmentKind, project: str, app: str, environment: str) -> bool:
         """Whether the manifest manages `kind` in that environment."""
+
+
+def waits_for(change: Change | None, *actions: Action) -> tuple[str, ...]:
+    """The change's address when changes below it must wait for it (created, replaced,
+    renamed)."""
+    if change is None:
+        return ()
+    if change.action in actions or change.reason == "renamed":
+        return (change.address,)
+    return ()
 
 
 def identity_diffs(

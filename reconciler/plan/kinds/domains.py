@@ -351,7 +351,7 @@ class DomainsKind(EnvironmentKind):
             ref=job.at,
             prune=job.planning.prune.domains,
         )
-        job.planning.collected.setdefault(self.name, []).append((managed, job.depends_on))
+        job.planning.state(_Collected).environments.append((managed, job.depends_on))
 
     async def finish(self, planning: Planning) -> None:
         await _DomainPlanning(planning).run()
@@ -386,15 +386,21 @@ class DomainsKind(EnvironmentKind):
         return NewDomain(change.address, str(host), tuple(records))
 
 
+@dataclass
+class _Collected:
+    """Each managed environment's domains, with what its changes wait for, as one plan
+    planned them: `finish` plans them together."""
+
+    environments: list[tuple[EnvironmentDomains, tuple[str, ...]]] = field(default_factory=list)
+
+
 class _DomainPlanning:
     """The domains of every managed environment, planned together once all are read."""
 
     def __init__(self, planning: Planning) -> None:
         self.planning = planning
         self.record = planning.record
-        self.environments: list[tuple[EnvironmentDomains, tuple[str, ...]]] = list(
-            planning.collected.get(DomainsKind.name, [])
-        )
+        self.environments = list(planning.state(_Collected).environments)
 
     async def run(self) -> None:
         planning = self.planning

@@ -2,20 +2,26 @@
 
 The workspace's other projects are never touched: the manifest's scope is the
 projects it names. Reading is one `projects.getProject` by slug (or by the
-pinned id, which is how a rename is detected).
+pinned id, which is how a rename is detected), concurrently for every project the
+targets reach; each project's apps are planned as soon as it is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler.errors import NotFound, ReconcilerError
-from reconciler.manifest.model import UNSET, Project
+from reconciler.errors import NotFound, PermissionDenied, ReconcilerError
+from reconciler.manifest.model import UNSET, Manifest, Project, listed
 from reconciler.plan.changes import Action, Call, Change
 from reconciler.plan.kinds.base import (
-    Kind,
+    Container,
+    ContainerKind,
+    Descend,
     Location,
+    Planning,
     Reread,
     SlugScope,
     address,
@@ -24,11 +30,13 @@ from reconciler.plan.kinds.base import (
     make_call,
     require_fields,
     slug_changed,
+    waits_for,
 )
 from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord, stable
 from reconciler.plan.phases import ApplyPhase, ReadAt
 from reconciler.platform.protocol import Platform
+from reconciler.platform.shapes import PROJECT
 
 READ_OPERATION = "projects.getProject"
 
@@ -133,7 +141,68 @@ def _rename_note(old: Any, new: str) -> str:
     )
 
 
-class ProjectKind(Kind):
+@dataclass
+class _Planned:
+    """The manifest keys of the projects one plan has planned (a project renamed away is
+    planned once, when a planned project needs its slug)."""
+
+    keys: set[str] = field(default_factory=set)
+
+
+async def _read_planned(planning: Planning, desired: Project) -> dict[str, Any] | None:
+    """The live project `desired` stands for (read and recorded), with the slugs it leaves
+    and takes noted."""
+    live = await read_project(planning.platform, desired)
+    KIND.record(planning.record, location(desired), desired.slug, live)
+    return await _hold_slugs(planning, desired, live)
+
+
+async def _hold_slugs(
+    planning: Planning, desired: Project, live: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """Note who holds the slugs `desired` leaves and takes (plan/slug_moves.py), and
+    return the live project it stands for: none when, unpinned, it found by its slug a
+    project the manifest pins under another key (renamed away: this one is new)."""
+    held = planning.slug_holders.setdefault(("project",), {})
+    pinned = {p.id: p.slug for p in planning.manifest.projects if p.id}
+    if live is not None:
+        held[live["slug"]] = slug_label(live, pinned)
+    if desired.id is None and live is not None and live["id"] in pinned:
+        await _plan_renamed_away(planning, pinned[live["id"]])
+        return None
+    if live is not None and live["slug"] != desired.slug:
+        try:
+            holder = await _read_holder(planning, desired.slug)
+        except PermissionDenied:
+            return live  # a key that may not see the holder: apply finds out
+        if holder is not None:
+            held.setdefault(desired.slug, slug_label(holder, pinned))
+            if holder["id"] in pinned:
+                await _plan_renamed_away(planning, pinned[holder["id"]])
+    return live
+
+
+async def _read_holder(planning: Planning, slug: str) -> dict[str, Any] | None:
+    """The project holding `slug` (read and recorded), None when it is free."""
+    holder = await slug_holder(planning.platform, slug)
+    planning.record.read(READ_OPERATION, holder["id"] if holder else None)
+    planning.record.slug_holder("project", slug, holder)
+    return holder
+
+
+async def _plan_renamed_away(planning: Planning, key: str) -> None:
+    """Plan the project's own change (not its apps) when it holds a slug a planned project
+    takes and the manifest renames it: outside the targets, its rename is what frees the
+    slug, and the planner's `--target` filter keeps it as a dependency, as it keeps an app's."""
+    desired = planning.manifest.project(key)
+    planned = planning.state(_Planned).keys
+    if desired is None or key in planned:
+        return
+    planned.add(key)
+    planning.add(plan_project(desired, await _read_planned(planning, desired)))
+
+
+class ProjectKind(ContainerKind):
     """`project.<slug>`: the top of the address tree."""
 
     name = "project"
@@ -156,6 +225,48 @@ class ProjectKind(Kind):
         record.state[f"project {label}"] = stable(found)
         if found is not None:
             record.labels[found["id"]] = f"project {found.get('slug', label)}"
+
+    async def plan_under(
+        self, planning: Planning, parent: Container | None, descend: Descend
+    ) -> None:
+        in_scope = [p for p in planning.manifest.projects if planning.reads(p.slug)]
+        planning.state(_Planned).keys.update(p.slug for p in in_scope)
+        await asyncio.gather(*(self._plan_one(planning, p, descend) for p in in_scope))
+
+    async def _plan_one(self, planning: Planning, desired: Project, descend: Descend) -> None:
+        live = await _read_planned(planning, desired)
+        if live is not None:
+            planning.keep_unknown(f"project.{desired.slug}", live, PROJECT)
+        change = plan_project(desired, live)
+        planning.add(change)
+        environments = tuple(
+            ((desired.slug, a.slug), e)
+            for a in listed(desired.apps)
+            for e in a.environments
+            if planning.reads(desired.slug, a.slug, e.name)
+        )
+        await descend(
+            Container(
+                desired=desired,
+                parts=(desired.slug,),
+                at=Location(live["id"] if live else desired.slug),
+                fresh=live is None,
+                depends_on=waits_for(change, Action.CREATE),
+                environments=environments,
+            )
+        )
+
+    def listed_slugs(self, manifest: Manifest) -> Mapping[tuple[str, ...], Sequence[str]]:
+        return {(): [p.slug for p in manifest.projects]}
+
+    def slug_is_free(self, planning: Planning) -> Callable[[str], Awaitable[bool]] | None:
+        async def is_free(slug: str) -> bool:
+            try:
+                return await _read_holder(planning, slug) is None
+            except PermissionDenied:
+                return False  # not known to be free
+
+        return is_free
 
     def slug_scope(self, change: Change) -> SlugScope | None:
         return ("project",)

@@ -6,7 +6,7 @@ import inspect
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
-    from reconciler.plan.kinds.base import EnvironmentKind, Kind
+    from reconciler.plan.kinds.base import ContainerKind, EnvironmentKind, Kind
 
 K = TypeVar("K", bound="Kind")
 
@@ -29,6 +29,13 @@ def register(kind: K) -> K:
 def kinds() -> tuple[Kind, ...]:
     """Every kind, in plan order."""
     return tuple(_REGISTRY.values())
+
+
+def container_kinds() -> tuple[ContainerKind, ...]:
+    """The kinds holding others (projects, apps), in plan order: the order the planner walks."""
+    from reconciler.plan.kinds.base import ContainerKind
+
+    return tuple(k for k in _REGISTRY.values() if isinstance(k, ContainerKind))
 
 
 def environment_kinds() -> tuple[EnvironmentKind, ...]:

@@ -58,6 +58,7 @@ from reconciler.plan.kinds.base import (
     EnvironmentJob,
     EnvironmentKind,
     Location,
+    Planning,
     address,
     batched,
     make_call,
@@ -88,6 +89,18 @@ class VariablesPlan:
     """The reference of each planned variable's secret (`fromEnv:NAME`...), by address."""
     unmanaged: list[tuple[str, str]] = field(default_factory=list)
     """(address, what): what live variables hold that this reconciler does not know."""
+
+
+@dataclass
+class _Secrets:
+    """What the variables kind keeps of every environment's secrets while one plan is built,
+    for the plan's notes and its declared secrets."""
+
+    missing_sources: set[str] = field(default_factory=set)
+    """Secrets not available to this plan, `fromEnv NAME (address)`."""
+    compared_by_presence: list[str] = field(default_factory=list)
+    """Write-only variables compared by presence and kind only (no fingerprint key)."""
+    declared_secrets: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -477,9 +490,10 @@ class VariablesKind(EnvironmentKind):
             selected=planning.selected,
             unavailable=planning.options.unavailable_secrets,
         )
-        planning.missing_sources.update(planned.missing_sources)
-        planning.declared_secrets.update(planned.declared_secrets)
-        planning.compared_by_presence.extend(planned.compared_by_presence)
+        secrets = planning.state(_Secrets)
+        secrets.missing_sources.update(planned.missing_sources)
+        secrets.declared_secrets.update(planned.declared_secrets)
+        secrets.compared_by_presence.extend(planned.compared_by_presence)
         planning.unmanaged_fields.extend(planned.unmanaged)
         for change in planned.changes:
             planning.add(change, job.depends_on)
@@ -493,6 +507,36 @@ class VariablesKind(EnvironmentKind):
                         change.address,
                     )
                 )
+
+    def plan_notes(self, planning: Planning) -> Sequence[Note]:
+        secrets = planning.state(_Secrets)
+        notes = []
+        if secrets.missing_sources:
+            missing = tuple(sorted(secrets.missing_sources))
+            notes.append(
+                Note(
+                    "warning",
+                    "secret(s) not available to this plan: "
+                    + ", ".join(missing)
+                    + "; their values show as (known after apply), and apply refuses a plan "
+                    "that must send them until they are available",
+                    subjects=missing,
+                )
+            )
+        if secrets.compared_by_presence:
+            notes.append(
+                Note(
+                    "info",
+                    f"{len(secrets.compared_by_presence)} write-only variable(s) compared by "
+                    "presence and kind only, because RECONCILER_FINGERPRINT_KEY is not set: a "
+                    "changed secret value does not show as a change. Set the key so apply "
+                    "records a fingerprint of each value and plans can compare them.",
+                )
+            )
+        return notes
+
+    def declared_secrets(self, planning: Planning) -> Mapping[str, str]:
+        return planning.state(_Secrets).declared_secrets
 
     def apply_phase(self, change: Change, call: Call) -> ApplyPhase | None:
         if call.operation.name == REMOVE_OPERATION:

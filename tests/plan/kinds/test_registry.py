@@ -11,7 +11,7 @@ import pytest
 from reconciler.apply.call_graph import CallGraph
 from reconciler.plan import kinds
 from reconciler.plan.changes import Action, Call, Change, Plan
-from reconciler.plan.kinds.base import EnvironmentKind, Kind
+from reconciler.plan.kinds.base import ContainerKind, EnvironmentKind, Kind
 from reconciler.plan.targets import parse_target
 from reconciler.platform.operations import get_operation
 
@@ -24,7 +24,9 @@ def _hooks(cls: type) -> set[str]:
 
 def test_every_registered_kind_has_every_hook() -> None:
     for kind in kinds.kinds():
-        hooks = _hooks(EnvironmentKind if isinstance(kind, EnvironmentKind) else Kind)
+        hooks = _hooks(
+            next(c for c in (EnvironmentKind, ContainerKind, Kind) if isinstance(kind, c))
+        )
         for hook in hooks:
             assert getattr(type(kind), hook).__qualname__.split(".")[0] == type(kind).__name__, (
                 f"{kind.name} does not state its own {hook}"
@@ -153,3 +155,9 @@ def test_the_orders_are_the_enums_of_plan_phases() -> None:
                 change = _change(kind.name, action, operation, ("a",) * kind.depth)
                 phase = kind.apply_phase(change, change.calls[0])
                 assert phase is None or isinstance(phase, ApplyPhase), (kind.name, phase)
+
+
+def test_the_planner_walks_the_containers_first_and_only_they_hold_kinds() -> None:
+    containers = kinds.container_kinds()
+    assert [k.name for k in containers] == list(kinds.names()[: len(containers)])
+    assert {k.name for k in kinds.kinds() if k.container} == {k.name for k in containers}
