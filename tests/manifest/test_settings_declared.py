@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from reconciler.errors import UnexpectedResponse
 from reconciler.manifest.model import UNSET, Build, Environment, Healthcheck, Region, Runtime
 from reconciler.manifest.settings import (
     HEALTHCHECK_DEFAULTS,
@@ -18,7 +19,8 @@ from reconciler.manifest.settings import (
     from_data,
     to_data,
 )
-from reconciler.plan.kinds.settings import live_model
+from reconciler.plan.kinds.base import Location
+from reconciler.plan.kinds.settings import live_model, plan_settings
 from reconciler.platform.shapes import HEALTHCHECK
 
 SCHEMA = json.loads(
@@ -98,3 +100,11 @@ def test_the_model_writes_back_what_it_read() -> None:
     assert to_data(from_data(Region, {"name": "fra", "replicas": {"min": 0, "max": 3}})) == {
         "name": "fra", "replicas": {"min": 0, "max": 3}
     }  # fmt: skip
+
+
+def test_a_live_health_check_without_a_member_the_spec_requires_names_the_read() -> None:
+    live = {**LIVE, "runtime": {"healthcheck": {"path": "/h"}}}
+    wanted = Environment("production", runtime=Runtime(port=3000))
+    at = Location("proj_1", "app_1", "production", "env_1")
+    with pytest.raises(UnexpectedResponse, match=r"environments\.listEnvironments: .* `method`"):
+        plan_settings("shop", "web", wanted, live, at)

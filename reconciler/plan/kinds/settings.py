@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
+from reconciler.errors import UnexpectedResponse
 from reconciler.manifest.model import (
     UNSET,
     Build,
@@ -93,7 +94,18 @@ def manages_settings(environment: Environment) -> bool:
 def live_model(live: Mapping[str, Any], name: EnvironmentName) -> Environment:
     """The live environment read into the manifest's model, what the model does not know kept
     beside it in each object's `opaque` (as `shapes.unknown_part` finds it: a health check's
-    under `runtime.opaque.healthcheck`, as the manifest writes it)."""
+    under `runtime.opaque.healthcheck`, as the manifest writes it). An object without a member
+    the spec requires (a health check's `method`) is an `UnexpectedResponse`."""
+    try:
+        return _live_model(live, name)
+    except KeyError as missing:
+        raise UnexpectedResponse(
+            f"{READ_OPERATION}: the platform returned settings without `{missing.args[0]}`",
+            operation=READ_OPERATION,
+        ) from None
+
+
+def _live_model(live: Mapping[str, Any], name: EnvironmentName) -> Environment:
     regions = live.get("regions")
     return Environment(
         name=name,
