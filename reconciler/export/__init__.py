@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler.errors import ExportError
+from reconciler.errors import ExportError, UnexpectedResponse
 from reconciler.export.convert import (
     ExportNotes,
     ExportOptions,
@@ -132,7 +132,7 @@ def build_export(
     for project in projects:
         try:
             entries[project.slug] = project_entry(project, names, options, notes)
-        except (KeyError, TypeError, AttributeError, ValueError) as error:
+        except (KeyError, TypeError, AttributeError, ValueError, UnexpectedResponse) as error:
             # The client checks envelopes, not every member: a response missing one is
             # reported with the project it belongs to, never as a traceback.
             raise ExportError(

@@ -21,10 +21,22 @@ from typing import Any
 from reconciler.errors import ExportError
 from reconciler.export.live import ENVIRONMENT_ORDER, LiveApp, LiveEnvironment, LiveProject
 from reconciler.export.secret_names import SecretNames
-from reconciler.manifest.model import deep_merge
+from reconciler.manifest.model import (
+    ENVIRONMENT_NAMES,
+    UNSET,
+    Build,
+    EnvironmentName,
+    Healthcheck,
+    Managed,
+    Region,
+    Runtime,
+    deep_merge,
+    thaw,
+)
+from reconciler.manifest.settings import declared_fields, to_data
 from reconciler.plan.kinds.base import display_number
 from reconciler.plan.kinds.policies import normalise_policy
-from reconciler.plan.kinds.settings import FIELDS, HEALTHCHECK_DEFAULTS
+from reconciler.plan.kinds.settings import live_model
 from reconciler.plan.secrets import split_fingerprint
 from reconciler.platform.shapes import (
     APP,
@@ -33,8 +45,6 @@ from reconciler.platform.shapes import (
     MATCH_ITEM,
     POLICY,
     PROJECT,
-    REGION,
-    SERVER_MEMBERS,
     VARIABLE_KINDS,
     Shape,
     known_part,
@@ -53,18 +63,6 @@ ENVIRONMENT_KEY_ORDER = (
     "opaque",
 )
 OPAQUE = "opaque"
-
-# The settings fields, in the plan engine's (the spec's) order, so export and plan agree on
-# what a setting is.
-BUILD_FIELDS = tuple(f.api for f in FIELDS if f.section == "build")
-RUNTIME_FIELDS = tuple(f.api for f in FIELDS if f.section == "runtime")
-# Values the spec itself states as the default or as "nothing set" (storage: "0 means
-# none"; healthcheck 10/5/3/0, the plan engine's own table): a field holding one is left
-# out (omitted means unmanaged, so leaving it out can never cause a diff). What the platform
-# fills in when settings are first written (a root directory of `.`, no watch paths, no
-# command) is not stated by the spec, so it is written as read.
-NEUTRAL_RUNTIME: Mapping[str, Any] = {"storageMib": 0}
-HEALTHCHECK_FIELDS = ("method", "path", *HEALTHCHECK_DEFAULTS)
 MATCH_MEMBER_ORDER = ("path", "method", "header", "queryParam", "remoteIp")
 MEMBER_KEY_ORDER = (
     "name",
@@ -228,14 +226,16 @@ def environment_entry(
     resource = env.resource
     where = f"{project}/{app}/{env.slug}"
     entry: dict[str, Any] = {}
-    build = _section(resource, "build", _pick(resource.get("build"), BUILD_FIELDS))
+    settings = live_model(resource, _environment_name(env.slug))
+    build = _section(resource, "build", _written(settings.build))
     if build:
         entry["build"] = build
-    runtime = _section(resource, "runtime", _runtime(resource.get("runtime"), where, notes))
+    runtime = _section(resource, "runtime", _runtime(settings.runtime, where, notes))
     if runtime:
         entry["runtime"] = runtime
-    if resource.get("regions"):
-        entry["regions"] = [_region(r) for r in resource["regions"]]
+    regions = () if settings.regions is UNSET else settings.regions
+    if regions:
+        entry["regions"] = [_region(r) for r in regions]
     listed = sorted(env.variables, key=lambda v: str(v.get("key")))
     for variable in listed:
         if variable.get("kind") not in VARIABLE_KINDS:
@@ -256,14 +256,14 @@ def environment_entry(
         entry["domains"] = hosts
     if env.policies:
         entry["policies"] = [policy_entry(p) for p in env.policies]
-    top = {
-        k: v
-        for k, v in unknown_part(resource, ENVIRONMENT).items()
-        if k not in ENVIRONMENT.fields and k not in SERVER_MEMBERS
-    }
-    if top:
-        entry[OPAQUE] = top
+    if settings.opaque:
+        entry[OPAQUE] = thaw(settings.opaque)
     return entry
+
+
+def _environment_name(slug: str) -> EnvironmentName:
+    """The name of an environment export writes (only production and preview are read)."""
+    return next(name for name in ENVIRONMENT_NAMES if name == slug)
 
 
 def _section(resource: Mapping[str, Any], section: str, picked: dict[str, Any]) -> dict[str, Any]:
@@ -287,53 +287,46 @@ def _section(resource: Mapping[str, Any], section: str, picked: dict[str, Any]) 
     return picked
 
 
-def _pick(
-    settings: Any, fields: Sequence[str], neutral: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    neutral = neutral or {}
-    if not isinstance(settings, Mapping):
+def _written(block: Managed[Build] | Managed[Runtime] | Healthcheck | None) -> dict[str, Any]:
+    """The settings of a live block (in the model) as a manifest writes them: the ones the live
+    state holds, left out when empty or the value the spec states means nothing set or the
+    server's default (omitted means unmanaged, so leaving them out never causes a diff). What
+    the platform fills in when settings are first written (a root directory of `.`, no watch
+    paths, no command) is not stated by the spec, so it is written as read."""
+    if block is UNSET or block is None:
         return {}
-    picked = {}
-    for name in fields:
-        value = settings.get(name)
-        if value is None or value == "" or (name in neutral and value == neutral[name]):
+    written: dict[str, Any] = {}
+    for field in declared_fields(type(block)):
+        value = getattr(block, field.attribute)
+        if value is UNSET or value is None or value == "" or value == field.neutral:
             continue
-        picked[name] = list(value) if isinstance(value, list) else value
-    return picked
-
-
-def _runtime(runtime: Any, where: str = "", notes: ExportNotes | None = None) -> dict[str, Any]:
-    picked = _pick(runtime, RUNTIME_FIELDS, NEUTRAL_RUNTIME)
-    if "vCpus" in picked:
-        picked["vCpus"] = display_number(picked["vCpus"])
-    if "healthcheck" in picked:
-        if unknown_values(picked["healthcheck"], HEALTHCHECK):
-            # a method this reconciler does not know: the manifest cannot write this check
-            if notes is not None:
-                notes.append(
-                    f"the health check of {where} has a method this reconciler does not know "
-                    f"({picked['healthcheck'].get('method')!r}): not exported (plans leave it "
-                    "as it is)"
-                )
-            del picked["healthcheck"]
-            return picked
-        check = _pick(picked["healthcheck"], HEALTHCHECK_FIELDS, HEALTHCHECK_DEFAULTS)
-        if check:
-            picked["healthcheck"] = check
+        if field.form == "object":
+            nested = _written(value)
+            if nested:
+                written[field.name] = nested
         else:
-            del picked["healthcheck"]
-    return picked
+            data = field.data(value)
+            written[field.name] = display_number(data) if field.form == "number" else data
+    return written
 
 
-def _region(region: Mapping[str, Any]) -> dict[str, Any]:
-    replicas = region.get("replicas") or {}
-    entry: dict[str, Any] = {
-        "name": region["name"],
-        "replicas": {"min": replicas["min"], "max": replicas["max"]},
-    }
-    opaque = unknown_part(region, REGION)
-    if opaque:
-        entry[OPAQUE] = opaque
+def _runtime(runtime: Managed[Runtime], where: str, notes: ExportNotes) -> dict[str, Any]:
+    written = _written(runtime)
+    check = written.get("healthcheck")
+    if check is not None and unknown_values(check, HEALTHCHECK):
+        # a method this reconciler does not know: the manifest cannot write this check
+        notes.append(
+            f"the health check of {where} has a method this reconciler does not know "
+            f"({check.get('method')!r}): not exported (plans leave it as it is)"
+        )
+        del written["healthcheck"]
+    return written
+
+
+def _region(region: Region) -> dict[str, Any]:
+    entry = to_data(region)
+    if region.opaque:
+        entry[OPAQUE] = thaw(region.opaque)
     return entry
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from reconciler.manifest.document import Document
 from reconciler.manifest.layers import COMBINED_LISTS, Layered
@@ -25,7 +25,6 @@ from reconciler.manifest.model import (
     EnvironmentName,
     FromEnv,
     GitSource,
-    Healthcheck,
     LiteralValue,
     Manifest,
     OciSource,
@@ -48,6 +47,9 @@ from reconciler.manifest.policy_rules import STRING_MATCH_KINDS
 from reconciler.manifest.problems import Path
 from reconciler.manifest.secret_sources import from_file
 from reconciler.manifest.semantic import normalise_host
+from reconciler.manifest.settings import declared_fields, from_data
+
+Block = TypeVar("Block", Build, Runtime)
 
 
 def build_manifest(document: Document, base_dir: str = ".") -> Manifest:
@@ -170,8 +172,8 @@ def _environment(document: Document, name: EnvironmentName, layered: Layered) ->
     runtime = layered.child("runtime")
     return Environment(
         name=name,
-        build=UNSET if build is None else _build(document, build),
-        runtime=UNSET if runtime is None else _runtime(document, runtime),
+        build=UNSET if build is None else _settings_block(document, Build, build),
+        runtime=UNSET if runtime is None else _settings_block(document, Runtime, runtime),
         regions=_listed(layered, "regions", lambda v, p: _region(document, v, p)),
         variables=_variables(document, layered),
         domains=_listed(layered, "domains", lambda v, p: Domain(normalise_host(v), document.at(p))),
@@ -207,67 +209,20 @@ def _opaque(layered: Layered) -> Any:
     return freeze(merged) if isinstance(merged, dict) and merged else MappingProxyType({})
 
 
-def _get(layered: Layered, key: str) -> Any:
-    found = layered.top(key)
-    return UNSET if found is None else found[0]
-
-
-def _build(document: Document, layered: Layered) -> Build:
-    watch_paths = _get(layered, "watchPaths")
-    return Build(
-        dockerfile=_get(layered, "dockerfile"),
-        root_directory=_get(layered, "rootDirectory"),
-        build_command=_get(layered, "buildCommand"),
-        watch_paths=UNSET if watch_paths is UNSET else tuple(watch_paths),
-        auto_deploy=_get(layered, "autoDeploy"),
-        opaque=_opaque(layered),
-        positions=_field_positions(document, layered),
-    )
-
-
-def _runtime(document: Document, layered: Layered) -> Runtime:
-    vcpus = _get(layered, "vCpus")
-    command = _get(layered, "command")
-    return Runtime(
-        port=_get(layered, "port"),
-        vcpus=UNSET if vcpus is UNSET else float(vcpus),
-        memory_mib=_get(layered, "memoryMib"),
-        storage_mib=_get(layered, "storageMib"),
-        command=UNSET if command is UNSET else tuple(command),
-        healthcheck=_healthcheck(layered),
-        shutdown_signal=_get(layered, "shutdownSignal"),
-        upstream_protocol=_get(layered, "upstreamProtocol"),
-        openapi_spec_path=_get(layered, "openapiSpecPath"),
-        opaque=_opaque(layered),
-        positions=_field_positions(document, layered),
-    )
-
-
-def _healthcheck(runtime: Layered) -> Any:
-    if runtime.top("healthcheck") is None:
-        return UNSET
-    merged = runtime.value("healthcheck")
-    if merged is None:
-        return None
-    return Healthcheck(
-        method=merged["method"],
-        path=merged["path"],
-        interval_seconds=merged.get("intervalSeconds", 10),
-        timeout_seconds=merged.get("timeoutSeconds", 5),
-        failure_threshold=merged.get("failureThreshold", 3),
-        initial_delay_seconds=merged.get("initialDelaySeconds", 0),
-    )
+def _settings_block(document: Document, model: type[Block], layered: Layered) -> Block:
+    """A `build` or `runtime` block: each setting its model declares, as the top layer that
+    writes it gives it (an object, a health check, merged across the layers)."""
+    values: dict[str, Any] = {}
+    for field in declared_fields(model):
+        top = layered.top(field.name)
+        if top is not None:
+            written = layered.value(field.name) if field.form == "object" else top[0]
+            values[field.attribute] = field.read(written)
+    return model(**values, opaque=_opaque(layered), positions=_field_positions(document, layered))
 
 
 def _region(document: Document, region: dict[str, Any], path: Path) -> Region:
-    replicas = region["replicas"]
-    return Region(
-        region["name"],
-        replicas["min"],
-        replicas["max"],
-        freeze(region.get(OPAQUE) or {}),
-        document.at(path),
-    )
+    return from_data(Region, region, opaque=freeze(region.get(OPAQUE) or {}), pos=document.at(path))
 
 
 def _variables(document: Document, layered: Layered) -> Any:

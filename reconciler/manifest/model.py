@@ -151,27 +151,62 @@ class OciSource:
 
 
 # --- environment settings ---------------------------------------------------
+#
+# Each setting is declared once, by the dataclass field that holds it: its attribute, its type
+# (`Clearable` when null clears it; a tuple is a list; a dataclass an object of the API), its
+# default, and in its metadata (`declared`) the name the manifest and the API give it and how
+# it compares. Reading the manifest, the `updateSettings` body, reading a live answer into
+# this same model, the diff and export all derive from that (reconciler/manifest/settings.py).
+
+DECLARED = "reconciler.setting"
+"""The key of a setting's `Declared` in its dataclass field's metadata."""
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What a setting's dataclass field does not say itself."""
+
+    name: str
+    """The manifest's and the API's name (they spell every setting alike); dotted when the API
+    nests it (`replicas.min`)."""
+    unordered: bool = False
+    """A list the platform treats as a set: its diff names the items gained and lost."""
+    key: str | None = None
+    """A list of objects compared as a set, item by item by this member (regions by name); the
+    list sent is the manifest's, in its order."""
+    neutral: object = UNSET
+    """A value the spec states means "nothing set" (`storageMib: 0`): export leaves it out, as it
+    leaves out a member at its default."""
+
+
+def declared(name: str, **how: Any) -> Mapping[str, Declared]:
+    """A setting's field metadata: `field(default=UNSET, metadata=declared("port"))`."""
+    return {DECLARED: Declared(name, **how)}
 
 
 @dataclass(frozen=True)
 class Healthcheck:
-    """Server defaults are filled in by the loader, so a diff never sees them as changes."""
+    """The defaults are the server's: the loader fills them in (and a live health check is read
+    with them), so a diff never sees them as changes."""
 
-    method: Literal["GET", "POST"]
-    path: str
-    interval_seconds: int = 10
-    timeout_seconds: int = 5
-    failure_threshold: int = 3
-    initial_delay_seconds: int = 0
+    method: Literal["GET", "POST"] = field(metadata=declared("method"))
+    path: str = field(metadata=declared("path"))
+    interval_seconds: int = field(default=10, metadata=declared("intervalSeconds"))
+    timeout_seconds: int = field(default=5, metadata=declared("timeoutSeconds"))
+    failure_threshold: int = field(default=3, metadata=declared("failureThreshold"))
+    initial_delay_seconds: int = field(default=0, metadata=declared("initialDelaySeconds"))
 
 
 @dataclass(frozen=True)
 class Build:
-    dockerfile: Clearable[str] = UNSET
-    root_directory: Managed[str] = UNSET
-    build_command: Clearable[str] = UNSET
-    watch_paths: Managed[tuple[str, ...]] = UNSET
-    auto_deploy: Managed[bool] = UNSET
+    dockerfile: Clearable[str] = field(default=UNSET, metadata=declared("dockerfile"))
+    root_directory: Managed[str] = field(default=UNSET, metadata=declared("rootDirectory"))
+    build_command: Clearable[str] = field(default=UNSET, metadata=declared("buildCommand"))
+    # a push builds when it changes a file matching any of the globs: their order means nothing
+    watch_paths: Managed[tuple[str, ...]] = field(
+        default=UNSET, metadata=declared("watchPaths", unordered=True)
+    )
+    auto_deploy: Managed[bool] = field(default=UNSET, metadata=declared("autoDeploy"))
     opaque: Mapping[str, Any] = field(default_factory=_empty)
     positions: Mapping[str, Position] = field(default_factory=_empty, compare=False)
 
@@ -180,24 +215,29 @@ class Build:
 class Runtime:
     """`vcpus` is a float in steps of 0.25, so `1` and `1.0` compare equal."""
 
-    port: Managed[int] = UNSET
-    vcpus: Managed[float] = UNSET
-    memory_mib: Managed[int] = UNSET
-    storage_mib: Managed[int] = UNSET
-    command: Managed[tuple[str, ...]] = UNSET
-    healthcheck: Clearable[Healthcheck] = UNSET
-    shutdown_signal: Managed[Literal["SIGTERM", "SIGINT", "SIGQUIT", "SIGKILL"]] = UNSET
-    upstream_protocol: Managed[Literal["http1", "h2c"]] = UNSET
-    openapi_spec_path: Clearable[str] = UNSET
+    port: Managed[int] = field(default=UNSET, metadata=declared("port"))
+    vcpus: Managed[float] = field(default=UNSET, metadata=declared("vCpus"))
+    memory_mib: Managed[int] = field(default=UNSET, metadata=declared("memoryMib"))
+    # the spec: "0 means none"
+    storage_mib: Managed[int] = field(default=UNSET, metadata=declared("storageMib", neutral=0))
+    command: Managed[tuple[str, ...]] = field(default=UNSET, metadata=declared("command"))
+    healthcheck: Clearable[Healthcheck] = field(default=UNSET, metadata=declared("healthcheck"))
+    shutdown_signal: Managed[Literal["SIGTERM", "SIGINT", "SIGQUIT", "SIGKILL"]] = field(
+        default=UNSET, metadata=declared("shutdownSignal")
+    )
+    upstream_protocol: Managed[Literal["http1", "h2c"]] = field(
+        default=UNSET, metadata=declared("upstreamProtocol")
+    )
+    openapi_spec_path: Clearable[str] = field(default=UNSET, metadata=declared("openapiSpecPath"))
     opaque: Mapping[str, Any] = field(default_factory=_empty)
     positions: Mapping[str, Position] = field(default_factory=_empty, compare=False)
 
 
 @dataclass(frozen=True)
 class Region:
-    name: str
-    min_replicas: int
-    max_replicas: int
+    name: str = field(metadata=declared("name"))
+    min_replicas: int = field(metadata=declared("replicas.min"))
+    max_replicas: int = field(metadata=declared("replicas.max"))
     opaque: Mapping[str, Any] = field(default_factory=_empty)
     pos: Position | None = field(default=None, compare=False)
 
@@ -363,7 +403,9 @@ class Environment:
     name: EnvironmentName
     build: Managed[Build] = UNSET
     runtime: Managed[Runtime] = UNSET
-    regions: Managed[tuple[Region, ...]] = UNSET
+    regions: Managed[tuple[Region, ...]] = field(
+        default=UNSET, metadata=declared("regions", unordered=True, key="name")
+    )
     variables: Managed[tuple[Variable, ...]] = UNSET
     domains: Managed[tuple[Domain, ...]] = UNSET
     policies: Managed[tuple[Policy, ...]] = UNSET

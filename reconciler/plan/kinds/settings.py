@@ -1,13 +1,14 @@
 """Environment settings: `settings.<project>/<app>/<env>`: build, runtime and regions.
 
 Read with one `environments.listEnvironments` per app (both environments at
-once). Only the fields the manifest manages are compared; one
+once). The live environment is read into the manifest's own model (`live_model`), and only
+the fields the manifest manages are compared, model with model; one
 `environments.updateSettings` sends just the ones that differ (null where the
-manifest clears a field). Before comparing, both sides are normalised: `runtime`
-and `build` absent live mean nothing is set yet, healthcheck members take their
-server defaults (10/5/3/0), numbers compare by value, absent lists are empty,
-an empty string in a clearable field is the same as null, regions compare
-as a set by name (the list sent is the manifest's, in its order).
+manifest clears a field). The fields, and how each compares, are the ones the model declares
+(reconciler/manifest/settings.py): `runtime` and `build` absent live mean nothing is set yet,
+healthcheck members take their server defaults, numbers compare by value, absent lists are
+empty, an empty string in a clearable field is the same as null, regions compare as a set by
+name (the list sent is the manifest's, in its order).
 
 Members a newer platform added (anything `shapes.ENVIRONMENT` does not document) never make
 a change by themselves. `updateSettings` leaves out what it is not sent, so the unknown
@@ -24,11 +25,30 @@ plan's one note of unmanaged fields.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
-from reconciler.manifest.model import UNSET, Environment, Healthcheck, Region, deep_merge, thaw
+from reconciler.errors import UnexpectedResponse
+from reconciler.manifest.model import (
+    UNSET,
+    Build,
+    Environment,
+    EnvironmentName,
+    Managed,
+    Region,
+    Runtime,
+    deep_merge,
+    freeze,
+    thaw,
+)
+from reconciler.manifest.settings import (
+    HEALTHCHECK_DEFAULTS,
+    SETTING_FIELDS,
+    Section,
+    SettingField,
+    from_data,
+    to_data,
+)
 from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, Note
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
@@ -39,7 +59,6 @@ from reconciler.plan.kinds.base import (
     display_number,
     make_call,
     nested_diffs,
-    number,
     require_fields,
     value_diff,
 )
@@ -52,19 +71,14 @@ from reconciler.platform.shapes import (
     ENVIRONMENT_NAMES,
     HEALTHCHECK,
     REGION,
-    known_part,
-    object_member,
+    Shape,
     unknown_members,
     unknown_part,
 )
 
 READ_OPERATION = "environments.listEnvironments"
-HEALTHCHECK_DEFAULTS = {
-    "intervalSeconds": 10,
-    "timeoutSeconds": 5,
-    "failureThreshold": 3,
-    "initialDelaySeconds": 0,
-}
+FIELDS = SETTING_FIELDS
+Block = TypeVar("Block", Build, Runtime)
 
 
 def manages_settings(environment: Environment) -> bool:
@@ -74,128 +88,68 @@ def manages_settings(environment: Environment) -> bool:
     )
 
 
-# --- normalisation ------------------------------------------------------------------------
+# --- the live environment, in the model ---------------------------------------------------
 
 
-def _as_is(value: Any) -> Any:
-    return value
+def live_model(live: Mapping[str, Any], name: EnvironmentName) -> Environment:
+    """The live environment read into the manifest's model, what the model does not know kept
+    beside it in each object's `opaque` (as `shapes.unknown_part` finds it: a health check's
+    under `runtime.opaque.healthcheck`, as the manifest writes it). An object without a member
+    the spec requires (a health check's `method`) is an `UnexpectedResponse`."""
+    try:
+        return _live_model(live, name)
+    except KeyError as missing:
+        raise UnexpectedResponse(
+            f"{READ_OPERATION}: the platform returned settings without `{missing.args[0]}`",
+            operation=READ_OPERATION,
+        ) from None
 
 
-def _list(value: Any) -> list[Any]:
-    return [] if value is None or value is ABSENT else list(value)
-
-
-def _clearable(value: Any) -> Any:
-    return None if value in (None, "", ABSENT) else value
-
-
-def _number(value: Any) -> Any:
-    return number(value)
-
-
-def _healthcheck(value: Any) -> dict[str, Any] | None:
-    """The members this reconciler knows, with the server defaults filled in."""
-    if value in (None, ABSENT):
-        return None
-    if isinstance(value, Healthcheck):
-        value = healthcheck_to_api(value)
-    return {**HEALTHCHECK_DEFAULTS, **known_part(dict(value), HEALTHCHECK)}
-
-
-def _regions(value: Any) -> list[tuple[str, float, float]]:
-    if value in (None, ABSENT):
-        return []
-    items = [r if isinstance(r, Mapping) else region_to_api(r) for r in value]
-    return sorted(
-        (str(r.get("name")), number(_replicas(r).get("min")), number(_replicas(r).get("max")))
-        for r in items
+def _live_model(live: Mapping[str, Any], name: EnvironmentName) -> Environment:
+    regions = live.get("regions")
+    return Environment(
+        name=name,
+        build=_live_block(live, "build", Build),
+        runtime=_live_block(live, "runtime", Runtime),
+        regions=UNSET
+        if not isinstance(regions, list)
+        else tuple(from_data(Region, r, opaque=_unknown(r, REGION)) for r in regions),
+        opaque=freeze(
+            {
+                k: v
+                for k, v in unknown_part(live, ENVIRONMENT).items()
+                if k not in ENVIRONMENT.fields
+            }
+        ),
     )
 
 
-def _replicas(region: Mapping[str, Any]) -> Mapping[str, Any]:
-    return object_member(region, "replicas")
-
-
-@dataclass(frozen=True)
-class SettingField:
-    """One manageable field: its manifest path, API name, where it lives and how it compares."""
-
-    path: str  # manifest name, also the FieldDiff path: `runtime.healthcheck`
-    api: str  # updateSettings request field
-    section: str | None  # `build`, `runtime` or None (top level: regions)
-    attribute: str  # model attribute
-    normalise: Callable[[Any], Any] = _as_is
-    unordered: bool = False  # a list the platform treats as a set: its diff names items, not slots
-
-
-FIELDS: tuple[SettingField, ...] = (
-    SettingField("build.dockerfile", "dockerfile", "build", "dockerfile", _clearable),
-    SettingField("build.rootDirectory", "rootDirectory", "build", "root_directory"),
-    SettingField("build.buildCommand", "buildCommand", "build", "build_command", _clearable),
-    # a push builds when it changes a file matching any of the globs: their order means nothing
-    SettingField("build.watchPaths", "watchPaths", "build", "watch_paths", _list, unordered=True),
-    SettingField("build.autoDeploy", "autoDeploy", "build", "auto_deploy"),
-    SettingField("runtime.port", "port", "runtime", "port", _number),
-    SettingField("runtime.vCpus", "vCpus", "runtime", "vcpus", _number),
-    SettingField("runtime.memoryMib", "memoryMib", "runtime", "memory_mib", _number),
-    SettingField("runtime.storageMib", "storageMib", "runtime", "storage_mib", _number),
-    SettingField("runtime.command", "command", "runtime", "command", _list),
-    SettingField("runtime.healthcheck", "healthcheck", "runtime", "healthcheck", _healthcheck),
-    SettingField("runtime.shutdownSignal", "shutdownSignal", "runtime", "shutdown_signal"),
-    SettingField("runtime.upstreamProtocol", "upstreamProtocol", "runtime", "upstream_protocol"),
-    SettingField(
-        "runtime.openapiSpecPath", "openapiSpecPath", "runtime", "openapi_spec_path", _clearable
-    ),
-    SettingField("regions", "regions", None, "regions", _regions),
-)
-
-
-def healthcheck_to_api(healthcheck: Healthcheck) -> dict[str, Any]:
-    return {
-        "method": healthcheck.method,
-        "path": healthcheck.path,
-        "intervalSeconds": healthcheck.interval_seconds,
-        "timeoutSeconds": healthcheck.timeout_seconds,
-        "failureThreshold": healthcheck.failure_threshold,
-        "initialDelaySeconds": healthcheck.initial_delay_seconds,
-    }
-
-
-def region_to_api(region: Region) -> dict[str, Any]:
-    return {
-        "name": region.name,
-        "replicas": {"min": region.min_replicas, "max": region.max_replicas},
-    }
-
-
-def _desired_value(environment: Environment, field: SettingField) -> Any:
-    """The manifest's value of `field` (UNSET when unmanaged)."""
-    if field.section is None:
-        return getattr(environment, field.attribute)
-    block = getattr(environment, field.section)
-    if block is UNSET:
+def _live_block(live: Mapping[str, Any], section: Section, model: type[Block]) -> Managed[Block]:
+    """A live `build` or `runtime` in the model (UNSET while no settings were written)."""
+    data = live.get(section)
+    if not isinstance(data, Mapping):
         return UNSET
-    return getattr(block, field.attribute)
+    return from_data(model, data, opaque=_unknown(data, ENVIRONMENT.fields[section]))
 
 
-def _api_value(value: Any) -> Any:
+def _unknown(value: Mapping[str, Any], shape: Shape) -> Mapping[str, Any]:
+    unknown: Mapping[str, Any] = freeze(unknown_part(value, shape))
+    return unknown
+
+
+def _api_value(field: SettingField, value: Any) -> Any:
     """A model value as updateSettings takes it."""
-    if isinstance(value, Healthcheck):
-        return healthcheck_to_api(value)
-    if isinstance(value, tuple) and value and isinstance(value[0], Region):
-        return [region_to_api(r) for r in value]
-    if isinstance(value, tuple):
-        return list(value)
-    return display_number(value)
+    return display_number(field.data(value))
 
 
 def _live_value(live: Mapping[str, Any], field: SettingField) -> Any:
+    """The live value of `field` as the platform sent it (what a diff shows as before)."""
     if field.section is None:
-        return live.get(field.api, ABSENT)
+        return live.get(field.name, ABSENT)
     block = live.get(field.section)
     if not isinstance(block, Mapping):
         return ABSENT
-    return block.get(field.api, ABSENT)
+    return block.get(field.name, ABSENT)
 
 
 # --- what this reconciler does not know ------------------------------------------------------
@@ -275,7 +229,7 @@ def _regions_sent(wanted: tuple[Region, ...], live: Any) -> list[dict[str, Any]]
     by_name = _live_regions(live)
     sent = []
     for region in wanted:
-        item = region_to_api(region)
+        item = to_data(region)
         carried = unknown_part(by_name.get(region.name), REGION)
         if carried:
             item = deep_merge(item, carried)
@@ -293,7 +247,7 @@ def _healthcheck_sent(wanted: Any, live: Any, written: Mapping[str, Any]) -> Any
         return None
     if wanted is UNSET:
         return _merged(live, written)
-    sent = healthcheck_to_api(wanted)
+    sent = to_data(wanted)
     carried = unknown_part(live, HEALTHCHECK)
     if carried:
         sent = deep_merge(sent, carried)
@@ -303,16 +257,16 @@ def _healthcheck_sent(wanted: Any, live: Any, written: Mapping[str, Any]) -> Any
 def _removed(field: SettingField, wanted: Any, before: Any) -> list[str]:
     """What this reconciler does not know of the live value that sending `wanted` removes:
     a health check cleared, a region left out of the list."""
-    if field.api == "healthcheck" and wanted is None:
+    if field.form == "object" and wanted is None:
         lost = unknown_members(before, HEALTHCHECK)
-        return [f"runtime.healthcheck (cleared): {', '.join(lost)}"] if lost else []
-    if field.api == "regions" and isinstance(wanted, tuple):
+        return [f"{field.path} (cleared): {', '.join(lost)}"] if lost else []
+    if field.form == "objects" and isinstance(wanted, tuple):
         kept = {region.name for region in wanted}
         removed = []
         for name, region in _live_regions(before).items():
             lost = unknown_members(region, REGION)
             if name not in kept and lost:
-                removed.append(f"regions[{name}] (left out of the list): {', '.join(lost)}")
+                removed.append(f"{field.path}[{name}] (left out of the list): {', '.join(lost)}")
         return removed
     return []
 
@@ -355,25 +309,26 @@ def plan_settings(
 ) -> Change | None:
     """The settings change of one environment; `live` is None when the app is being created."""
     current = live or {}
+    live_settings = live_model(current, environment.name)
     diffs: list[FieldDiff] = []
     body: dict[str, Any] = {}
     removed: list[str] = []
     hc_written = _healthcheck_opaque(environment)
     for field in FIELDS:
-        wanted = _desired_value(environment, field)
-        written = hc_written if field.api == "healthcheck" else {}
+        wanted = field.value_in(environment)
+        written = hc_written if field.form == "object" else {}
         if wanted is UNSET and not written:
             continue
         before = _live_value(current, field)
-        if _agrees(field, wanted, before, written):
+        if _agrees(field, wanted, field.value_in(live_settings), before, written):
             continue
-        if field.api == "healthcheck":
+        if field.form == "object":
             after = _healthcheck_sent(wanted, before, written)
-        elif field.api == "regions":
+        elif field.form == "objects":
             after = _regions_sent(wanted, before)
         else:
-            after = _api_value(wanted)
-        body[field.api] = after
+            after = _api_value(field, wanted)
+        body[field.name] = after
         diffs.extend(_field_diffs(field, before, after))
         removed += _removed(field, wanted, before)
     for section, key, written_value in _opaque_members(environment):
@@ -404,13 +359,16 @@ def plan_settings(
     )
 
 
-def _agrees(field: SettingField, wanted: Any, before: Any, written: Mapping[str, Any]) -> bool:
+def _agrees(
+    field: SettingField, wanted: Any, live: Any, before: Any, written: Mapping[str, Any]
+) -> bool:
     """Whether the live value is what the manifest asks for: the members this reconciler
-    knows, normalised, and the `opaque` members written for it (a health check's; each
-    region's)."""
-    if wanted is not UNSET and field.normalise(wanted) != field.normalise(before):
+    knows, the manifest's model against the live one's (`live`), and the `opaque` members
+    written for it (a health check's; each region's) against what the platform sent
+    (`before`)."""
+    if wanted is not UNSET and field.comparable(wanted) != field.comparable(live):
         return False
-    if field.api == "regions" and isinstance(wanted, tuple):
+    if field.form == "objects" and isinstance(wanted, tuple):
         return _regions_agree(wanted, before)
     return not written or (before not in (None, ABSENT) and written_agrees(before, written))
 
@@ -427,11 +385,11 @@ def _removal_note(removed: list[str]) -> tuple[str, ...]:
 
 
 def _field_diffs(field: SettingField, before: Any, after: Any) -> list[FieldDiff]:
-    if field.api == "healthcheck" and isinstance(before, Mapping) and isinstance(after, Mapping):
+    if field.form == "object" and isinstance(before, Mapping) and isinstance(after, Mapping):
         # member by member, against the live value with the server defaults filled in
         return nested_diffs(field.path, {**HEALTHCHECK_DEFAULTS, **before}, after)
     # `command` is an argument list: its items are diffed in order
-    return [value_diff(field.path, before, after, unordered=field.unordered)]
+    return [value_diff(field.path, before, after, unordered=field.declared.unordered)]
 
 
 class SettingsKind(EnvironmentKind):
