@@ -33,6 +33,7 @@ from reconciler.manifest.model import (
     deep_merge,
     thaw,
 )
+from reconciler.manifest.opaque import OPAQUE
 from reconciler.manifest.settings import declared_fields, to_data
 from reconciler.plan.kinds.base import display_number
 from reconciler.plan.kinds.policies import normalise_policy
@@ -60,9 +61,8 @@ ENVIRONMENT_KEY_ORDER = (
     "variables",
     "domains",
     "policies",
-    "opaque",
+    OPAQUE,
 )
-OPAQUE = "opaque"
 MATCH_MEMBER_ORDER = ("path", "method", "header", "queryParam", "remoteIp")
 MEMBER_KEY_ORDER = (
     "name",
