@@ -31,7 +31,6 @@ import functools
 import hashlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 from reconciler import __version__
 from reconciler.checks import capacity
@@ -43,11 +42,11 @@ from reconciler.plan.kinds.base import (
     Container,
     ContainerKind,
     EnvironmentJob,
-    EnvironmentKind,
     Location,
     Planning,
     address_parts,
 )
+from reconciler.plan.kinds.registry import AnyEnvironmentKind
 from reconciler.plan.live import LiveRecord, fingerprint_mode
 from reconciler.plan.options import PlanOptions
 from reconciler.plan.phases import ReadAt
@@ -71,13 +70,13 @@ class _SharedReads:
     depth, such as `ReadAt.PROJECT`): the first environment that needs one starts it, the
     others await the same task."""
 
-    def __init__(self, platform: Platform, at: Location, kinds: Collection[EnvironmentKind]):
+    def __init__(self, platform: Platform, at: Location, kinds: Collection[AnyEnvironmentKind]):
         self.platform = platform
         self.at = at
         self.kinds = kinds
-        self._reads: dict[EnvironmentKind, asyncio.Future[Any]] = {}
+        self._reads: dict[AnyEnvironmentKind, asyncio.Future[object]] = {}
 
-    async def read(self, kind: EnvironmentKind) -> Any:
+    async def read(self, kind: AnyEnvironmentKind) -> object:
         if kind not in self._reads:
             self._reads[kind] = asyncio.ensure_future(kind.read(self.platform, self.at))
         return await self._reads[kind]
@@ -101,7 +100,7 @@ class _Planner(Planning):
         self.going_away: dict[str, str] = {}
         self.slug_holders: dict[slug_moves.Scope, dict[str, str]] = {}
         self.unmanaged_fields: list[tuple[str, str]] = []
-        self.kind_states: dict[type[Any], Any] = {}
+        self.kind_states: dict[type, object] = {}
         self.container_kinds = kinds.container_kinds()
         self.environment_kinds = kinds.environment_kinds()
         self.live_holders: dict[tuple[str, ...], Location] = {}
@@ -231,8 +230,8 @@ class _Planner(Planning):
         self,
         holder: Container,
         environment: Environment,
-        shared: Collection[EnvironmentKind] = (),
-    ) -> dict[EnvironmentKind, Any]:
+        shared: Collection[AnyEnvironmentKind] = (),
+    ) -> dict[AnyEnvironmentKind, object]:
         """What each kind read per environment finds there, for the kinds it manages (a kind
         read per project too, unless the environment takes its share of the project's)."""
         at = Location(holder.at.project, holder.at.app, environment.name)
@@ -247,14 +246,14 @@ class _Planner(Planning):
         return dict(zip(wanted, found, strict=True))
 
     def _wants(
-        self, holder: tuple[str, ...], environment: Environment, kind: EnvironmentKind
+        self, holder: tuple[str, ...], environment: Environment, kind: AnyEnvironmentKind
     ) -> bool:
         """Whether the manifest manages `kind` in `environment` and the targets reach it."""
         return kind.manages(environment) and self.scope.reads(
             *holder, environment.name, kind=kind.name
         )
 
-    def _environment_id(self, reads: Mapping[EnvironmentKind, Any]) -> str | None:
+    def _environment_id(self, reads: Mapping[AnyEnvironmentKind, object]) -> str | None:
         """The environment's ID, when one of the kinds read for it names it."""
         return next(
             (
@@ -269,7 +268,7 @@ class _Planner(Planning):
         self,
         holder: Container,
         environment: Environment,
-        reads: Mapping[EnvironmentKind, Any] | None,
+        reads: Mapping[AnyEnvironmentKind, object] | None,
     ) -> None:
         """Plan every kind the environment manages; `reads` is None when its app is created or
         replaced by this plan (nothing under it was read)."""
@@ -288,7 +287,7 @@ class _Planner(Planning):
                 kind.record(self.record, at, label, live)
             kind.plan(job, live)
 
-    def manages(self, kind: EnvironmentKind, project: str, app: str, environment: str) -> bool:
+    def manages(self, kind: AnyEnvironmentKind, project: str, app: str, environment: str) -> bool:
         found = self._listed_environments.get((project, app, environment))
         return found is not None and kind.manages(found)
 

@@ -409,7 +409,7 @@ def _unmanaged(
     )
 
 
-class AppKind(ContainerKind):
+class AppKind(ContainerKind[list[dict[str, Any]]]):
     """`app.<project>/<app>`: read with every other app of its project, in one listing."""
 
     name = "app"

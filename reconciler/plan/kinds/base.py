@@ -16,7 +16,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from reconciler.errors import NotFound, UnexpectedResponse
 from reconciler.manifest.model import UNSET, App, Environment, Manifest, Project, Prune
@@ -34,6 +34,10 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 S = TypeVar("S")
+FoundT = TypeVar("FoundT")
+"""What a kind's `read` finds, checked and parsed: what its other hooks are given."""
+LiveT = TypeVar("LiveT")
+"""The part of what an environment kind found that concerns one environment (`pick`)."""
 
 Reread = Callable[[], Awaitable[Any]]
 """Looks up what a create would have made: its response-like data, or None when absent."""
@@ -95,12 +99,13 @@ class NewDomain:
     dns_records: tuple[Mapping[str, Any], ...]
 
 
-class Kind(ABC):
-    """One kind of resource. What every kind must answer (how it is read and recorded, its
-    apply phase, what it means for a deployment) is abstract, so a kind missing one cannot be
-    registered (`reconciler.plan.kinds.register`); what only some kinds have (slugs, batch
-    calls, workspace-unique names, re-reads after an ambiguous create, created objects to
-    report) defaults to "none" here and is overridden by the kinds that have it.
+class Kind(ABC, Generic[FoundT]):
+    """One kind of resource, whose reads find a `FoundT`. What every kind must answer (how it
+    is read and recorded, its apply phase, what it means for a deployment) is abstract, so a
+    kind missing one cannot be registered (`reconciler.plan.kinds.register`); what only some
+    kinds have (slugs, batch calls, workspace-unique names, re-reads after an ambiguous
+    create, created objects to report) defaults to "none" here and is overridden by the kinds
+    that have it.
 
     Class attributes: `name` (the address prefix and `Change.kind`), `depth` (parts of a full
     address), `container` (a `--target` of it covers every kind below it; its deletion waits
@@ -117,12 +122,12 @@ class Kind(ABC):
     read_operation: ClassVar[str]
 
     @abstractmethod
-    async def read(self, platform: Platform, at: Location) -> Any:
+    async def read(self, platform: Platform, at: Location) -> FoundT:
         """What live state holds of this kind at `at`, checked to have the members the plan
         keys on (an `UnexpectedResponse` otherwise)."""
 
     @abstractmethod
-    def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
+    def record(self, record: LiveRecord, at: Location, label: str, found: FoundT) -> None:
         """Note what `read` found at `label` (`shop/web/production`) in the live-state record:
         the permission the read needed, the part of it the plan depends on (its digest) and
         the IDs it names. `at` is where it was read, with the environment's ID once known."""
@@ -179,27 +184,30 @@ class Kind(ABC):
         return None
 
 
-class EnvironmentKind(Kind):
+class EnvironmentKind(Kind[FoundT], Generic[FoundT, LiveT]):
     """A kind managed per environment: the planner reads and plans it for each environment of
-    the manifest that `manages` it."""
+    the manifest that `manages` it. What one environment's read finds is its `LiveT` too (a
+    kind read per environment, or at a project, picks what it found for an environment as the
+    same type it reads), except for a kind read at its app (`ReadAt.APP`), whose `pick` takes
+    one environment's part of the app's."""
 
     @abstractmethod
     def manages(self, environment: Environment) -> bool:
         """Whether the manifest manages this kind in `environment`."""
 
     @abstractmethod
-    def pick(self, found: Any, at: Location) -> Any:
+    def pick(self, found: FoundT, at: Location) -> LiveT:
         """The part of what `read` found that concerns the environment at `at` (a kind read
         per app finds every environment of it at once, one read per project every environment
         of the project). `at` names the app by ID, the environment by name, and carries the
         environment's ID when a read of the app gave it (`object_id`)."""
 
     @abstractmethod
-    def environment_id(self, live: Any) -> str | None:
+    def environment_id(self, live: LiveT) -> str | None:
         """The environment's ID, when what was read for it names it."""
 
     @abstractmethod
-    def plan(self, job: EnvironmentJob, live: Any) -> None:
+    def plan(self, job: EnvironmentJob, live: LiveT | None) -> None:
         """Plan `job`'s environment against `live` (None: its app is created or replaced by
         this plan, nothing was read), adding changes and notes through `job.planning`."""
 
@@ -263,7 +271,7 @@ Descend = Callable[[Container], Awaitable[None]]
 """What the planner does with a planned container: plan everything below it."""
 
 
-class ContainerKind(Kind):
+class ContainerKind(Kind[FoundT]):
     """A kind whose objects hold others: a project its apps, an app its environments. The
     planner walks the container kinds in registry order, then plans the environment kinds in
     the environments of the last: each container kind plans its objects under the container
@@ -311,7 +319,7 @@ class Planning(ABC):
     the manifest does not manage (in `opaque`), for the plan's one note about them."""
     slug_holders: dict[SlugScope, dict[str, str]]
     """Who holds each live slug of a scope, as a note names it (plan/slug_moves.py)."""
-    kind_states: dict[type[Any], Any]
+    kind_states: dict[type, object]
     """What kinds keep while this plan is built, by its type (`state`)."""
 
     def state(self, of: type[S]) -> S:
@@ -349,7 +357,9 @@ class Planning(ABC):
         environment's name), so that the plan must read and plan it."""
 
     @abstractmethod
-    def manages(self, kind: EnvironmentKind, project: str, app: str, environment: str) -> bool:
+    def manages(
+        self, kind: EnvironmentKind[Any, Any], project: str, app: str, environment: str
+    ) -> bool:
         """Whether the manifest manages `kind` in that environment."""
 
 

@@ -303,7 +303,7 @@ def _create_checked(
     return _create(env, host, reason="attached_elsewhere", notes=(message,))
 
 
-class DomainsKind(EnvironmentKind):
+class DomainsKind(EnvironmentKind[list[dict[str, Any]], list[dict[str, Any]]]):
     """`domain.<project>/<app>/<env>/<host>`: planned once every environment is read, since a
     host can move between two of them, or be attached anywhere in the workspace."""
 

@@ -311,7 +311,7 @@ def _summary(edits: Sequence[PolicyEdit]) -> str:
     return "the whole list is sent in one gateway.setPolicies: " + ", ".join(parts)
 
 
-class PoliciesKind(EnvironmentKind):
+class PoliciesKind(EnvironmentKind[list[dict[str, Any]], list[dict[str, Any]]]):
     """`policies.<project>/<app>/<env>`: the ordered list as one resource, sent whole."""
 
     name = "policies"

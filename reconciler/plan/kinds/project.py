@@ -202,7 +202,7 @@ async def _plan_renamed_away(planning: Planning, key: str) -> None:
     planning.add(plan_project(desired, await _read_planned(planning, desired)))
 
 
-class ProjectKind(ContainerKind):
+class ProjectKind(ContainerKind[dict[str, Any] | None]):
     """`project.<slug>`: the top of the address tree."""
 
     name = "project"

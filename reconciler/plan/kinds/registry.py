@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 if TYPE_CHECKING:
     from reconciler.plan.kinds.base import ContainerKind, EnvironmentKind, Kind
 
-K = TypeVar("K", bound="Kind")
+# The registry holds kinds of every live type: each kind's hooks are typed by its own, and
+# whoever walks the registry hands each kind only what that kind read.
+AnyKind: TypeAlias = "Kind[Any]"
+AnyContainerKind: TypeAlias = "ContainerKind[Any]"
+AnyEnvironmentKind: TypeAlias = "EnvironmentKind[Any, Any]"
 
-_REGISTRY: dict[str, Kind] = {}
+K = TypeVar("K", bound=AnyKind)
+
+_REGISTRY: dict[str, AnyKind] = {}
 _ATTRIBUTES = ("name", "depth", "container", "read_at", "read_operation")
 
 
@@ -26,19 +32,19 @@ def register(kind: K) -> K:
     return kind
 
 
-def kinds() -> tuple[Kind, ...]:
+def kinds() -> tuple[AnyKind, ...]:
     """Every kind, in plan order."""
     return tuple(_REGISTRY.values())
 
 
-def container_kinds() -> tuple[ContainerKind, ...]:
+def container_kinds() -> tuple[AnyContainerKind, ...]:
     """The kinds holding others (projects, apps), in plan order: the order the planner walks."""
     from reconciler.plan.kinds.base import ContainerKind
 
     return tuple(k for k in _REGISTRY.values() if isinstance(k, ContainerKind))
 
 
-def environment_kinds() -> tuple[EnvironmentKind, ...]:
+def environment_kinds() -> tuple[AnyEnvironmentKind, ...]:
     """The kinds planned per environment, in plan order."""
     from reconciler.plan.kinds.base import EnvironmentKind
 
@@ -50,12 +56,12 @@ def names() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
-def get(name: str) -> Kind:
+def get(name: str) -> AnyKind:
     """The kind called `name`; KeyError for none."""
     return _REGISTRY[name]
 
 
-def find(name: str) -> Kind | None:
+def find(name: str) -> AnyKind | None:
     """The kind called `name`, or None."""
     return _REGISTRY.get(name)
 

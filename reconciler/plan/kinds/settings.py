@@ -392,7 +392,7 @@ def _field_diffs(field: SettingField, before: Any, after: Any) -> list[FieldDiff
     return [value_diff(field.path, before, after, unordered=field.declared.unordered)]
 
 
-class SettingsKind(EnvironmentKind):
+class SettingsKind(EnvironmentKind[list[dict[str, Any]], dict[str, Any]]):
     """`settings.<project>/<app>/<env>`: read with the app's other environment, in one call."""
 
     name = "settings"

@@ -448,7 +448,7 @@ def _item_key(item: Any) -> Any:
     return item.get("key") if isinstance(item, Mapping) else item
 
 
-class VariablesKind(EnvironmentKind):
+class VariablesKind(EnvironmentKind[list[dict[str, Any]], list[dict[str, Any]]]):
     """`variable.<project>/<app>/<env>/<KEY>`: one change per variable, sent in batches."""
 
     name = "variable"
