@@ -59,9 +59,6 @@ class RetryPolicy:
         return min(seconds, self.max_retry_after)
 
 
-NO_RETRY = RetryPolicy(max_attempts=1)
-
-
 class CallDeadline:
     """The time left to one call under `policy`, counted from its first attempt."""
 
