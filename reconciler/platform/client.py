@@ -166,10 +166,15 @@ class PlatformClient:
         self, operation: str, body: Mapping[str, Any], *, object_id: str | None = None
     ) -> Any:
         """Send one operation; return its `data` (a dict, `{}` for field-less successes; a list
-        for list operations). `object_id` makes a 403 name the ID-specific permission."""
+        for list operations: one page, held to the rules of a page, so that an empty one that
+        says there is more never reads as "none"). `object_id` makes a 403 name the
+        ID-specific permission."""
         op = get_operation(operation)
         payload, status = await self._send(op, body, object_id=object_id)
         data = self._data(op, payload, status)
+        if op.lists:
+            more = self._next_cursor(op, payload, status) is not None
+            self._check_progress(op, data, set(), status, more=more, limit=_limit_sent(body))
         self.names.learn(op.name, body, data)
         return data
 
@@ -189,7 +194,9 @@ class PlatformClient:
             payload, status = await self._send(op, request, object_id=object_id)
             page = self._data(op, payload, status)
             cursor = self._next_cursor(op, payload, status)
-            self._check_progress(op, page, seen_items, status, more=cursor is not None)
+            self._check_progress(
+                op, page, seen_items, status, more=cursor is not None, limit=PAGE_SIZE
+            )
             self.names.learn(op.name, request, page)
             items.extend(page)
             if cursor is None:
@@ -205,13 +212,20 @@ class PlatformClient:
             request = {**request, "cursor": cursor}
 
     def _check_progress(
-        self, op: Operation, page: list[dict[str, Any]], seen: set[str], status: int, *, more: bool
+        self,
+        op: Operation,
+        page: list[dict[str, Any]],
+        seen: set[str],
+        status: int,
+        *,
+        more: bool,
+        limit: int,
     ) -> None:
         """Every page of a listing that goes on brings items not listed before: an empty page
         that says there is more, or an item listed again, would loop with fresh cursors. And no
         page holds more than the `limit` sent, so a listing's size is bounded by its pages."""
-        if len(page) > PAGE_SIZE:
-            raise self._unexpected(op, status, f"a page of {len(page)} items (limit {PAGE_SIZE})")
+        if len(page) > limit:
+            raise self._unexpected(op, status, f"a page of {len(page)} items (limit {limit})")
         if more and not page:
             raise self._no_progress(op, status, "an empty page with `pagination.hasMore` true")
         for item in page:
@@ -640,6 +654,12 @@ async def _raw(response: httpx.Response) -> AsyncIterator[bytes]:
     assert isinstance(stream, httpx.AsyncByteStream)
     async for chunk in stream:
         yield chunk
+
+
+def _limit_sent(body: Mapping[str, Any]) -> int:
+    """The page size a list request asked for: its `limit`, else the spec's default (100)."""
+    limit = body.get("limit")
+    return limit if isinstance(limit, int) and not isinstance(limit, bool) else PAGE_SIZE
 
 
 def _identity(item: Mapping[str, Any], key: str) -> str:

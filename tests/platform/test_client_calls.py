@@ -165,6 +165,35 @@ def test_wrong_pagination_is_an_unexpected_response(pagination: object, complain
     assert str(caught.value).startswith("apps.listApps: unexpected response (HTTP 200)")
 
 
+@pytest.mark.parametrize(
+    ("limit", "page", "pagination", "complaint"),
+    [
+        (1, [], {"hasMore": True, "cursor": "c1"}, "an empty page with `pagination.hasMore` true"),
+        (1, [{"id": "a"}, {"id": "b"}], {"hasMore": True, "cursor": "c1"}, "a page of 2 items"),
+        (1, [{"id": "a"}], None, "without a `pagination` object"),
+        (1, [{"id": "a"}], {"hasMore": True}, "without a `pagination.cursor` string"),
+        (None, [{"id": "a"}, {"id": "a"}], {"hasMore": False}, "an item listed before again"),
+    ],
+)
+def test_one_page_read_with_call_is_held_to_the_rules_of_a_page(
+    limit: int | None, page: list[dict], pagination: dict | None, complaint: str
+) -> None:
+    # A caller reading one page (is there any domain? the latest deployment?) decides from it:
+    # an empty page that says there is more must not read as "nothing there".
+    mock = pages((page, pagination))
+    body = {"project": "shop"} if limit is None else {"project": "shop", "limit": limit}
+    with pytest.raises(UnexpectedResponse) as caught:
+        run(call_once(make_client(mock), "apps.listApps", body))
+    assert complaint in str(caught.value)
+    assert str(caught.value).startswith("apps.listApps: unexpected response (HTTP 200)")
+
+
+def test_one_page_read_with_call_returns_its_items() -> None:
+    mock = pages(([{"id": "a"}], {"hasMore": True, "cursor": "c1"}))
+    items = run(call_once(make_client(mock), "apps.listApps", {"project": "shop", "limit": 1}))
+    assert items == [{"id": "a"}]
+
+
 def test_list_all_refuses_a_non_list_operation() -> None:
     with pytest.raises(ValueError, match="not a list operation"):
         run(list_once(make_client(scripted()), "apps.getApp", {}))
