@@ -134,6 +134,15 @@ def test_a_policy_of_an_unknown_kind_is_read_whole_and_shown() -> None:
     assert change.unknown_removed == ('policies[0] "limit": rateLimit',)
 
 
+def test_the_unknown_members_of_a_known_policy_are_read_and_kept() -> None:
+    country = {"country": {"in": ["DE"]}}
+    firewall = {**DENY, "statusCode": 429}
+    deny_429 = {"name": "deny", "enabled": True, "match": [country], "firewall": firewall, "x": 1}
+    (read,) = _read({"id": "pol_1", **deny_429})
+    assert (read.kind, read.match) == ("firewall", (country,))
+    assert read.canonical == deny_429
+
+
 # --- settings --------------------------------------------------------------------------------
 
 LIVE: dict[str, Any] = {

@@ -1,6 +1,7 @@
 """Gateway policies: `policies.<project>/<app>/<env>`, the ordered list as one resource.
 
-Read with one `gateway.listPolicies` when the manifest manages the list. The
+Read with one `gateway.listPolicies` when the manifest manages the list, each policy
+checked and parsed there, once, into a `LivePolicy` (what it does not know kept in it). The
 list is replaced whole by one `gateway.setPolicies` (every policy gets a new
 ID there, so IDs are never compared). It is diffed by position and content:
 each policy is put in a canonical form (no id, absent `match` = `[]`,
