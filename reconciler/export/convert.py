@@ -365,8 +365,9 @@ def policy_entry(policy: Mapping[str, Any]) -> dict[str, Any]:
             "rule nor any member this reconciler does not know; cannot export it"
         )
     entry: dict[str, Any] = {"name": normal["name"], "enabled": normal["enabled"]}
-    if normal.get("match"):
-        entry["match"] = [_match_item(item) for item in normal["match"]]
+    match = normal.get("match")
+    if isinstance(match, list) and match:
+        entry["match"] = [_match_item(item) for item in match]
     opaque = {k: normal[k] for k in extra}
     for kind in rules:
         rule = normal[kind]

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from reconciler.export import ExportOptions, LiveApp, LiveEnvironment, LiveProject, build_export
 from reconciler.manifest.validate import load_manifest
 from reconciler.plan.kinds.base import Location
-from reconciler.plan.kinds.policies import plan_policies
+from reconciler.plan.kinds.policies import plan_policies, read_policies
 from reconciler.plan.kinds.settings import plan_settings
 from reconciler.plan.kinds.variables import plan_variables
 
@@ -302,7 +302,10 @@ def test_exported_environments_load_and_diff_to_nothing(
         ref = Location("shop", "web", env.slug, env.resource["id"])
         assert plan_settings("shop", "web", desired, env.resource, ref) is None
         if wanted["policies"] or desired.policies:
-            assert plan_policies("shop", "web", desired, wanted["policies"], ref) is None
+            assert (
+                plan_policies("shop", "web", desired, read_policies(wanted["policies"]), ref)
+                is None
+            )
         if wanted["variables"] or desired.variables:
             planned = plan_variables(
                 "shop", "web", desired, wanted["variables"], ref, prune=True, fingerprint_key=None

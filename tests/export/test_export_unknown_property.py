@@ -26,7 +26,7 @@ from reconciler.export import ExportOptions, LiveApp, LiveProject, build_export
 from reconciler.manifest.model import Environment, Manifest
 from reconciler.manifest.validate import load_manifest
 from reconciler.plan.kinds.base import Location
-from reconciler.plan.kinds.policies import normalise_policy, plan_policies
+from reconciler.plan.kinds.policies import normalise_policy, plan_policies, read_policies
 from reconciler.plan.kinds.settings import plan_settings
 from reconciler.platform.shapes import POLICY, unknown_members
 from tests.export.test_export_property import both_environments, live_environment
@@ -117,7 +117,7 @@ def _no_change(desired: Environment | None, name: str, live: dict[str, Any]) -> 
     ref = Location("shop", "web", name, f"env_{name}0001")
     assert plan_settings("shop", "web", desired, _resource(name, live), ref) is None
     if live["policies"] or desired.policies:
-        assert plan_policies("shop", "web", desired, live["policies"], ref) is None
+        assert plan_policies("shop", "web", desired, read_policies(live["policies"]), ref) is None
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

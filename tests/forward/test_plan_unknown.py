@@ -4,11 +4,12 @@ before any write unless allowed."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
-from reconciler.errors import ApplyRefused
+from reconciler.errors import ApplyRefused, UnexpectedResponse
 from reconciler.manifest.model import (
     UNSET,
     Environment,
@@ -24,7 +25,13 @@ from reconciler.pipeline import ApplyLimits, raise_if_unsafe
 from reconciler.plan.changes import Plan
 from reconciler.plan.json_form import plan_from_dict, plan_to_dict
 from reconciler.plan.kinds.base import Location
-from reconciler.plan.kinds.policies import plan_policies, removed_unknowns
+from reconciler.plan.kinds.policies import (
+    LivePolicy,
+    PoliciesKind,
+    plan_policies,
+    read_policies,
+    removed_unknowns,
+)
 from reconciler.plan.kinds.settings import plan_settings, unmanaged_members
 from reconciler.plan.kinds.variables import plan_variables
 from reconciler.plan.planner import unmanaged_note
@@ -48,13 +55,13 @@ def test_members_only_the_live_list_has_make_no_change() -> None:
     live = [
         {"id": "pol_1", "name": "deny", "enabled": True, "firewall": {**DENY, "statusCode": 429}}
     ]
-    assert plan_policies("shop", "web", policies(deny()), live, REF) is None
+    assert plan_policies("shop", "web", policies(deny()), read_policies(live), REF) is None
 
 
 def test_members_the_manifest_writes_are_compared_exactly() -> None:
     live = [{"name": "deny", "enabled": True, "firewall": {**DENY, "statusCode": 429}}]
     wanted = policies(deny(firewall={"statusCode": 403}))
-    change = plan_policies("shop", "web", wanted, live, REF)
+    change = plan_policies("shop", "web", wanted, read_policies(live), REF)
     assert change is not None and not change.unknown_removed
     assert change.calls[0].body["policies"][0]["firewall"] == {**DENY, "statusCode": 403}
 
@@ -64,7 +71,7 @@ def test_a_change_that_drops_what_reconciler_does_not_know_names_it() -> None:
         {"name": "limit", "enabled": True, "rateLimit": {"perMinute": 5}},
         {"name": "deny", "enabled": True, "firewall": {**DENY, "statusCode": 429}},
     ]
-    change = plan_policies("shop", "web", policies(deny(), deny("other")), live, REF)
+    change = plan_policies("shop", "web", policies(deny(), deny("other")), read_policies(live), REF)
     assert change is not None
     assert change.unknown_removed == (
         'policies[0] "limit": rateLimit',
@@ -72,7 +79,7 @@ def test_a_change_that_drops_what_reconciler_does_not_know_names_it() -> None:
     )
     assert any("--allow-unknown-removal" in note for note in change.notes)
     kept = policies(deny(firewall={"statusCode": 429}), deny("other"))
-    still = plan_policies("shop", "web", kept, live, REF)
+    still = plan_policies("shop", "web", kept, read_policies(live), REF)
     assert still is not None and still.unknown_removed == ('policies[0] "limit": rateLimit',)
 
 
@@ -81,6 +88,59 @@ def test_a_policy_of_the_same_name_carries_the_unknown_members_wherever_it_is() 
     after = [{"name": "b", "enabled": True}, {"name": "a", "enabled": False, "x": 2,
               "match": [{"path": {"path": {"prefix": "/"}}}, {"country": {"in": ["FR"]}}]}]  # fmt: skip
     assert removed_unknowns(before, after) == ()
+
+
+class _Listing:
+    """A platform whose `gateway.listPolicies` answers `policies`."""
+
+    def __init__(self, *policies: dict[str, Any]) -> None:
+        self.policies = list(policies)
+
+    async def list_all(self, operation: str, body: Any, **_: Any) -> list[dict[str, Any]]:
+        assert operation == "gateway.listPolicies"
+        return self.policies
+
+
+def _read(*listed: dict[str, Any]) -> tuple[LivePolicy, ...]:
+    return asyncio.run(PoliciesKind().read(_Listing(*listed), REF))
+
+
+@pytest.mark.parametrize(
+    "malformed",
+    [
+        {"name": 5, "enabled": True},
+        {"enabled": True},
+        {"name": "deny", "enabled": True, "match": {"path": {"path": {"prefix": "/"}}}},
+        {"name": "deny", "enabled": True, "match": ["/admin"]},
+        {"name": "deny", "enabled": "yes"},
+        {"name": "deny", "enabled": True, "firewall": "ACTION_DENY"},
+    ],
+)
+def test_a_malformed_policy_is_an_unexpected_response_naming_the_operation(
+    malformed: dict[str, Any],
+) -> None:
+    with pytest.raises(UnexpectedResponse, match=r"^gateway\.listPolicies: ") as raised:
+        _read({"name": "ok", "enabled": True, "firewall": DENY}, malformed)
+    assert raised.value.operation == "gateway.listPolicies"
+
+
+def test_a_policy_of_an_unknown_kind_is_read_whole_and_shown() -> None:
+    limit = {"id": "pol_1", "name": "limit", "enabled": True, "rateLimit": {"perMinute": 5}}
+    (read,) = _read(limit)
+    assert (read.name, read.kind, read.raw) == ("limit", None, limit)
+    assert read.canonical == {"name": "limit", "enabled": True, "rateLimit": {"perMinute": 5}}
+    change = plan_policies("shop", "web", policies(deny()), (read,), REF)
+    assert change is not None and change.before == {"policies": [read.canonical]}
+    assert change.unknown_removed == ('policies[0] "limit": rateLimit',)
+
+
+def test_the_unknown_members_of_a_known_policy_are_read_and_kept() -> None:
+    country = {"country": {"in": ["DE"]}}
+    firewall = {**DENY, "statusCode": 429}
+    deny_429 = {"name": "deny", "enabled": True, "match": [country], "firewall": firewall, "x": 1}
+    (read,) = _read({"id": "pol_1", **deny_429})
+    assert (read.kind, read.match) == ("firewall", (country,))
+    assert read.canonical == deny_429
 
 
 # --- settings --------------------------------------------------------------------------------
@@ -206,7 +266,7 @@ def test_the_unmanaged_note_groups_a_few_by_address_then_counts() -> None:
 
 def test_apply_refuses_a_plan_that_removes_what_it_does_not_know_unless_allowed() -> None:
     live = [{"name": "limit", "enabled": True, "rateLimit": {"perMinute": 5}}]
-    change = plan_policies("shop", "web", policies(deny()), live, REF)
+    change = plan_policies("shop", "web", policies(deny()), read_policies(live), REF)
     assert change is not None
     plan = Plan((change,))
     with pytest.raises(ApplyRefused) as refused:

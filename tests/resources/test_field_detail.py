@@ -14,7 +14,7 @@ from reconciler.manifest.model import Build, Environment, LiteralValue, Policy, 
 from reconciler.plan import secrets
 from reconciler.plan.changes import ABSENT, SENSITIVE, Change, FieldDiff, ItemEdit, Plan
 from reconciler.plan.kinds.base import Location, list_item_edits
-from reconciler.plan.kinds.policies import plan_policies
+from reconciler.plan.kinds.policies import plan_policies, read_policies
 from reconciler.plan.kinds.settings import plan_settings
 from reconciler.plan.kinds.variables import plan_variables
 from reconciler.report.plan_json import render_json, render_markdown, render_text
@@ -61,7 +61,7 @@ def _live_policy(ips: list[str], methods: list[str] | None = None) -> dict[str, 
 
 def _policies_change(ips: list[str], live_ips: list[str], **kw: object) -> Change | None:
     environment = Environment("production", policies=(_policy(ips, **kw),))  # type: ignore[arg-type]
-    return plan_policies("shop", "web", environment, [_live_policy(live_ips)], REF)
+    return plan_policies("shop", "web", environment, read_policies([_live_policy(live_ips)]), REF)
 
 
 def _variable_change(value: str, live_value: str) -> Change:

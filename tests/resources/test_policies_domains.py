@@ -32,7 +32,8 @@ def live(name, ip="10.0.0.0/8", **extra):
 
 def plan(wanted, current):
     environment = Environment("production", policies=tuple(wanted))
-    return policies.plan_policies("shop", "web", environment, current, REF)
+    live = None if current is None else policies.read_policies(current)
+    return policies.plan_policies("shop", "web", environment, live, REF)
 
 
 def test_ids_false_flags_and_absent_match_are_normalised_away():

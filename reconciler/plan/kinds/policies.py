@@ -1,6 +1,7 @@
 """Gateway policies: `policies.<project>/<app>/<env>`, the ordered list as one resource.
 
-Read with one `gateway.listPolicies` when the manifest manages the list. The
+Read with one `gateway.listPolicies` when the manifest manages the list, each policy
+checked and parsed there, once, into a `LivePolicy` (what it does not know kept in it). The
 list is replaced whole by one `gateway.setPolicies` (every policy gets a new
 ID there, so IDs are never compared). It is diffed by position and content:
 each policy is put in a canonical form (no id, absent `match` = `[]`,
@@ -23,8 +24,11 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
+from reconciler.errors import UnexpectedResponse
+from reconciler.json_types import JsonObject, JsonValue
 from reconciler.manifest.model import UNSET, Environment
 from reconciler.plan.changes import Action, Call, Change, Note, PolicyEdit
 from reconciler.plan.kinds.base import (
@@ -56,24 +60,79 @@ these): their diffs name the items inserted and removed, not positions that shif
 
 
 _CANONICAL_MEMBERS = frozenset({"name", "enabled", "match", "firewall", "logging"})
+RuleKind = Literal["firewall", "logging"]
+RULE_KINDS: tuple[RuleKind, ...] = ("firewall", "logging")
 
 
-def normalise_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class LivePolicy:
+    """One policy of a `gateway.listPolicies` answer, checked where the kind reads it.
+
+    `kind` is its rule's (`firewall` or `logging`; None for a policy of a kind this reconciler
+    does not know, which is kept and shown like any other); `raw` is the object as read, with
+    what this reconciler does not know, which the policy engine evaluates; `canonical` is its
+    canonical form (`normalise_policy`), what the plan compares and shows."""
+
+    name: str
+    enabled: bool
+    kind: RuleKind | None
+    match: tuple[JsonObject, ...]
+    raw: JsonObject
+    canonical: JsonObject
+
+
+def read_policies(items: Sequence[JsonObject]) -> tuple[LivePolicy, ...]:
+    """The policies of a `gateway.listPolicies` answer, in run order; an `UnexpectedResponse`
+    naming the operation for one whose known members do not have their documented types."""
+    require_fields(READ_OPERATION, list(items), "name")
+    return tuple(_live_policy(item) for item in items)
+
+
+def _live_policy(item: JsonObject) -> LivePolicy:
+    name, enabled, match = item.get("name"), item.get("enabled", False), item.get("match") or []
+    assert isinstance(name, str)  # require_fields checked it
+    if not isinstance(enabled, bool):
+        raise _malformed(name, "`enabled` that is not a boolean")
+    if not isinstance(match, list) or not all(isinstance(m, Mapping) for m in match):
+        raise _malformed(name, "`match` that is not a list of objects")
+    conditions = tuple(m for m in match if isinstance(m, Mapping))
+    for rule in RULE_KINDS:
+        if rule in item and not isinstance(item[rule], Mapping):
+            raise _malformed(name, f"`{rule}` that is not an object")
+    kind = next((k for k in RULE_KINDS if k in item), None)
+    return LivePolicy(name, enabled, kind, conditions, item, normalise_policy(item))
+
+
+def _malformed(name: str, problem: str) -> UnexpectedResponse:
+    return UnexpectedResponse(
+        f"{READ_OPERATION}: the platform returned policy {json.dumps(name)} with {problem}",
+        operation=READ_OPERATION,
+    )
+
+
+def normalise_policy(policy: JsonObject) -> dict[str, JsonValue]:
     """The canonical form of one policy, from either side (live response or manifest).
 
     Members this reconciler does not know are kept as they are, after the ones it knows (a
     logging flag it knows only when true; one it does not know as it is)."""
-    shown: dict[str, Any] = {"name": policy.get("name"), "enabled": bool(policy.get("enabled"))}
-    match = [_without_false_ignore_case(plain(item)) for item in policy.get("match") or ()]
+    shown: dict[str, JsonValue] = {
+        "name": policy.get("name"),
+        "enabled": bool(policy.get("enabled")),
+    }
+    listed = policy.get("match")
+    items = listed if isinstance(listed, (list, tuple)) else ()
+    match = [_without_false_ignore_case(plain(item)) for item in items]
     if match:
         shown["match"] = match
-    if isinstance(policy.get("firewall"), Mapping):
-        shown["firewall"] = plain(policy["firewall"])
-    if isinstance(policy.get("logging"), Mapping):
+    firewall = policy.get("firewall")
+    if isinstance(firewall, Mapping):
+        shown["firewall"] = plain(firewall)
+    logging = policy.get("logging")
+    if isinstance(logging, Mapping):
         flags = POLICY.fields["logging"].fields  # read here: naming them reads the API document
         shown["logging"] = {
             k: True if k in flags else plain(v)
-            for k, v in policy["logging"].items()
+            for k, v in logging.items()
             if v is True or k not in flags
         }
     for key, value in policy.items():
@@ -82,7 +141,7 @@ def normalise_policy(policy: Mapping[str, Any]) -> dict[str, Any]:
     return shown
 
 
-def agrees(live: Any, wanted: Any, shape: Shape = POLICY) -> bool:
+def agrees(live: JsonValue, wanted: JsonValue, shape: Shape = POLICY) -> bool:
     """Whether `live` is what `wanted` asks for (both canonical): every member `wanted` writes
     is live's too (one this reconciler does not know, exactly as written), and what live holds
     beyond it is only members it does not know. Equal values always agree."""
@@ -111,14 +170,12 @@ def agrees(live: Any, wanted: Any, shape: Shape = POLICY) -> bool:
     return bool(comparable(live) == comparable(wanted))
 
 
-def removed_unknowns(
-    before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]
-) -> tuple[str, ...]:
+def removed_unknowns(before: Sequence[JsonObject], after: Sequence[JsonObject]) -> tuple[str, ...]:
     """What the live list (`before`) holds that this reconciler does not know and the list
     sent (`after`, both canonical) would not carry: each live policy's unknown members
     (`rateLimit`, `firewall.statusCode`, `match[].country`) that no policy of the same name
     sent holds at the same place, as `policies[2] "rl": rateLimit`."""
-    carried: dict[Any, set[str]] = {}
+    carried: dict[JsonValue, set[str]] = {}
     for policy in after:
         carried.setdefault(policy.get("name"), set()).update(_member_paths(policy))
     removed = []
@@ -130,7 +187,7 @@ def removed_unknowns(
     return tuple(removed)
 
 
-def _member_paths(value: Any, where: str = "") -> set[str]:
+def _member_paths(value: JsonValue, where: str = "") -> set[str]:
     """Every member's path in `value`, list items as `[]` (`match[].path.path.prefix`)."""
     found: set[str] = set()
     if isinstance(value, Mapping):
@@ -144,7 +201,7 @@ def _member_paths(value: Any, where: str = "") -> set[str]:
     return found
 
 
-def _without_false_ignore_case(value: Any) -> Any:
+def _without_false_ignore_case(value: JsonValue) -> JsonValue:
     if isinstance(value, dict):
         return {
             k: _without_false_ignore_case(v)
@@ -156,13 +213,11 @@ def _without_false_ignore_case(value: Any) -> Any:
     return value
 
 
-def _canonical(policy: Mapping[str, Any]) -> str:
+def _canonical(policy: JsonObject) -> str:
     return json.dumps(policy, sort_keys=True, separators=(",", ":"))
 
 
-def align(
-    before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]
-) -> list[PolicyEdit]:
+def align(before: Sequence[JsonObject], after: Sequence[JsonObject]) -> list[PolicyEdit]:
     """The edit script turning `before` into `after` (both canonical), with kept policies too.
 
     Within a replaced block, removed and inserted policies are paired in order into `change`
@@ -184,8 +239,8 @@ def align(
 
 
 def _align_block(
-    before: Sequence[Mapping[str, Any]],
-    after: Sequence[Mapping[str, Any]],
+    before: Sequence[JsonObject],
+    after: Sequence[JsonObject],
     removed: range,
     inserted: range,
     pair: bool,
@@ -237,7 +292,7 @@ def plan_policies(
     project_slug: str,
     app_slug: str,
     environment: Environment,
-    live: Sequence[Mapping[str, Any]] | None,
+    live: Sequence[LivePolicy] | None,
     ref: Location,
     unmanaged: list[str] | None = None,
 ) -> Change | None:
@@ -247,7 +302,7 @@ def plan_policies(
     assert environment.policies is not UNSET
     wanted = [p.to_api() for p in environment.policies]
     after = [normalise_policy(p) for p in wanted]
-    before = [normalise_policy(p) for p in live or ()]
+    before = [p.canonical for p in live or ()]
     if before == after and (live is not None or not after):
         return None  # equal: whatever live holds that reconciler does not know, it carries
     removed = removed_unknowns(before, after)
@@ -257,7 +312,7 @@ def plan_policies(
         return None  # only members this reconciler does not know differ: nothing to send
     fresh = live is None
     edits = align(before, after)
-    outcomes, problems = _test_outcomes(live or (), wanted, environment)
+    outcomes, problems = _test_outcomes([p.raw for p in live or ()], wanted, environment)
     return Change(
         address=address("policies", project_slug, app_slug, environment.name),
         kind="policies",
@@ -290,7 +345,7 @@ def _removal_note(removed: Sequence[str]) -> tuple[str, ...]:
 
 
 def _test_outcomes(
-    live: Sequence[Mapping[str, Any]], wanted: Sequence[Mapping[str, Any]], environment: Environment
+    live: Sequence[JsonObject], wanted: Sequence[JsonObject], environment: Environment
 ) -> tuple[tuple[OutcomeChange, ...], tuple[str, ...]]:
     """The policy tests whose verdict the change turns, or why they could not be evaluated."""
     # imported when a list changes: the policy engine (and re2) is an eighth of a plan's
@@ -311,7 +366,7 @@ def _summary(edits: Sequence[PolicyEdit]) -> str:
     return "the whole list is sent in one gateway.setPolicies: " + ", ".join(parts)
 
 
-class PoliciesKind(EnvironmentKind[list[dict[str, Any]], list[dict[str, Any]]]):
+class PoliciesKind(EnvironmentKind[tuple[LivePolicy, ...], tuple[LivePolicy, ...]]):
     """`policies.<project>/<app>/<env>`: the ordered list as one resource, sent whole."""
 
     name = "policies"
@@ -320,25 +375,26 @@ class PoliciesKind(EnvironmentKind[list[dict[str, Any]], list[dict[str, Any]]]):
     read_at = ReadAt.ENVIRONMENT
     read_operation = READ_OPERATION
 
-    async def read(self, platform: Platform, at: Location) -> list[dict[str, Any]]:
+    async def read(self, platform: Platform, at: Location) -> tuple[LivePolicy, ...]:
         found = await platform.list_all(READ_OPERATION, at.body(), object_id=at.object_id)
-        checked: list[dict[str, Any]] = require_fields(READ_OPERATION, found, "name")
-        return checked
+        return read_policies(found)
 
-    def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
+    def record(
+        self, record: LiveRecord, at: Location, label: str, found: tuple[LivePolicy, ...]
+    ) -> None:
         record.read(READ_OPERATION, at.object_id)
-        record.state[f"policies {label}"] = [normalise_policy(p) for p in found]
+        record.state[f"policies {label}"] = [p.canonical for p in found]
 
-    def pick(self, found: Any, at: Location) -> Any:
+    def pick(self, found: tuple[LivePolicy, ...], at: Location) -> tuple[LivePolicy, ...]:
         return found
 
-    def environment_id(self, live: Any) -> str | None:
+    def environment_id(self, live: tuple[LivePolicy, ...]) -> str | None:
         return None
 
     def manages(self, environment: Environment) -> bool:
         return environment.policies is not UNSET
 
-    def plan(self, job: EnvironmentJob, live: Any) -> None:
+    def plan(self, job: EnvironmentJob, live: tuple[LivePolicy, ...] | None) -> None:
         unmanaged: list[str] = []
         change = plan_policies(job.project, job.app, job.environment, live, job.at, unmanaged)
         job.planning.add(change, job.depends_on)
