@@ -77,6 +77,9 @@ class _Absent(enum.Enum):
 
 ABSENT = _Absent.ABSENT
 """A field that does not exist on one side of a diff (not the same as null)."""
+Absent = Literal[_Absent.ABSENT]
+"""The type of `ABSENT`: a value read from live state that may not be there is
+`JsonValue | Absent`."""
 
 UNKNOWN = "(known after apply)"
 """What a plan shows for a value it cannot know yet (a secret whose source is missing)."""

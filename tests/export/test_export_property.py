@@ -19,7 +19,7 @@ from reconciler.export import ExportOptions, LiveApp, LiveEnvironment, LiveProje
 from reconciler.manifest.validate import load_manifest
 from reconciler.plan.kinds.base import Location
 from reconciler.plan.kinds.policies import plan_policies, read_policies
-from reconciler.plan.kinds.settings import plan_settings
+from reconciler.plan.kinds.settings import plan_settings, read_environment
 from reconciler.plan.kinds.variables import plan_variables
 
 text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=24)
@@ -300,7 +300,7 @@ def test_exported_environments_load_and_diff_to_nothing(
             assert not wanted["variables"] and not wanted["policies"] and not wanted["domains"]
             continue
         ref = Location("shop", "web", env.slug, env.resource["id"])
-        assert plan_settings("shop", "web", desired, env.resource, ref) is None
+        assert plan_settings("shop", "web", desired, read_environment(env.resource), ref) is None
         if wanted["policies"] or desired.policies:
             assert (
                 plan_policies("shop", "web", desired, read_policies(wanted["policies"]), ref)

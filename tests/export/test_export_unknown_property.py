@@ -27,7 +27,7 @@ from reconciler.manifest.model import Environment, Manifest
 from reconciler.manifest.validate import load_manifest
 from reconciler.plan.kinds.base import Location
 from reconciler.plan.kinds.policies import normalise_policy, plan_policies, read_policies
-from reconciler.plan.kinds.settings import plan_settings
+from reconciler.plan.kinds.settings import plan_settings, read_environment
 from reconciler.platform.shapes import POLICY, unknown_members
 from tests.export.test_export_property import both_environments, live_environment
 
@@ -115,7 +115,8 @@ def _no_change(desired: Environment | None, name: str, live: dict[str, Any]) -> 
     if desired is None:
         return
     ref = Location("shop", "web", name, f"env_{name}0001")
-    assert plan_settings("shop", "web", desired, _resource(name, live), ref) is None
+    live_environment = read_environment(_resource(name, live))
+    assert plan_settings("shop", "web", desired, live_environment, ref) is None
     if live["policies"] or desired.policies:
         assert plan_policies("shop", "web", desired, read_policies(live["policies"]), ref) is None
 
@@ -161,7 +162,8 @@ def test_a_settings_write_carries_the_unknown_members_of_what_it_sends_whole(
     regions = tuple(r.__class__(**{**r.__dict__, "max_replicas": 99}) for r in desired.regions)
     changed = desired.__class__(**{**desired.__dict__, "runtime": runtime, "regions": regions})
     ref = Location("shop", "web", "production", "env_production0001")
-    change = plan_settings("shop", "web", changed, _resource("production", grown), ref)
+    live_environment = read_environment(_resource("production", grown))
+    change = plan_settings("shop", "web", changed, live_environment, ref)
     assert change is not None
     body = change.calls[0].body
     live_check = grown["runtime"]["healthcheck"]

@@ -32,7 +32,7 @@ from reconciler.plan.kinds.policies import (
     read_policies,
     removed_unknowns,
 )
-from reconciler.plan.kinds.settings import plan_settings, unmanaged_members
+from reconciler.plan.kinds.settings import plan_settings, read_environment, unmanaged_members
 from reconciler.plan.kinds.variables import plan_variables
 from reconciler.plan.planner import unmanaged_note
 
@@ -171,7 +171,7 @@ def test_unknown_settings_members_make_no_change_and_are_reported() -> None:
         runtime=Runtime(port=8080, healthcheck=Healthcheck("GET", "/h")),
         regions=(Region("fra", 1, 2), Region("iad", 1, 2)),
     )
-    assert plan_settings("shop", "web", environment, LIVE, REF) is None
+    assert plan_settings("shop", "web", environment, read_environment(LIVE), REF) is None
     assert unmanaged_members(environment, LIVE) == [
         "tier",
         "runtime.gpu",
@@ -188,7 +188,7 @@ def test_whole_objects_are_sent_with_the_live_members_of_the_same_object() -> No
         runtime=Runtime(healthcheck=Healthcheck("GET", "/new")),
         regions=(Region("iad", 1, 4), Region("fra", 2, 2)),
     )
-    change = plan_settings("shop", "web", environment, LIVE, REF)
+    change = plan_settings("shop", "web", environment, read_environment(LIVE), REF)
     assert change is not None and not change.unknown_removed
     body = change.calls[0].body
     assert body["healthcheck"]["grpcService"] == "health"
@@ -201,13 +201,13 @@ def test_whole_objects_are_sent_with_the_live_members_of_the_same_object() -> No
 
 def test_opaque_members_are_compared_where_written_and_sent_merged() -> None:
     same = settings(runtime=Runtime(opaque=freeze({"gpu": {"kind": "a100"}})))
-    assert plan_settings("shop", "web", same, LIVE, REF) is None
+    assert plan_settings("shop", "web", same, read_environment(LIVE), REF) is None
     other = settings(
         opaque=freeze({"tier": "silver"}),
         runtime=Runtime(opaque=freeze({"gpu": {"kind": "h100"}})),
         regions=(Region("fra", 1, 2, freeze({"zone": "c"})), Region("iad", 1, 2)),
     )
-    change = plan_settings("shop", "web", other, LIVE, REF)
+    change = plan_settings("shop", "web", other, read_environment(LIVE), REF)
     assert change is not None
     body = change.calls[0].body
     assert body["gpu"] == {"kind": "h100", "count": 1}
@@ -222,7 +222,7 @@ def test_opaque_members_are_compared_where_written_and_sent_merged() -> None:
 
 def test_clearing_the_health_check_or_dropping_a_region_names_what_goes_with_it() -> None:
     environment = settings(runtime=Runtime(healthcheck=None), regions=(Region("fra", 1, 2),))
-    change = plan_settings("shop", "web", environment, LIVE, REF)
+    change = plan_settings("shop", "web", environment, read_environment(LIVE), REF)
     assert change is not None
     assert change.unknown_removed == (
         "runtime.healthcheck (cleared): grpcService",

@@ -20,7 +20,7 @@ from reconciler.manifest.settings import (
     to_data,
 )
 from reconciler.plan.kinds.base import Location
-from reconciler.plan.kinds.settings import live_model, plan_settings
+from reconciler.plan.kinds.settings import live_model, plan_settings, read_environment
 from reconciler.platform.shapes import HEALTHCHECK
 
 SCHEMA = json.loads(
@@ -107,4 +107,4 @@ def test_a_live_health_check_without_a_member_the_spec_requires_names_the_read()
     wanted = Environment("production", runtime=Runtime(port=3000))
     at = Location("proj_1", "app_1", "production", "env_1")
     with pytest.raises(UnexpectedResponse, match=r"environments\.listEnvironments: .* `method`"):
-        plan_settings("shop", "web", wanted, live, at)
+        plan_settings("shop", "web", wanted, read_environment(live), at)

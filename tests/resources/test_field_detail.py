@@ -15,7 +15,7 @@ from reconciler.plan import secrets
 from reconciler.plan.changes import ABSENT, SENSITIVE, Change, FieldDiff, ItemEdit, Plan
 from reconciler.plan.kinds.base import Location, list_item_edits
 from reconciler.plan.kinds.policies import plan_policies, read_policies
-from reconciler.plan.kinds.settings import plan_settings
+from reconciler.plan.kinds.settings import plan_settings, read_environment
 from reconciler.plan.kinds.variables import plan_variables
 from reconciler.report.plan_json import render_json, render_markdown, render_text
 from reconciler.sensitive import Secret
@@ -75,7 +75,8 @@ def _variable_change(value: str, live_value: str) -> Change:
 
 def _settings_change(live: dict[str, object], **sections: object) -> Change:
     environment = Environment("production", **sections)  # type: ignore[arg-type]
-    change = plan_settings("shop", "web", environment, live, REF)
+    live_environment = read_environment({"slug": "production", **live})
+    change = plan_settings("shop", "web", environment, live_environment, REF)
     assert change is not None
     return change
 

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
+
+from reconciler.errors import UnexpectedResponse
 from reconciler.manifest.model import Build, Environment, Healthcheck, Region, Runtime
 from reconciler.plan.changes import ABSENT, Action
 from reconciler.plan.kinds.base import Location
-from reconciler.plan.kinds.settings import plan_settings
+from reconciler.plan.kinds.settings import KIND, plan_settings, read_environment
+from reconciler.plan.live import LiveRecord
 
 REF = Location("proj_12345678", "app_12345678", "production", "env_12345678")
 
@@ -24,7 +30,7 @@ LIVE = {
 
 
 def plan(environment, live=LIVE):
-    return plan_settings("shop", "web", environment, live, REF)
+    return plan_settings("shop", "web", environment, read_environment(live), REF)
 
 
 def test_matching_manifest_with_different_number_forms_defaults_and_order_is_no_change():
@@ -112,3 +118,63 @@ def test_settings_of_a_new_app_are_a_create_without_clears():
 
 def test_unmanaged_environment_plans_nothing():
     assert plan(Environment("production")) is None
+
+
+# --- the read: each environment checked and read once ------------------------------------------
+
+
+class Listing:
+    """A platform whose `listEnvironments` answers `environments`."""
+
+    def __init__(self, *environments):
+        self.environments = list(environments)
+
+    async def list_all(self, operation, body, **_):
+        assert operation == "environments.listEnvironments"
+        return self.environments
+
+
+def read(*environments):
+    return asyncio.run(KIND.read(Listing(*environments), Location("proj_1", "app_1")))
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        ({"id": "env_1"}, "without a `slug` string"),
+        ("production", "without a `slug` string"),
+        ({**LIVE, "runtime": "fast"}, "settings whose `runtime` is not an object"),
+        ({**LIVE, "build": ["."]}, "settings whose `build` is not an object"),
+        ({**LIVE, "regions": {"name": "fra"}}, "settings whose `regions` is not a list"),
+        ({**LIVE, "regions": ["fra"]}, r"settings whose `regions\[\]` is not an object"),
+        ({**LIVE, "regions": [{"name": "fra"}]}, "settings without `replicas.min`"),
+    ],
+)
+def test_a_malformed_environment_is_an_unexpected_response_naming_the_read(answer, message):
+    with pytest.raises(UnexpectedResponse, match=rf"^environments\.listEnvironments: .*{message}"):
+        read(answer)
+
+
+def test_the_read_keeps_the_answer_beside_its_model_and_the_environments_it_does_not_know():
+    grown = {**LIVE, "tier": "gold", "runtime": {**LIVE["runtime"], "gpu": {"count": 1}}}
+    found = read(grown, {"id": "env_2", "slug": "staging", "runtime": "unread"})
+    production = KIND.pick(found, Location("proj_1", "app_1", "production"))
+    assert production.answer == grown and production.id == "env_12345678"
+    assert production.settings.runtime.port == 3000
+    assert production.settings.opaque == {"tier": "gold"}
+    assert production.settings.runtime.opaque == {"gpu": {"count": 1}}
+    # an environment of a kind this reconciler does not know is never planned: not read further
+    assert found[1].settings is None
+    record = LiveRecord()
+    KIND.record(record, Location("proj_1", "app_1"), "shop/web", found)
+    assert record.other_environments == {"shop/web": ("staging",)}
+    assert record.labels == {"env_12345678": "shop/web/production", "env_2": "shop/web/staging"}
+
+
+def test_an_environment_the_answer_does_not_list_is_planned_against_nothing_set():
+    preview = KIND.pick(read(LIVE), Location("proj_1", "app_1", "preview"))
+    assert (preview.id, preview.settings, preview.answer) == (None, None, {})
+    wanted = Environment("preview", runtime=Runtime(port=80))
+    change = plan_settings("shop", "web", wanted, preview, Location("shop", "web", "preview"))
+    assert change.action is Action.UPDATE
+    assert [(d.path, d.before, d.after) for d in change.diffs] == [("runtime.port", ABSENT, 80)]

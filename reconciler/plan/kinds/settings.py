@@ -1,8 +1,9 @@
 """Environment settings: `settings.<project>/<app>/<env>`: build, runtime and regions.
 
 Read with one `environments.listEnvironments` per app (both environments at
-once). The live environment is read into the manifest's own model (`live_model`), and only
-the fields the manifest manages are compared, model with model; one
+once). Each live environment is checked and read once, where the kind reads it, into a
+`LiveEnvironment`: its settings in the manifest's own model (`live_model`) beside the answer
+itself. Only the fields the manifest manages are compared, model with model; one
 `environments.updateSettings` sends just the ones that differ (null where the
 manifest clears a field). The fields, and how each compares, are the ones the model declares
 (reconciler/manifest/settings.py): `runtime` and `build` absent live mean nothing is set yet,
@@ -25,15 +26,20 @@ plan's one note of unmanaged fields.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
 
 from reconciler.errors import UnexpectedResponse
+from reconciler.json_types import JsonObject, JsonValue
 from reconciler.manifest.model import (
+    ENVIRONMENT_NAMES,
     UNSET,
     Build,
+    Clearable,
     Environment,
     EnvironmentName,
+    Healthcheck,
     Managed,
     Region,
     Runtime,
@@ -49,7 +55,7 @@ from reconciler.manifest.settings import (
     from_data,
     to_data,
 )
-from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, Note
+from reconciler.plan.changes import ABSENT, Absent, Action, Call, Change, FieldDiff, Note
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
     EnvironmentKind,
@@ -68,7 +74,6 @@ from reconciler.plan.phases import ApplyPhase, ReadAt
 from reconciler.platform.protocol import Platform
 from reconciler.platform.shapes import (
     ENVIRONMENT,
-    ENVIRONMENT_NAMES,
     HEALTHCHECK,
     REGION,
     Shape,
@@ -91,7 +96,36 @@ def manages_settings(environment: Environment) -> bool:
 # --- the live environment, in the model ---------------------------------------------------
 
 
-def live_model(live: Mapping[str, Any], name: EnvironmentName) -> Environment:
+@dataclass(frozen=True)
+class LiveEnvironment:
+    """One environment as `listEnvironments` answers it, checked and read once (`read`): its
+    settings in the manifest's model, which the diff compares, beside the answer itself, which
+    a diff shows as before and whose objects a write sends back with the members this
+    reconciler does not know."""
+
+    slug: str
+    id: str | None
+    settings: Environment | None
+    """None for an environment whose name this reconciler does not know (a newer platform's:
+    never planned), or one the answer does not list."""
+    answer: JsonObject
+
+
+def read_environment(answer: JsonObject) -> LiveEnvironment:
+    """One object of a `listEnvironments` answer, checked to have the `slug` the plan keys on,
+    its settings read into the model when it is an environment this reconciler knows."""
+    slug = str(require_fields(READ_OPERATION, answer, "slug")["slug"])
+    name = next((known for known in ENVIRONMENT_NAMES if known == slug), None)
+    identifier = answer.get("id")
+    return LiveEnvironment(
+        slug=slug,
+        id=str(identifier) if identifier else None,
+        settings=None if name is None else live_model(answer, name),
+        answer=answer,
+    )
+
+
+def live_model(live: JsonObject, name: EnvironmentName) -> Environment:
     """The live environment read into the manifest's model, what the model does not know kept
     beside it in each object's `opaque` (as `shapes.unknown_part` finds it: a health check's
     under `runtime.opaque.healthcheck`, as the manifest writes it). An object without a member
@@ -105,15 +139,15 @@ def live_model(live: Mapping[str, Any], name: EnvironmentName) -> Environment:
         ) from None
 
 
-def _live_model(live: Mapping[str, Any], name: EnvironmentName) -> Environment:
+def _live_model(live: JsonObject, name: EnvironmentName) -> Environment:
     regions = live.get("regions")
     return Environment(
         name=name,
         build=_live_block(live, "build", Build),
         runtime=_live_block(live, "runtime", Runtime),
         regions=UNSET
-        if not isinstance(regions, list)
-        else tuple(from_data(Region, r, opaque=_unknown(r, REGION)) for r in regions),
+        if regions is None
+        else tuple(_live_region(region) for region in _list(regions, "regions")),
         opaque=freeze(
             {
                 k: v
@@ -124,40 +158,58 @@ def _live_model(live: Mapping[str, Any], name: EnvironmentName) -> Environment:
     )
 
 
-def _live_block(live: Mapping[str, Any], section: Section, model: type[Block]) -> Managed[Block]:
+def _live_block(live: JsonObject, section: Section, model: type[Block]) -> Managed[Block]:
     """A live `build` or `runtime` in the model (UNSET while no settings were written)."""
     data = live.get(section)
-    if not isinstance(data, Mapping):
+    if data is None:
         return UNSET
-    return from_data(model, data, opaque=_unknown(data, ENVIRONMENT.fields[section]))
+    return from_data(
+        model, _object(data, section), opaque=_unknown(data, ENVIRONMENT.fields[section])
+    )
 
 
-def _unknown(value: Mapping[str, Any], shape: Shape) -> Mapping[str, Any]:
-    unknown: Mapping[str, Any] = freeze(unknown_part(value, shape))
+def _live_region(region: JsonValue) -> Region:
+    return from_data(Region, _object(region, "regions[]"), opaque=_unknown(region, REGION))
+
+
+def _object(value: JsonValue, where: str) -> JsonObject:
+    """`value`, which the spec makes an object: anything else is an `UnexpectedResponse`."""
+    if not isinstance(value, Mapping):
+        raise _malformed(where, "an object")
+    return value
+
+
+def _list(value: JsonValue, where: str) -> Sequence[JsonValue]:
+    """`value`, which the spec makes a list: anything else is an `UnexpectedResponse`."""
+    if not isinstance(value, list):
+        raise _malformed(where, "a list")
+    return value
+
+
+def _malformed(where: str, what: str) -> UnexpectedResponse:
+    return UnexpectedResponse(
+        f"{READ_OPERATION}: the platform returned settings whose `{where}` is not {what}",
+        operation=READ_OPERATION,
+    )
+
+
+def _unknown(value: JsonValue, shape: Shape) -> JsonObject:
+    unknown: JsonObject = freeze(unknown_part(value, shape))
     return unknown
 
 
-def _api_value(field: SettingField, value: Any) -> Any:
+def _api_value(field: SettingField, value: object) -> JsonValue:
     """A model value as updateSettings takes it."""
-    return display_number(field.data(value))
-
-
-def _live_value(live: Mapping[str, Any], field: SettingField) -> Any:
-    """The live value of `field` as the platform sent it (what a diff shows as before)."""
-    if field.section is None:
-        return live.get(field.name, ABSENT)
-    block = live.get(field.section)
-    if not isinstance(block, Mapping):
-        return ABSENT
-    return block.get(field.name, ABSENT)
+    sent: JsonValue = display_number(field.data(value))
+    return sent
 
 
 # --- what this reconciler does not know ------------------------------------------------------
 
-SECTIONS = ("runtime", "build")
+SECTIONS: tuple[Section, ...] = ("runtime", "build")
 
 
-def written_agrees(live: Any, written: Any) -> bool:
+def written_agrees(live: JsonValue | Absent, written: JsonValue) -> bool:
     """Whether `live` holds what an `opaque` block writes: mappings member by member (what
     it does not write is not compared), anything else by value (numbers by value)."""
     if isinstance(written, Mapping):
@@ -167,21 +219,21 @@ def written_agrees(live: Any, written: Any) -> bool:
     return bool(comparable(live) == comparable(written))
 
 
-def _merged(live: Any, written: Mapping[str, Any]) -> Any:
+def _merged(live: JsonValue | Absent, written: JsonObject) -> JsonObject:
     """What an object sent whole becomes with `written` (opaque members) merged over it."""
     return deep_merge(live, written) if isinstance(live, Mapping) else dict(written)
 
 
-def _opaque_members(environment: Environment) -> list[tuple[str | None, str, Any]]:
+def _opaque_members(environment: Environment) -> list[tuple[Section | None, str, JsonValue]]:
     """(section, member, value) of every flat `updateSettings` member the manifest writes in
     an `opaque` block: the environment's own (section None), its build's and its runtime's
     (a known runtime member in `runtime.opaque`, the health check, is not one: it is merged
     into that object)."""
-    found: list[tuple[str | None, str, Any]] = [
+    found: list[tuple[Section | None, str, JsonValue]] = [
         (None, key, thaw(value)) for key, value in environment.opaque.items()
     ]
     for section in SECTIONS:
-        block = getattr(environment, section)
+        block = environment.runtime if section == "runtime" else environment.build
         if block is UNSET:
             continue
         for key, value in block.opaque.items():
@@ -190,28 +242,31 @@ def _opaque_members(environment: Environment) -> list[tuple[str | None, str, Any
     return found
 
 
-def _healthcheck_opaque(environment: Environment) -> dict[str, Any]:
+def _healthcheck_opaque(environment: Environment) -> JsonObject:
     """The health check members the manifest writes in `runtime.opaque.healthcheck`."""
     if environment.runtime is UNSET:
         return {}
     written = environment.runtime.opaque.get("healthcheck")
-    return thaw(written) if isinstance(written, Mapping) else {}
+    members: JsonObject = thaw(written) if isinstance(written, Mapping) else {}
+    return members
 
 
-def _section_value(live: Mapping[str, Any], section: str | None, key: str) -> Any:
+def _section_value(live: JsonObject, section: Section | None, key: str) -> JsonValue | Absent:
+    """The live value of a member of the environment (`section` None) or of its build or
+    runtime, as the platform sent it (what a diff shows as before)."""
     if section is None:
         return live.get(key, ABSENT)
     block = live.get(section)
     return block.get(key, ABSENT) if isinstance(block, Mapping) else ABSENT
 
 
-def _live_regions(live: Any) -> dict[str, Mapping[str, Any]]:
+def _live_regions(live: JsonValue | Absent) -> dict[str, JsonObject]:
     if not isinstance(live, (list, tuple)):
         return {}
     return {str(r.get("name")): r for r in live if isinstance(r, Mapping)}
 
 
-def _regions_agree(wanted: tuple[Region, ...], live: Any) -> bool:
+def _regions_agree(wanted: tuple[Region, ...], live: JsonValue | Absent) -> bool:
     """The `opaque` members of each region the manifest writes agree with the live region
     of the same name."""
     by_name = _live_regions(live)
@@ -222,14 +277,14 @@ def _regions_agree(wanted: tuple[Region, ...], live: Any) -> bool:
     )
 
 
-def _regions_sent(wanted: tuple[Region, ...], live: Any) -> list[dict[str, Any]]:
+def _regions_sent(wanted: tuple[Region, ...], live: JsonValue | Absent) -> list[JsonObject]:
     """The regions list to send: each region as the manifest writes it, carrying the members
     of the live region of the same name that this reconciler does not know, then its own
     `opaque` members."""
     by_name = _live_regions(live)
     sent = []
     for region in wanted:
-        item = to_data(region)
+        item: JsonObject = to_data(region)
         carried = unknown_part(by_name.get(region.name), REGION)
         if carried:
             item = deep_merge(item, carried)
@@ -239,7 +294,9 @@ def _regions_sent(wanted: tuple[Region, ...], live: Any) -> list[dict[str, Any]]
     return sent
 
 
-def _healthcheck_sent(wanted: Any, live: Any, written: Mapping[str, Any]) -> Any:
+def _healthcheck_sent(
+    wanted: Clearable[Healthcheck], live: JsonValue | Absent, written: JsonObject
+) -> JsonObject | None:
     """The health check to send: the manifest's (None clears it), carrying the members of the
     live one that this reconciler does not know, then the written `opaque` members; with the
     health check unmanaged, the live one with those members merged in."""
@@ -247,21 +304,21 @@ def _healthcheck_sent(wanted: Any, live: Any, written: Mapping[str, Any]) -> Any
         return None
     if wanted is UNSET:
         return _merged(live, written)
-    sent = to_data(wanted)
+    sent: JsonObject = to_data(wanted)
     carried = unknown_part(live, HEALTHCHECK)
     if carried:
         sent = deep_merge(sent, carried)
     return deep_merge(sent, written) if written else sent
 
 
-def _removed(field: SettingField, wanted: Any, before: Any) -> list[str]:
+def _removed(field: SettingField, wanted: object, before: JsonValue | Absent) -> list[str]:
     """What this reconciler does not know of the live value that sending `wanted` removes:
     a health check cleared, a region left out of the list."""
     if field.form == "object" and wanted is None:
         lost = unknown_members(before, HEALTHCHECK)
         return [f"{field.path} (cleared): {', '.join(lost)}"] if lost else []
     if field.form == "objects" and isinstance(wanted, tuple):
-        kept = {region.name for region in wanted}
+        kept = {region.name for region in wanted if isinstance(region, Region)}
         removed = []
         for name, region in _live_regions(before).items():
             lost = unknown_members(region, REGION)
@@ -271,7 +328,7 @@ def _removed(field: SettingField, wanted: Any, before: Any) -> list[str]:
     return []
 
 
-def unmanaged_members(environment: Environment, live: Mapping[str, Any]) -> list[str]:
+def unmanaged_members(environment: Environment, live: JsonObject) -> list[str]:
     """What the live environment holds that this reconciler does not know and the manifest
     does not write in an `opaque` block: `runtime.gpu`, `regions[fra].zone`."""
     managed = {key if section is None else f"{section}.{key}"
@@ -286,7 +343,7 @@ def unmanaged_members(environment: Environment, live: Mapping[str, Any]) -> list
     return [path for path in found if not _within(path, managed)]
 
 
-def _paths(where: str, written: Mapping[str, Any]) -> set[str]:
+def _paths(where: str, written: JsonObject) -> set[str]:
     found: set[str] = set()
     for key, value in written.items():
         path = f"{where}.{key}"
@@ -304,14 +361,14 @@ def plan_settings(
     project_slug: str,
     app_slug: str,
     environment: Environment,
-    live: Mapping[str, Any] | None,
+    live: LiveEnvironment | None,
     ref: Location,
 ) -> Change | None:
     """The settings change of one environment; `live` is None when the app is being created."""
-    current = live or {}
-    live_settings = live_model(current, environment.name)
+    current: JsonObject = {} if live is None else live.answer
+    live_settings = _live_settings(live, environment.name)
     diffs: list[FieldDiff] = []
-    body: dict[str, Any] = {}
+    body: dict[str, JsonValue] = {}
     removed: list[str] = []
     hc_written = _healthcheck_opaque(environment)
     for field in FIELDS:
@@ -319,9 +376,10 @@ def plan_settings(
         written = hc_written if field.form == "object" else {}
         if wanted is UNSET and not written:
             continue
-        before = _live_value(current, field)
+        before = _section_value(current, field.section, field.name)
         if _agrees(field, wanted, field.value_in(live_settings), before, written):
             continue
+        after: JsonValue
         if field.form == "object":
             after = _healthcheck_sent(wanted, before, written)
         elif field.form == "objects":
@@ -335,8 +393,10 @@ def plan_settings(
         before = _section_value(current, section, key)
         if written_agrees(before, written_value):
             continue
-        mapping = isinstance(written_value, Mapping)
-        after = _merged(before, written_value) if mapping else written_value
+        if isinstance(written_value, Mapping):
+            after = _merged(before, written_value)
+        else:
+            after = written_value
         body[key] = after
         where = f"{section}.opaque.{key}" if section else f"opaque.{key}"
         diffs.extend(nested_diffs(where, before, after))
@@ -359,8 +419,20 @@ def plan_settings(
     )
 
 
+def _live_settings(live: LiveEnvironment | None, name: EnvironmentName) -> Environment:
+    """The live settings in the model: nothing set in an app this plan creates (None) or in an
+    environment the answer does not list."""
+    if live is None or live.settings is None:
+        return Environment(name)
+    return live.settings
+
+
 def _agrees(
-    field: SettingField, wanted: Any, live: Any, before: Any, written: Mapping[str, Any]
+    field: SettingField,
+    wanted: object,
+    live: object,
+    before: JsonValue | Absent,
+    written: JsonObject,
 ) -> bool:
     """Whether the live value is what the manifest asks for: the members this reconciler
     knows, the manifest's model against the live one's (`live`), and the `opaque` members
@@ -384,7 +456,9 @@ def _removal_note(removed: list[str]) -> tuple[str, ...]:
     )
 
 
-def _field_diffs(field: SettingField, before: Any, after: Any) -> list[FieldDiff]:
+def _field_diffs(
+    field: SettingField, before: JsonValue | Absent, after: JsonValue
+) -> list[FieldDiff]:
     if field.form == "object" and isinstance(before, Mapping) and isinstance(after, Mapping):
         # member by member, against the live value with the server defaults filled in
         return nested_diffs(field.path, {**HEALTHCHECK_DEFAULTS, **before}, after)
@@ -392,7 +466,7 @@ def _field_diffs(field: SettingField, before: Any, after: Any) -> list[FieldDiff
     return [value_diff(field.path, before, after, unordered=field.declared.unordered)]
 
 
-class SettingsKind(EnvironmentKind[list[dict[str, Any]], dict[str, Any]]):
+class SettingsKind(EnvironmentKind[list[LiveEnvironment], LiveEnvironment]):
     """`settings.<project>/<app>/<env>`: read with the app's other environment, in one call."""
 
     name = "settings"
@@ -401,42 +475,44 @@ class SettingsKind(EnvironmentKind[list[dict[str, Any]], dict[str, Any]]):
     read_at = ReadAt.APP
     read_operation = READ_OPERATION
 
-    async def read(self, platform: Platform, at: Location) -> list[dict[str, Any]]:
+    async def read(self, platform: Platform, at: Location) -> list[LiveEnvironment]:
         """Both environments of the app at `at` (one call)."""
         found = await platform.list_all(READ_OPERATION, at.body())
-        checked: list[dict[str, Any]] = require_fields(READ_OPERATION, found, "slug")
-        return checked
+        return [read_environment(answer) for answer in found]
 
-    def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
+    def record(
+        self, record: LiveRecord, at: Location, label: str, found: list[LiveEnvironment]
+    ) -> None:
         record.read(READ_OPERATION)
-        record.state[f"environments {label}"] = sorted(
-            (stable(e) or {} for e in found), key=lambda e: str(e.get("slug"))
-        )
+        record.state[f"environments {label}"] = [
+            stable(e.answer) for e in sorted(found, key=lambda e: e.slug)
+        ]
         for environment in found:
-            if environment.get("id"):
-                record.labels[environment["id"]] = f"{label}/{environment.get('slug')}"
-        others = sorted(str(e.get("slug")) for e in found if e.get("slug") not in ENVIRONMENT_NAMES)
+            if environment.id:
+                record.labels[environment.id] = f"{label}/{environment.slug}"
+        others = sorted(e.slug for e in found if e.slug not in ENVIRONMENT_NAMES)
         if others:
             record.other_environments[label] = tuple(others)
 
-    def pick(self, found: Any, at: Location) -> Any:
-        by_slug = {e.get("slug"): e for e in found}
-        return by_slug.get(at.environment, {})
+    def pick(self, found: list[LiveEnvironment], at: Location) -> LiveEnvironment:
+        by_slug = {e.slug: e for e in found}
+        not_listed = LiveEnvironment(str(at.environment), None, None, {})
+        return by_slug.get(str(at.environment), not_listed)
 
-    def environment_id(self, live: Any) -> str | None:
-        return str(live["id"]) if live and live.get("id") else None
+    def environment_id(self, live: LiveEnvironment) -> str | None:
+        return live.id
 
     def manages(self, environment: Environment) -> bool:
         return manages_settings(environment)
 
-    def plan(self, job: EnvironmentJob, live: Any) -> None:
+    def plan(self, job: EnvironmentJob, live: LiveEnvironment | None) -> None:
         change = plan_settings(job.project, job.app, job.environment, live, job.at)
         job.planning.add(change, job.depends_on)
-        if not live:
+        if live is None:
             return
         where = address("settings", job.project, job.app, job.environment.name)
         job.planning.unmanaged_fields.extend(
-            (where, path) for path in unmanaged_members(job.environment, live)
+            (where, path) for path in unmanaged_members(job.environment, live.answer)
         )
         if change is not None and change.unknown_removed:
             job.planning.note(
