@@ -25,19 +25,20 @@ ANSWER = {
 
 
 class Answering:
-    """A platform whose listings are `items` and whose getDomain answers `answer`."""
+    """A platform whose listings are `items`, whose getDomain answers `answer` and whose other
+    calls answer `objects[operation]` (not found when it has none)."""
 
-    def __init__(self, items: list[Any], answer: Any = None) -> None:
+    def __init__(self, items: list[Any], answer: Any = None, **objects: Any) -> None:
         self.items = items
-        self.answer = answer
+        self.answers = {"domains.getDomain": answer, **objects}
 
     async def list_all(self, operation: str, body: Any, **_: Any) -> list[Any]:
         return self.items
 
     async def call(self, operation: str, body: Any, **_: Any) -> Any:
-        if self.answer is None:
+        if self.answers.get(operation) is None:
             raise NotFound("not found", operation=operation, status=404)
-        return self.answer
+        return self.answers[operation]
 
 
 def read(items: list[Any]) -> domains.DomainListing:
@@ -82,3 +83,19 @@ def test_an_environment_picks_its_domains_by_app_and_environment_id() -> None:
     assert [d.host for d in share.domains] == ["other.example.com"]
     assert domains.KIND.environment_id(share) == "env_0002"
     assert domains.KIND.environment_id(domains.DomainListing(())) is None
+
+
+def test_where_a_host_is_attached_is_said_in_slugs_else_by_ids() -> None:
+    def where(environment: Any) -> str | None:
+        platform = Answering(
+            [],
+            ANSWER,
+            **{"projects.getProject": {"slug": "blog"}, "apps.getApp": {"slug": "site"}},
+            **{"environments.getEnvironment": environment},
+        )
+        return asyncio.run(domains.where_attached(platform, "shop.example.com"))
+
+    assert where({"slug": "production", "id": "env_0001"}) == "blog/site/production"
+    assert where({"id": "env_0001"}) == (  # an answer without its slug: the IDs say where
+        "project proj_0001, app app_0001, environment env_0001 (outside this manifest)"
+    )

@@ -157,15 +157,23 @@ def attachment_by_ids(domain: LiveDomain, labels: Mapping[str, str]) -> str:
 async def locate(platform: Platform, domain: LiveDomain) -> str:
     """`project/app/environment` in slugs for a domain attached outside the manifest."""
     project_id, app_id = str(domain.project_id), str(domain.app_id)
-    project, app, environment = await asyncio.gather(
-        platform.call("projects.getProject", {"project": project_id}),
-        platform.call("apps.getApp", {"project": project_id, "app": app_id}),
-        platform.call(
+    slugs = await asyncio.gather(
+        _slug(platform, "projects.getProject", {"project": project_id}),
+        _slug(platform, "apps.getApp", {"project": project_id, "app": app_id}),
+        _slug(
+            platform,
             "environments.getEnvironment",
             {"project": project_id, "app": app_id, "environment": domain.environment_id},
         ),
     )
-    return f"{project.get('slug')}/{app.get('slug')}/{environment.get('slug')}"
+    return "/".join(slugs)
+
+
+async def _slug(platform: Platform, operation: str, request: JsonObject) -> str:
+    """The slug of the object `request` names (an answer without one is unexpected: the
+    caller names the object by its IDs then)."""
+    answer = require_fields(operation, await platform.call(operation, request), "slug")
+    return str(answer["slug"])
 
 
 Place = tuple[str | None, str | None]
