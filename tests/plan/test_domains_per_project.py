@@ -206,7 +206,7 @@ def pick_every_environment(environments: int) -> int:
     with counted_calls() as calls:
         for app, env in places:
             share = domains.KIND.pick(found, Location("proj_0001", app, "production", env))
-            assert [d["environmentId"] for d in share] == [env, env]
+            assert [d.environment_id for d in share.domains] == [env, env]
     return calls[0]
 
 

@@ -97,8 +97,16 @@ def environment(env, hosts, live_domains, prune=True):
 
 
 def domain(host, env):
-    return {"id": f"dom_{host}", "domain": host, "projectId": "proj_1", "appId": "app_1",
-            "environmentId": f"env_{env}", "status": "verified"}  # fmt: skip
+    return domains.LiveDomain.parse("domains.listDomains", {
+        "id": f"dom_{host}", "domain": host, "projectId": "proj_1", "appId": "app_1",
+        "environmentId": f"env_{env}", "status": "verified"})  # fmt: skip
+
+
+def attached(host, project_id, app_id, environment_id):
+    """A `domains.getDomain` answer: where a host is attached."""
+    return domains.LiveDomain.parse("domains.getDomain", {
+        "id": f"dom_{host}", "domain": host, "projectId": project_id, "appId": app_id,
+        "environmentId": environment_id, "status": "verified"})  # fmt: skip
 
 
 def test_only_new_hosts_not_held_by_a_read_environment_are_looked_up():
@@ -137,13 +145,9 @@ def test_prune_conflict_and_a_host_on_an_app_going_away():
     envs = [environment("production", ["taken.example.com", "free.example.com", "old-app.example.com"],
                         [domain("stale.example.com", "production")])]  # fmt: skip
     lookups = {
-        "taken.example.com": {"projectId": "proj_9", "appId": "app_9", "environmentId": "env_9"},
+        "taken.example.com": attached("taken.example.com", "proj_9", "app_9", "env_9"),
         "free.example.com": None,
-        "old-app.example.com": {
-            "projectId": "proj_1",
-            "appId": "app_gone",
-            "environmentId": "env_x",
-        },
+        "old-app.example.com": attached("old-app.example.com", "proj_1", "app_gone", "env_x"),
     }
     result = domains.plan_domains(
         envs,

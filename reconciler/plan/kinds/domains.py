@@ -26,10 +26,10 @@ import asyncio
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from reconciler.errors import ApiError, NotFound
-from reconciler.manifest.model import UNSET, Environment, Position, listed
+from reconciler.json_types import JsonObject
+from reconciler.manifest.model import UNSET, Environment, Position, freeze, listed
 from reconciler.plan.address import Address
 from reconciler.plan.changes import Action, Call, Change, Note
 from reconciler.plan.kinds.base import (
@@ -55,20 +55,53 @@ READ_OPERATION = "domains.listDomains"
 LOOKUP_OPERATION = "domains.getDomain"
 
 
-def host_of(domain: Mapping[str, Any]) -> str:
-    return str(domain.get("domain", "")).lower().rstrip(".")
+@dataclass(frozen=True)
+class LiveDomain:
+    """A custom domain as the platform answers it (the spec's `Domain`), parsed once where it
+    is read: what the plan uses, typed, and the whole answer beside it (`raw`), members this
+    reconciler does not know included. Only the host is required of every answer (the plan
+    keys on it); an ID or the status an answer leaves out (or gives as no string) is None."""
+
+    host: str
+    """Lower-cased, without a trailing dot: as the manifest's hosts compare."""
+    id: str | None
+    project_id: str | None
+    app_id: str | None
+    environment_id: str | None
+    status: str | None
+    raw: JsonObject = field(repr=False, compare=False)
+
+    @classmethod
+    def parse(cls, operation: str, answer: JsonObject) -> LiveDomain:
+        """`answer` read, an `UnexpectedResponse` naming `operation` when it names no host."""
+        checked = require_fields(operation, answer, "domain")
+        return cls(
+            host=str(checked["domain"]).lower().rstrip("."),
+            id=_text(checked, "id"),
+            project_id=_text(checked, "projectId"),
+            app_id=_text(checked, "appId"),
+            environment_id=_text(checked, "environmentId"),
+            status=_text(checked, "status"),
+            raw=freeze(checked),
+        )
 
 
-async def lookup_domain(platform: Platform, host: str) -> dict[str, Any] | None:
+def _text(answer: JsonObject, name: str) -> str | None:
+    value = answer.get(name)
+    return value if isinstance(value, str) else None
+
+
+async def lookup_domain(platform: Platform, host: str) -> LiveDomain | None:
     """Where `host` is attached in the workspace, or None when it is free."""
     try:
-        found: dict[str, Any] = await platform.call(LOOKUP_OPERATION, {"domain": host})
+        found = await platform.call(LOOKUP_OPERATION, {"domain": host})
     except NotFound:
         return None
-    return require_fields(LOOKUP_OPERATION, found, "projectId", "appId", "environmentId")
+    checked = require_fields(LOOKUP_OPERATION, found, "projectId", "appId", "environmentId")
+    return LiveDomain.parse(LOOKUP_OPERATION, checked)
 
 
-async def look_up_hosts(platform: Platform, hosts: Sequence[str]) -> list[dict[str, Any] | None]:
+async def look_up_hosts(platform: Platform, hosts: Sequence[str]) -> list[LiveDomain | None]:
     """Where each of `hosts` is attached (`lookup_domain`), with one call instead of one each
     when the workspace holds no domain at all (a new platform, or one without domains): then
     every lookup's answer is known, "not found"."""
@@ -108,45 +141,60 @@ async def where_attached(platform: Platform, host: str) -> str | None:
         return attachment_by_ids(attached, {})
 
 
-def attachment_by_ids(domain: Mapping[str, Any], labels: Mapping[str, str]) -> str:
+def attachment_by_ids(domain: LiveDomain, labels: Mapping[str, str]) -> str:
     """Where a looked-up domain is attached, in slugs where `labels` (IDs of environments,
     apps and projects -> their slugs) knows them, else by ID."""
-    environment_id = str(domain.get("environmentId"))
+    environment_id = str(domain.environment_id)
     if environment_id in labels:
         return labels[environment_id]
-    app_id, project_id = str(domain.get("appId")), str(domain.get("projectId"))
+    app_id, project_id = str(domain.app_id), str(domain.project_id)
     if app_id in labels:
         return f"{labels[app_id]}, environment {environment_id}"
     project = labels.get(project_id, f"project {project_id}")
     return f"{project}, app {app_id}, environment {environment_id} (outside this manifest)"
 
 
-async def locate(platform: Platform, domain: Mapping[str, Any]) -> str:
+async def locate(platform: Platform, domain: LiveDomain) -> str:
     """`project/app/environment` in slugs for a domain attached outside the manifest."""
-    project_id, app_id = str(domain.get("projectId")), str(domain.get("appId"))
-    project, app, environment = await asyncio.gather(
-        platform.call("projects.getProject", {"project": project_id}),
-        platform.call("apps.getApp", {"project": project_id, "app": app_id}),
-        platform.call(
+    project_id, app_id = str(domain.project_id), str(domain.app_id)
+    slugs = await asyncio.gather(
+        _slug(platform, "projects.getProject", {"project": project_id}),
+        _slug(platform, "apps.getApp", {"project": project_id, "app": app_id}),
+        _slug(
+            platform,
             "environments.getEnvironment",
-            {"project": project_id, "app": app_id, "environment": domain.get("environmentId")},
+            {"project": project_id, "app": app_id, "environment": domain.environment_id},
         ),
     )
-    return f"{project.get('slug')}/{app.get('slug')}/{environment.get('slug')}"
+    return "/".join(slugs)
 
 
-class DomainListing(list[dict[str, Any]]):
-    """What one `listDomains` read found, with the domains of each (app ID, environment ID)
-    indexed on first use: every environment of a project picks its share of one listing, and
-    a scan of the whole listing for each would grow with the square of the project."""
+async def _slug(platform: Platform, operation: str, request: JsonObject) -> str:
+    """The slug of the object `request` names (an answer without one is unexpected: the
+    caller names the object by its IDs then)."""
+    answer = require_fields(operation, await platform.call(operation, request), "slug")
+    return str(answer["slug"])
+
+
+Place = tuple[str | None, str | None]
+"""Where a domain is attached, as a listing names it: (app ID, environment ID)."""
+
+
+@dataclass(frozen=True)
+class DomainListing:
+    """What one `listDomains` read found (a project's domains, or one environment's), with
+    the domains of each place indexed on first use: every environment of a project picks its
+    share of one listing, and a scan of the whole listing for each would grow with the square
+    of the project."""
+
+    domains: tuple[LiveDomain, ...]
 
     @functools.cached_property
-    def by_place(self) -> dict[tuple[Any, Any], list[dict[str, Any]]]:
-        grouped: dict[tuple[Any, Any], list[dict[str, Any]]] = {}
-        for domain in self:
-            place = (domain.get("appId"), domain.get("environmentId"))
-            grouped.setdefault(place, []).append(domain)
-        return grouped
+    def by_place(self) -> Mapping[Place, tuple[LiveDomain, ...]]:
+        grouped: dict[Place, list[LiveDomain]] = {}
+        for domain in self.domains:
+            grouped.setdefault((domain.app_id, domain.environment_id), []).append(domain)
+        return {place: tuple(domains) for place, domains in grouped.items()}
 
 
 @dataclass(frozen=True)
@@ -158,7 +206,7 @@ class EnvironmentDomains:
     environment: str
     hosts: tuple[str, ...]
     positions: Mapping[str, Position | None]
-    live: tuple[Mapping[str, Any], ...] | None  # None: the app is being created, nothing read
+    live: tuple[LiveDomain, ...] | None  # None: the app is being created, nothing read
     ref: Location
     prune: bool
 
@@ -174,15 +222,15 @@ class DomainsPlan:
 
 def hosts_to_look_up(environments: Sequence[EnvironmentDomains]) -> list[str]:
     """Hosts the manifest adds that no read environment holds: only these need a getDomain."""
-    held = {host_of(d) for env in environments for d in env.live or ()}
+    held = {d.host for env in environments for d in env.live or ()}
     return sorted({h for env in environments for h in env.hosts if h not in held})
 
 
 def plan_domains(
     environments: Sequence[EnvironmentDomains],
-    lookups: Mapping[str, Mapping[str, Any] | None],
+    lookups: Mapping[str, LiveDomain | None],
     *,
-    describe: Callable[[Mapping[str, Any]], str],
+    describe: Callable[[LiveDomain], str],
     going_away: Mapping[str, str],
 ) -> DomainsPlan:
     """Create/delete changes for every managed environment's domains.
@@ -193,9 +241,9 @@ def plan_domains(
     """
     result = DomainsPlan()
     wanted_in = {host: env for env in environments for host in env.hosts}
-    held_in = {host_of(d): env for env in environments for d in env.live or ()}
+    held_in = {d.host: env for env in environments for d in env.live or ()}
     for env in environments:
-        current = {host_of(d): d for d in env.live or ()}
+        current = {d.host: d for d in env.live or ()}
         for host, domain in current.items():
             if host in env.hosts:
                 continue
@@ -220,7 +268,7 @@ def plan_domains(
 def _delete(
     env: EnvironmentDomains,
     host: str,
-    domain: Mapping[str, Any],
+    domain: LiveDomain,
     moving_to: EnvironmentDomains | None,
 ) -> Change:
     if moving_to is not None:
@@ -229,12 +277,12 @@ def _delete(
                 "here first, then created there")  # fmt: skip
     else:
         reason, note = "pruned", "not listed in the manifest and prune.domains is on"
-    environment_id = domain.get("environmentId") or env.ref.object_id
+    environment_id = domain.environment_id or env.ref.object_id
     return Change(
         address=env.address_of(host),
         kind="domain",
         action=Action.DELETE,
-        before={"domain": host, "status": domain.get("status")},
+        before={"domain": host, "status": domain.status},
         after=None,
         calls=(make_call("domains.deleteDomain", {"domain": host}, object_id=environment_id),),
         reason=reason,
@@ -281,8 +329,8 @@ def _create(
 def _create_checked(
     env: EnvironmentDomains,
     host: str,
-    attached: Mapping[str, Any] | None,
-    describe: Callable[[Mapping[str, Any]], str],
+    attached: LiveDomain | None,
+    describe: Callable[[LiveDomain], str],
     going_away: Mapping[str, str],
     notes: list[Note],
 ) -> Change:
@@ -290,7 +338,7 @@ def _create_checked(
     if attached is None:
         return _create(env, host)
     where = describe(attached)
-    app_change = going_away.get(str(attached.get("appId")))
+    app_change = going_away.get(str(attached.app_id))
     if app_change is not None:
         return _create(
             env,
@@ -303,7 +351,7 @@ def _create_checked(
     return _create(env, host, reason="attached_elsewhere", notes=(message,))
 
 
-class DomainsKind(EnvironmentKind[list[dict[str, Any]], list[dict[str, Any]]]):
+class DomainsKind(EnvironmentKind[DomainListing, DomainListing]):
     """`domain.<project>/<app>/<env>/<host>`: planned once every environment is read, since a
     host can move between two of them, or be attached anywhere in the workspace."""
 
@@ -315,31 +363,27 @@ class DomainsKind(EnvironmentKind[list[dict[str, Any]], list[dict[str, Any]]]):
 
     async def read(self, platform: Platform, at: Location) -> DomainListing:
         found = await platform.list_all(READ_OPERATION, at.body())
-        return DomainListing(require_fields(READ_OPERATION, found, "domain"))
+        return DomainListing(tuple(LiveDomain.parse(READ_OPERATION, d) for d in found))
 
-    def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
+    def record(self, record: LiveRecord, at: Location, label: str, found: DomainListing) -> None:
         record.read(READ_OPERATION)
-        record.state[f"domains {label}"] = sorted(host_of(d) for d in found)
-        for domain in found:
-            if domain.get("environmentId"):
-                record.labels.setdefault(domain["environmentId"], label)
+        record.state[f"domains {label}"] = sorted(d.host for d in found.domains)
+        for domain in found.domains:
+            if domain.environment_id:
+                record.labels.setdefault(domain.environment_id, label)
 
-    def pick(self, found: Any, at: Location) -> Any:
+    def pick(self, found: DomainListing, at: Location) -> DomainListing:
         """The domains of the environment at `at` in its project's listing (by app and
         environment ID, which a domain carries; its environment's name it does not)."""
-        listing = found if isinstance(found, DomainListing) else DomainListing(found)
-        return list(listing.by_place.get((at.app, at.object_id), ()))
+        return DomainListing(found.by_place.get((at.app, at.object_id), ()))
 
-    def environment_id(self, live: Any) -> str | None:
-        for domain in live or ():
-            if domain.get("environmentId"):
-                return str(domain["environmentId"])
-        return None
+    def environment_id(self, live: DomainListing) -> str | None:
+        return next((d.environment_id for d in live.domains if d.environment_id), None)
 
     def manages(self, environment: Environment) -> bool:
         return environment.domains is not UNSET
 
-    def plan(self, job: EnvironmentJob, live: Any) -> None:
+    def plan(self, job: EnvironmentJob, live: DomainListing | None) -> None:
         environment = job.environment
         managed = EnvironmentDomains(
             project=job.project,
@@ -347,7 +391,7 @@ class DomainsKind(EnvironmentKind[list[dict[str, Any]], list[dict[str, Any]]]):
             environment=environment.name,
             hosts=tuple(d.host for d in listed(environment.domains)),
             positions={d.host: d.pos for d in listed(environment.domains)},
-            live=None if live is None else tuple(live),
+            live=None if live is None else live.domains,
             ref=job.at,
             prune=job.planning.prune.domains,
         )
@@ -376,7 +420,7 @@ class DomainsKind(EnvironmentKind[list[dict[str, Any]], list[dict[str, Any]]]):
     def configures_deployment(self) -> bool:
         return False
 
-    def created(self, change: Change, operation: Operation, data: Any) -> NewDomain | None:
+    def created(self, change: Change, operation: Operation, data: object) -> NewDomain | None:
         if not operation.creates or not isinstance(data, Mapping):
             return None
         records = data.get("dnsRecords")
@@ -409,11 +453,16 @@ class _DomainPlanning:
         found = await look_up_hosts(planning.platform, hosts)
         lookups = dict(zip(hosts, found, strict=True))
         for host, attached in lookups.items():
-            self.record.read(LOOKUP_OPERATION, (attached or {}).get("environmentId"))
-            where = None
-            if attached is not None:
-                where = {k: attached.get(k) for k in ("projectId", "appId", "environmentId")}
-            self.record.state[f"domain {host}"] = where
+            if attached is None:
+                self.record.read(LOOKUP_OPERATION)
+                self.record.state[f"domain {host}"] = None
+                continue
+            self.record.read(LOOKUP_OPERATION, attached.environment_id)
+            self.record.state[f"domain {host}"] = {
+                "projectId": attached.project_id,
+                "appId": attached.app_id,
+                "environmentId": attached.environment_id,
+            }
         await self._name_attachments([a for a in lookups.values() if a is not None])
         managed.extend(self._unread_sources(managed, lookups))
         planned = plan_domains(
@@ -434,7 +483,7 @@ class _DomainPlanning:
     def _unread_sources(
         self,
         managed: Sequence[EnvironmentDomains],
-        lookups: Mapping[str, Mapping[str, Any] | None],
+        lookups: Mapping[str, LiveDomain | None],
     ) -> list[EnvironmentDomains]:
         """Environments of the manifest that hold a moving host but were not read (`--target`).
 
@@ -445,14 +494,14 @@ class _DomainPlanning:
         read = {(env.project, env.app, env.environment) for env in managed}
         found: dict[tuple[str, ...], EnvironmentDomains] = {}
         for attached in lookups.values():
-            if attached is None or str(attached.get("appId")) in self.planning.going_away:
+            if attached is None or str(attached.app_id) in self.planning.going_away:
                 continue
-            where = tuple(self.record.labels.get(str(attached.get("environmentId")), "").split("/"))
+            where = tuple(self.record.labels.get(str(attached.environment_id), "").split("/"))
             if len(where) != 3 or where in read or not self.planning.manages(KIND, *where):
                 continue
             p, a, name = where
             ref = Location(
-                str(attached["projectId"]), str(attached["appId"]), name, attached["environmentId"]
+                str(attached.project_id), str(attached.app_id), name, attached.environment_id
             )
             previous = found.get(where)
             live = (*(previous.live or ()), attached) if previous else (attached,)
@@ -461,7 +510,7 @@ class _DomainPlanning:
             )
         return list(found.values())
 
-    async def _name_attachments(self, attached: Sequence[Mapping[str, Any]]) -> None:
+    async def _name_attachments(self, attached: Sequence[LiveDomain]) -> None:
         """Learn the slugs of environments outside the manifest that hold a host it adds.
 
         Only reached when a host is attached elsewhere (a conflict the plan reports), so the
@@ -470,9 +519,7 @@ class _DomainPlanning:
         """
         labels = self.record.labels
         unknown = {
-            str(a.get("environmentId")): a
-            for a in attached
-            if str(a.get("environmentId")) not in labels
+            str(a.environment_id): a for a in attached if str(a.environment_id) not in labels
         }
         found = await asyncio.gather(
             *(locate(self.planning.platform, a) for a in unknown.values()),
