@@ -225,6 +225,14 @@ def test_an_app_source_is_read_from_its_members_when_its_type_is_unknown():
     assert change.calls[0].body["oci"] == {"image": "img:2"}
 
 
+def test_a_documented_member_of_another_type_reads_as_absent_not_as_a_traceback():
+    # the client's shape check refuses these first (platform/shapes.py): a second guard
+    odd = live_app(name=5, git="acme/web", oci="img:1", deleteProtection=None)
+    assert (odd.name, odd.git, odd.oci, odd.delete_protection) == (None, None, None, False)
+    assert odd.raw["git"] == "acme/web"  # kept as answered
+    assert projects.parse_project({**PROJECT_ANSWER, "name": ["Shop"]}).name is None
+
+
 class UnknownMembersPlatform:
     """Answers a project and its app with members this reconciler does not know."""
 
