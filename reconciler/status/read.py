@@ -23,7 +23,7 @@ from typing import Any
 
 from reconciler.errors import NotFound
 from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest, listed
-from reconciler.plan.kinds.app import LiveApps, match_live_app
+from reconciler.plan.kinds.app import LiveApp, LiveApps, match_live_app, parse_apps
 from reconciler.plan.kinds.domains import where_attached
 from reconciler.platform.protocol import Platform
 from reconciler.platform.shapes import FINAL_DEPLOYMENT_STATUSES, object_member
@@ -192,18 +192,18 @@ class Where:
     project_ref: str
 
 
-async def _project_apps(platform: Platform, project_ref: str) -> list[Mapping[str, Any]]:
+async def _project_apps(platform: Platform, project_ref: str) -> list[LiveApp]:
     try:
         apps = await platform.list_all("apps.listApps", {"project": project_ref})
     except NotFound:  # the project is not created yet: every app shows as missing
         return []
-    return [a for a in apps if isinstance(a, Mapping)]
+    return parse_apps(apps)
 
 
 async def _environment_status(
     platform: Platform,
     where: Where,
-    live_app: Mapping[str, Any] | None,
+    live_app: LiveApp | None,
     wanted: DomainsWanted,
     managed: frozenset[str],
 ) -> EnvironmentStatus:
@@ -214,7 +214,7 @@ async def _environment_status(
         return EnvironmentStatus(project, app, environment, app_exists=False, domains=found)
     body = {
         "project": where.project_ref,
-        "app": str(live_app.get("slug", app)),
+        "app": live_app.slug,
         "environment": environment,
     }
     (serving, newer), live_domains = await asyncio.gather(
@@ -225,7 +225,7 @@ async def _environment_status(
         app,
         environment,
         app_exists=True,
-        rolled_back=environment == "production" and live_app.get("isRolledBack") is True,
+        rolled_back=environment == "production" and live_app.rolled_back,
         serving=serving,
         newer=newer,
         domains=await _where_missing_hosts_are(platform, _domains(live_domains, wanted), managed),
@@ -250,14 +250,14 @@ async def _where_missing_hosts_are(
 
 
 async def _deployments(
-    platform: Platform, body: Mapping[str, str], live_app: Mapping[str, Any]
+    platform: Platform, body: Mapping[str, str], live_app: LiveApp
 ) -> tuple[DeploymentInfo | None, DeploymentInfo | None]:
     page = await platform.call("deployments.listDeployments", {**body, "limit": 1})
     items = page if isinstance(page, list) else []
     newest = DeploymentInfo.from_api(items[0]) if items and isinstance(items[0], Mapping) else None
     if body["environment"] != "production":
         return newest, None
-    current_id = live_app.get("currentDeploymentId")
+    current_id = live_app.raw.get("currentDeploymentId")
     if not current_id:
         return None, newest
     if newest is not None and newest.id == current_id:

@@ -51,7 +51,7 @@ def client_for(
 
     return FakeClient(
         {
-            "apps.listApps": lambda body: [app],
+            "apps.listApps": lambda body: [{"id": "app_web00000", **app}],
             "deployments.listDeployments": list_deployments,
             "deployments.getDeployment": lambda body: deployments[body["deploymentId"]],
             "domains.listDomains": list_domains,
@@ -275,7 +275,10 @@ def test_every_domain_status_with_records_not_seen() -> None:
 def test_reads_are_one_list_per_project_and_two_per_environment() -> None:
     client = client_for({"slug": "web"}, {}, {})
     desired = manifest(web(Environment("production"), Environment("preview")), App(slug="api"))
-    client.handlers["apps.listApps"] = lambda body: [{"slug": "web"}, {"slug": "api"}]
+    client.handlers["apps.listApps"] = lambda body: [
+        {"id": "app_web00000", "slug": "web"},
+        {"id": "app_api00000", "slug": "api"},
+    ]
     status_of(client, desired)
     assert Counter(client.operations()) == {
         "apps.listApps": 1,

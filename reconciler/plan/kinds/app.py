@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Literal
 
 from reconciler.errors import ReconcilerError
+from reconciler.json_types import JsonObject, JsonValue
 from reconciler.manifest.model import (
     ENVIRONMENT_NAMES,
     UNSET,
     App,
+    Clearable,
     Environment,
     GitSource,
     Manifest,
@@ -54,15 +57,86 @@ READ_OPERATION = "apps.listApps"
 REASON_SOURCE_CHANGED = "source_type_changed"
 REASON_PROTECTED = "delete_protected"
 
+SourceType = Literal["git", "oci"]
+
+
+@dataclass(frozen=True)
+class LiveApp:
+    """An app as `apps.listApps` answered it, parsed once where it is read: what the plan keys
+    on and compares (its source in the manifest's model: `git`, `oci`), and the whole answer
+    (`raw`), which keeps the members this reconciler does not know (`Planning.keep_unknown`
+    reports them) and shows the app as it is."""
+
+    id: str
+    slug: str
+    name: str | None
+    source_type: SourceType | None
+    """`sourceType`, or for the few old apps without it, what their members show."""
+    git: GitSource | None
+    """The connected repository; None when there is none (no `git`, null or empty)."""
+    oci: OciSource | None
+    """The image; None when there is none."""
+    delete_protection: bool
+    rolled_back: bool
+    """Its production is rolled back (`isRolledBack`)."""
+    raw: JsonObject
+
+
+def parse_apps(found: object) -> list[LiveApp]:
+    """`found` checked to be apps named by id and slug (an `UnexpectedResponse` otherwise).
+    A documented member of another type (which the client refuses already,
+    platform/shapes.py) reads as absent."""
+    listed_apps = found if isinstance(found, list) else [found]
+    checked = require_fields(
+        READ_OPERATION, [a if isinstance(a, Mapping) else {} for a in listed_apps], "id", "slug"
+    )
+    return [_parse_app(raw) for raw in checked]
+
+
+def _parse_app(raw: JsonObject) -> LiveApp:
+    name, git, oci = raw.get("name"), raw.get("git"), raw.get("oci")
+    image = oci.get("image") if isinstance(oci, Mapping) else None
+    return LiveApp(
+        # str(): require_fields has checked that both are strings
+        id=str(raw["id"]),
+        slug=str(raw["slug"]),
+        name=name if isinstance(name, str) else None,
+        source_type=_source_type(raw),
+        git=_git_source(git) if git and isinstance(git, Mapping) else None,
+        oci=OciSource(image) if isinstance(image, str) else None,
+        delete_protection=bool(raw.get("deleteProtection")),
+        rolled_back=raw.get("isRolledBack") is True,
+        raw=raw,
+    )
+
+
+def _source_type(raw: JsonObject) -> SourceType | None:
+    declared = raw.get("sourceType")
+    if declared == "git" or declared == "oci":
+        return declared
+    if "oci" in raw:
+        return "oci"
+    if "git" in raw:
+        return "git"
+    return None
+
+
+def _git_source(git: JsonObject) -> GitSource:
+    repository, branch = git.get("repository"), git.get("defaultBranch")
+    return GitSource(
+        repository=repository if isinstance(repository, str) else UNSET,
+        default_branch=branch if isinstance(branch, str) else UNSET,
+    )
+
 
 class LiveApps:
     """The apps of a live project by id and by slug, so finding each app of the manifest
     among them is one lookup, not a scan (a project may have thousands)."""
 
-    def __init__(self, live_apps: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(self, live_apps: Sequence[LiveApp]) -> None:
         # reversed: where two apps share a key, the first listed wins, as a scan would find it
-        self.by_id = {a.get("id"): a for a in reversed(live_apps)}
-        self.by_slug = {a.get("slug"): a for a in reversed(live_apps)}
+        self.by_id = {a.id: a for a in reversed(live_apps)}
+        self.by_slug = {a.slug: a for a in reversed(live_apps)}
 
 
 def find_live_app(
@@ -70,7 +144,7 @@ def find_live_app(
     desired: App,
     live_apps: LiveApps,
     pinned: Collection[str] = (),
-) -> Mapping[str, Any] | None:
+) -> LiveApp | None:
     """The live app `desired` stands for: by pinned id, else by slug. A missing pinned id is
     an error (a new app would get another id and never converge).
 
@@ -90,16 +164,16 @@ def find_live_app(
 
 def match_live_app(
     desired: App, live_apps: LiveApps, pinned: Collection[str] = ()
-) -> Mapping[str, Any] | None:
+) -> LiveApp | None:
     """The live app `desired` stands for, None when there is none (`find_live_app`'s rule,
     which `reconciler status` shares)."""
     if desired.id is not None:
         return live_apps.by_id.get(desired.id)
     found = live_apps.by_slug.get(desired.slug)
-    return None if found is None or found.get("id") in pinned else found
+    return None if found is None or found.id in pinned else found
 
 
-def desired_source_type(desired: App) -> str | None:
+def desired_source_type(desired: App) -> SourceType | None:
     if isinstance(desired.oci, OciSource):
         return "oci"
     if isinstance(desired.git, GitSource):
@@ -107,30 +181,19 @@ def desired_source_type(desired: App) -> str | None:
     return None
 
 
-def live_source_type(live: Mapping[str, Any]) -> str | None:
-    """`sourceType`, or for the few old apps without it, what their members show."""
-    declared = live.get("sourceType")
-    if isinstance(declared, str) and declared in ("git", "oci"):
-        return declared
-    if "oci" in live:
-        return "oci"
-    if "git" in live:
-        return "git"
-    return None
-
-
-def needs_replace(desired: App, live: Mapping[str, Any]) -> bool:
-    wanted, current = desired_source_type(desired), live_source_type(live)
+def needs_replace(desired: App, live: LiveApp) -> bool:
+    wanted, current = desired_source_type(desired), live.source_type
     return wanted is not None and current is not None and wanted != current
 
 
-def display(live: Mapping[str, Any]) -> dict[str, Any]:
+def display(live: LiveApp) -> dict[str, JsonValue]:
+    """The app as a change shows it: its members as the platform answered them."""
     keys = ("id", "slug", "name", "sourceType", "git", "oci", "deleteProtection")
-    return {key: live[key] for key in keys if key in live}
+    return {key: live.raw[key] for key in keys if key in live.raw}
 
 
-def desired_display(desired: App) -> dict[str, Any]:
-    shown: dict[str, Any] = {"slug": desired.slug, "name": _name(desired)}
+def desired_display(desired: App) -> dict[str, JsonValue]:
+    shown: dict[str, JsonValue] = {"slug": desired.slug, "name": _name(desired)}
     source = desired_source_type(desired)
     if source is not None:
         shown["sourceType"] = source
@@ -148,7 +211,7 @@ def plan_app(
     project_ref: str,
     project_id: str | None,
     desired: App,
-    live: Mapping[str, Any] | None,
+    live: LiveApp | None,
     *,
     allow_replace: bool,
 ) -> Change | None:
@@ -164,7 +227,7 @@ def plan_app(
 
 
 def plan_app_delete(
-    project_slug: str, project_ref: str, live: Mapping[str, Any], *, slug_wanted: bool = False
+    project_slug: str, project_ref: str, live: LiveApp, *, slug_wanted: bool = False
 ) -> Change:
     """Delete an app the manifest no longer lists (only with prune.apps).
 
@@ -172,14 +235,14 @@ def plan_app_delete(
     id), whose change has the address `app.<project>/<slug>`; this one is addressed by its id so
     that every address of the plan stays one change.
     """
-    slug = live.get("slug", live["id"])
-    where = address("app", project_slug, live["id"] if slug_wanted else slug)
+    slug = live.slug
+    where = address("app", project_slug, live.id if slug_wanted else slug)
     took = (
         (f"addressed by its id: its slug {slug!r} goes to the app the manifest calls {slug!r}",)
         if slug_wanted
         else ()
     )
-    if live.get("deleteProtection"):
+    if live.delete_protection:
         return Change(
             address=where,
             kind="app",
@@ -202,7 +265,7 @@ def plan_app_delete(
         after=None,
         calls=(
             make_call(
-                "apps.deleteApp", {"project": project_ref, "app": live["id"]}, object_id=live["id"]
+                "apps.deleteApp", {"project": project_ref, "app": live.id}, object_id=live.id
             ),
         ),
         reason="pruned",
@@ -224,8 +287,12 @@ def _git_members(git: GitSource) -> dict[str, str]:
     return members
 
 
-def _create_calls(project_ref: str, project_id: str | None, desired: App) -> list[Any]:
-    body: dict[str, Any] = {"project": project_ref, "name": _name(desired), "slug": desired.slug}
+def _create_calls(project_ref: str, project_id: str | None, desired: App) -> list[Call]:
+    body: dict[str, JsonValue] = {
+        "project": project_ref,
+        "name": _name(desired),
+        "slug": desired.slug,
+    }
     if isinstance(desired.oci, OciSource):
         body["oci"] = {"image": desired.oci.image}
     else:
@@ -260,18 +327,18 @@ def _replace(
     project_ref: str,
     project_id: str | None,
     desired: App,
-    live: Mapping[str, Any],
+    live: LiveApp,
     allow_replace: bool,
 ) -> Change:
     where = address("app", project_slug, desired.slug)
     before, after = display(live), desired_display(desired)
-    source_diff = FieldDiff("sourceType", live_source_type(live), desired_source_type(desired))
+    source_diff = FieldDiff("sourceType", live.source_type, desired_source_type(desired))
     why = (
         f"the source changes from {source_diff.before} to {source_diff.after}, which the "
         "platform cannot change in place: the app is deleted with its deployments, domains "
         "and variables, and created again with everything the manifest sets"
     )
-    protected = bool(live.get("deleteProtection"))
+    protected = live.delete_protection
     if protected and desired.delete_protection is not False:
         return Change(
             address=where,
@@ -287,7 +354,7 @@ def _replace(
             ),
             position=desired.pos,
         )
-    app_id = live["id"]
+    app_id = live.id
     calls = []
     if protected:
         # The manifest turns protection off: that has to happen before the delete.
@@ -319,18 +386,16 @@ def _replace(
     )
 
 
-def _update(
-    project_slug: str, project_ref: str, desired: App, live: Mapping[str, Any]
-) -> Change | None:
-    app_id = live["id"]
-    body: dict[str, Any] = {"project": project_ref, "app": app_id}
-    diffs = identity_diffs(desired, live, body)
+def _update(project_slug: str, project_ref: str, desired: App, live: LiveApp) -> Change | None:
+    app_id = live.id
+    body: dict[str, JsonValue] = {"project": project_ref, "app": app_id}
+    diffs = identity_diffs(desired, live.raw, body)
     git_diffs, git_body = _git_update(desired, live)
     diffs.extend(git_diffs)
     if git_body is not UNSET:
         body["git"] = git_body
     if isinstance(desired.oci, OciSource):
-        live_image = (live.get("oci") or {}).get("image", ABSENT)
+        live_image = live.oci.image if live.oci is not None else ABSENT
         if live_image != desired.oci.image:
             diffs.append(FieldDiff("oci.image", live_image, desired.oci.image))
             body["oci"] = {"image": desired.oci.image}
@@ -346,28 +411,28 @@ def _update(
         diffs=tuple(diffs),
         calls=(make_call("apps.updateApp", body, object_id=app_id),),
         reason="renamed" if renamed else None,
-        notes=(f"renamed from {live.get('slug')!r} through its pinned id",) if renamed else (),
+        notes=(f"renamed from {live.slug!r} through its pinned id",) if renamed else (),
         position=desired.pos,
     )
 
 
-def _git_update(desired: App, live: Mapping[str, Any]) -> tuple[list[FieldDiff], Any]:
+def _git_update(desired: App, live: LiveApp) -> tuple[list[FieldDiff], Clearable[JsonObject]]:
     """Field diffs and the `git` member of updateApp (UNSET: nothing to send)."""
-    live_git = live.get("git")
     if desired.git is None:
-        if live_git:
-            return [FieldDiff("git", dict(live_git), None)], None
+        if live.git is not None:
+            return [FieldDiff("git", live.raw["git"], None)], None
         return [], UNSET
     if not isinstance(desired.git, GitSource):
         return [], UNSET
     wanted = _git_members(desired.git)
-    if not live_git:
+    if live.git is None:
         if not wanted:
             return [], UNSET
         return [FieldDiff("git", ABSENT, wanted)], wanted
+    live_members = _git_members(live.git)
     diffs, send = [], {}
     for member, value in wanted.items():
-        current = live_git.get(member, ABSENT)
+        current = live_members.get(member, ABSENT)
         if current != value:
             diffs.append(FieldDiff(f"git.{member}", current, value))
             send[member] = value
@@ -383,17 +448,17 @@ def _image_changed(change: Change) -> bool:
 def _unmanaged(
     planning: Planning,
     project: Container,
-    live_app: Mapping[str, Any],
+    live_app: LiveApp,
     desired_slugs: Collection[str],
 ) -> None:
     """A live app of `project` the manifest does not list: deleted with prune.apps, else noted."""
     project_slug = project.parts[0]
-    slug = live_app.get("slug", live_app["id"])
+    slug = live_app.slug
     if planning.prune.apps:
         wanted = slug in desired_slugs
         change = plan_app_delete(project_slug, project.at.project, live_app, slug_wanted=wanted)
         if change.action is Action.DELETE:
-            planning.going_away[live_app["id"]] = change.address
+            planning.going_away[live_app.id] = change.address
         planning.add(change)
         return
     planning.note(
@@ -409,7 +474,7 @@ def _unmanaged(
     )
 
 
-class AppKind(ContainerKind[list[dict[str, Any]]]):
+class AppKind(ContainerKind[list[LiveApp]]):
     """`app.<project>/<app>`: read with every other app of its project, in one listing."""
 
     name = "app"
@@ -418,21 +483,19 @@ class AppKind(ContainerKind[list[dict[str, Any]]]):
     read_at = ReadAt.PROJECT
     read_operation = READ_OPERATION
 
-    async def read(self, platform: Platform, at: Location) -> list[dict[str, Any]]:
+    async def read(self, platform: Platform, at: Location) -> list[LiveApp]:
         """Every app of the project at `at` (paged to the end)."""
-        found = await platform.list_all(READ_OPERATION, at.body())
-        checked: list[dict[str, Any]] = require_fields(READ_OPERATION, found, "id", "slug")
-        return checked
+        return parse_apps(await platform.list_all(READ_OPERATION, at.body()))
 
-    def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
+    def record(self, record: LiveRecord, at: Location, label: str, found: list[LiveApp]) -> None:
         record.read(READ_OPERATION)
         record.state[f"apps {label}"] = sorted(
-            (stable(a) or {} for a in found), key=lambda a: str(a.get("id"))
+            (stable(a.raw) or {} for a in found), key=lambda a: str(a.get("id"))
         )
         for app in found:
-            record.labels[app["id"]] = f"{label}/{app.get('slug')}"
-            if app.get("isRolledBack") is True:
-                record.rolled_back.add(f"{label}/{app.get('slug')}")
+            record.labels[app.id] = f"{label}/{app.slug}"
+            if app.rolled_back:
+                record.rolled_back.add(f"{label}/{app.slug}")
 
     async def plan_under(
         self, planning: Planning, parent: Container | None, descend: Descend
@@ -458,7 +521,7 @@ class AppKind(ContainerKind[list[dict[str, Any]]]):
             a.slug: find_live_app(project.slug, a, indexed, pinned) for a in listed(project.apps)
         }
         planning.slug_holders[(self.name, *parent.parts)] = {
-            a["slug"]: f"app {project.slug}/{a['slug']}, which the manifest does not list"
+            a.slug: f"app {project.slug}/{a.slug}, which the manifest does not list"
             for a in live_apps
         }
         # every app's own change is planned (from listApps, no more reads): a targeted rename
@@ -469,9 +532,9 @@ class AppKind(ContainerKind[list[dict[str, Any]]]):
                 for a in listed(project.apps)
             )
         )
-        claimed = {a["id"] for a in matched.values() if a is not None}
+        claimed = {a.id for a in matched.values() if a is not None}
         for live_app in live_apps:
-            if live_app["id"] not in claimed:
+            if live_app.id not in claimed:
                 _unmanaged(planning, parent, live_app, desired_slugs=matched.keys())
 
     async def _plan_one(
@@ -479,7 +542,7 @@ class AppKind(ContainerKind[list[dict[str, Any]]]):
         planning: Planning,
         project: Container,
         desired: App,
-        live: Mapping[str, Any] | None,
+        live: LiveApp | None,
         descend: Descend,
     ) -> None:
         project_ref = project.at.project
@@ -494,10 +557,10 @@ class AppKind(ContainerKind[list[dict[str, Any]]]):
         planning.add(change, project.depends_on)
         parts = (*project.parts, desired.slug)
         if live is not None:
-            planning.keep_unknown(address(self.name, *parts), live, APP)
+            planning.keep_unknown(address(self.name, *parts), live.raw, APP)
         replaced = change is not None and change.action is Action.REPLACE
         if change is not None and replaced and live is not None:
-            planning.going_away[live["id"]] = change.address
+            planning.going_away[live.id] = change.address
         fresh = live is None or replaced
         environments = tuple(
             (parts, e)
@@ -509,7 +572,7 @@ class AppKind(ContainerKind[list[dict[str, Any]]]):
                 desired=desired,
                 parts=parts,
                 at=Location(
-                    project_ref, str(live["id"]) if live is not None and not fresh else desired.slug
+                    project_ref, live.id if live is not None and not fresh else desired.slug
                 ),
                 fresh=fresh,
                 depends_on=waits_for(change, Action.CREATE, Action.REPLACE) or project.depends_on,

@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from reconciler.errors import NotFound, PermissionDenied, ReconcilerError
+from reconciler.json_types import JsonObject, JsonValue
 from reconciler.manifest.model import UNSET, Manifest, Project, listed
 from reconciler.plan.changes import Action, Call, Change
 from reconciler.plan.kinds.base import (
@@ -41,18 +41,44 @@ from reconciler.platform.shapes import PROJECT
 READ_OPERATION = "projects.getProject"
 
 
+@dataclass(frozen=True)
+class LiveProject:
+    """A project as `projects.getProject` answered it, parsed once where it is read: what the
+    plan keys on, and the whole answer (`raw`), which keeps the members this reconciler does
+    not know (`Planning.keep_unknown` reports them) and shows the project as it is."""
+
+    id: str
+    slug: str
+    name: str | None
+    raw: JsonObject
+
+
+def parse_project(found: object) -> LiveProject:
+    """`found` checked to name a project by id and slug (an `UnexpectedResponse` otherwise).
+    A name of another type (which the client refuses already, platform/shapes.py) reads as
+    none."""
+    raw: JsonObject = require_fields(
+        READ_OPERATION, found if isinstance(found, Mapping) else {}, "id", "slug"
+    )
+    name = raw.get("name")
+    # str(): require_fields has checked that both are strings
+    return LiveProject(
+        str(raw["id"]), str(raw["slug"]), name if isinstance(name, str) else None, raw
+    )
+
+
 def location(desired: Project) -> Location:
     """Where the planner reads `desired`: by its pinned id, else its slug."""
     return Location(desired.id or desired.slug, object_id=desired.id)
 
 
-async def read_project(platform: Platform, desired: Project) -> dict[str, Any] | None:
+async def read_project(platform: Platform, desired: Project) -> LiveProject | None:
     """The live project (by pinned id, else slug), or None when there is none to update.
 
     A pinned id that does not exist is an error: creating a new project would get another id,
     and the manifest would never converge.
     """
-    live: dict[str, Any] | None = await KIND.read(platform, location(desired))
+    live = await KIND.read(platform, location(desired))
     if live is None and desired.id is not None:
         raise ReconcilerError(
             f"project {desired.slug!r} is pinned to id {desired.id}, which does not exist",
@@ -62,29 +88,27 @@ async def read_project(platform: Platform, desired: Project) -> dict[str, Any] |
     return live
 
 
-async def slug_holder(platform: Platform, slug: str) -> dict[str, Any] | None:
+async def slug_holder(platform: Platform, slug: str) -> LiveProject | None:
     """The project holding `slug` in the workspace, or None when it is free."""
-    found: dict[str, Any] | None = await KIND.read(platform, Location(slug))
-    return found
+    return await KIND.read(platform, Location(slug))
 
 
-def slug_label(live: Mapping[str, Any], pinned: Mapping[str, str]) -> str:
+def slug_label(live: LiveProject, pinned: Mapping[str, str]) -> str:
     """How a note names the live project holding a slug (`pinned`: id -> manifest key)."""
-    if live["id"] in pinned:
+    if live.id in pinned:
         return (
-            f"project {live['slug']}, which the manifest pins as {pinned[live['id']]!r} "
-            "(target it too)"
+            f"project {live.slug}, which the manifest pins as {pinned[live.id]!r} (target it too)"
         )
-    return f"project {live['slug']}, which the manifest does not list"
+    return f"project {live.slug}, which the manifest does not list"
 
 
-def display(project: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        key: project[key] for key in ("id", "slug", "name", "deleteProtection") if key in project
-    }
+def display(project: LiveProject) -> dict[str, JsonValue]:
+    """The project as a change shows it: its members as the platform answered them."""
+    raw = project.raw
+    return {key: raw[key] for key in ("id", "slug", "name", "deleteProtection") if key in raw}
 
 
-def plan_project(desired: Project, live: Mapping[str, Any] | None) -> Change | None:
+def plan_project(desired: Project, live: LiveProject | None) -> Change | None:
     """The change that makes the live project match `desired`, or None when it does."""
     if live is None:
         return _create(desired)
@@ -93,7 +117,7 @@ def plan_project(desired: Project, live: Mapping[str, Any] | None) -> Change | N
 
 def _create(desired: Project) -> Change:
     name = desired.name if desired.name is not UNSET else desired.slug
-    after: dict[str, Any] = {"slug": desired.slug, "name": name}
+    after: dict[str, JsonValue] = {"slug": desired.slug, "name": name}
     calls = [make_call("projects.createProject", {"name": name, "slug": desired.slug})]
     if desired.delete_protection is True:
         after["deleteProtection"] = True
@@ -112,10 +136,10 @@ def _create(desired: Project) -> Change:
     )
 
 
-def _update(desired: Project, live: Mapping[str, Any]) -> Change | None:
-    live_id = live["id"]
-    body: dict[str, Any] = {"project": live_id}
-    diffs = identity_diffs(desired, live, body)
+def _update(desired: Project, live: LiveProject) -> Change | None:
+    live_id = live.id
+    body: dict[str, JsonValue] = {"project": live_id}
+    diffs = identity_diffs(desired, live.raw, body)
     if not diffs:
         return None
     after = {**display(live), **{d.path: d.after for d in diffs}}
@@ -129,12 +153,12 @@ def _update(desired: Project, live: Mapping[str, Any]) -> Change | None:
         diffs=tuple(diffs),
         calls=(make_call("projects.updateProject", body, object_id=live_id),),
         reason="renamed" if renamed else None,
-        notes=(_rename_note(live.get("slug"), desired.slug),) if renamed else (),
+        notes=(_rename_note(live.slug, desired.slug),) if renamed else (),
         position=desired.pos,
     )
 
 
-def _rename_note(old: Any, new: str) -> str:
+def _rename_note(old: str, new: str) -> str:
     return (
         f"renamed from {old!r} through its pinned id; generated URLs of the project's apps "
         f"change to use {new!r} from their next deployment"
@@ -149,7 +173,7 @@ class _Planned:
     keys: set[str] = field(default_factory=set)
 
 
-async def _read_planned(planning: Planning, desired: Project) -> dict[str, Any] | None:
+async def _read_planned(planning: Planning, desired: Project) -> LiveProject | None:
     """The live project `desired` stands for (read and recorded), with the slugs it leaves
     and takes noted."""
     live = await read_project(planning.platform, desired)
@@ -158,35 +182,35 @@ async def _read_planned(planning: Planning, desired: Project) -> dict[str, Any] 
 
 
 async def _hold_slugs(
-    planning: Planning, desired: Project, live: dict[str, Any] | None
-) -> dict[str, Any] | None:
+    planning: Planning, desired: Project, live: LiveProject | None
+) -> LiveProject | None:
     """Note who holds the slugs `desired` leaves and takes (plan/slug_moves.py), and
     return the live project it stands for: none when, unpinned, it found by its slug a
     project the manifest pins under another key (renamed away: this one is new)."""
     held = planning.slug_holders.setdefault(("project",), {})
     pinned = {p.id: p.slug for p in planning.manifest.projects if p.id}
     if live is not None:
-        held[live["slug"]] = slug_label(live, pinned)
-    if desired.id is None and live is not None and live["id"] in pinned:
-        await _plan_renamed_away(planning, pinned[live["id"]])
+        held[live.slug] = slug_label(live, pinned)
+    if desired.id is None and live is not None and live.id in pinned:
+        await _plan_renamed_away(planning, pinned[live.id])
         return None
-    if live is not None and live["slug"] != desired.slug:
+    if live is not None and live.slug != desired.slug:
         try:
             holder = await _read_holder(planning, desired.slug)
         except PermissionDenied:
             return live  # a key that may not see the holder: apply finds out
         if holder is not None:
             held.setdefault(desired.slug, slug_label(holder, pinned))
-            if holder["id"] in pinned:
-                await _plan_renamed_away(planning, pinned[holder["id"]])
+            if holder.id in pinned:
+                await _plan_renamed_away(planning, pinned[holder.id])
     return live
 
 
-async def _read_holder(planning: Planning, slug: str) -> dict[str, Any] | None:
+async def _read_holder(planning: Planning, slug: str) -> LiveProject | None:
     """The project holding `slug` (read and recorded), None when it is free."""
     holder = await slug_holder(planning.platform, slug)
-    planning.record.read(READ_OPERATION, holder["id"] if holder else None)
-    planning.record.slug_holder("project", slug, holder)
+    planning.record.read(READ_OPERATION, holder.id if holder else None)
+    planning.record.slug_holder("project", slug, holder.raw if holder else None)
     return holder
 
 
@@ -202,7 +226,7 @@ async def _plan_renamed_away(planning: Planning, key: str) -> None:
     planning.add(plan_project(desired, await _read_planned(planning, desired)))
 
 
-class ProjectKind(ContainerKind[dict[str, Any] | None]):
+class ProjectKind(ContainerKind[LiveProject | None]):
     """`project.<slug>`: the top of the address tree."""
 
     name = "project"
@@ -211,20 +235,21 @@ class ProjectKind(ContainerKind[dict[str, Any] | None]):
     read_at = ReadAt.PROJECT
     read_operation = READ_OPERATION
 
-    async def read(self, platform: Platform, at: Location) -> dict[str, Any] | None:
+    async def read(self, platform: Platform, at: Location) -> LiveProject | None:
         """The project with the id or slug `at.project`; None when there is none."""
         try:
             found = await platform.call(READ_OPERATION, at.body(), object_id=at.object_id)
         except NotFound:
             return None
-        checked: dict[str, Any] = require_fields(READ_OPERATION, found, "id", "slug")
-        return checked
+        return parse_project(found)
 
-    def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
-        record.read(READ_OPERATION, found["id"] if found else None)
-        record.state[f"project {label}"] = stable(found)
+    def record(
+        self, record: LiveRecord, at: Location, label: str, found: LiveProject | None
+    ) -> None:
+        record.read(READ_OPERATION, found.id if found else None)
+        record.state[f"project {label}"] = stable(found.raw if found else None)
         if found is not None:
-            record.labels[found["id"]] = f"project {found.get('slug', label)}"
+            record.labels[found.id] = f"project {found.slug}"
 
     async def plan_under(
         self, planning: Planning, parent: Container | None, descend: Descend
@@ -236,7 +261,7 @@ class ProjectKind(ContainerKind[dict[str, Any] | None]):
     async def _plan_one(self, planning: Planning, desired: Project, descend: Descend) -> None:
         live = await _read_planned(planning, desired)
         if live is not None:
-            planning.keep_unknown(f"project.{desired.slug}", live, PROJECT)
+            planning.keep_unknown(f"project.{desired.slug}", live.raw, PROJECT)
         change = plan_project(desired, live)
         planning.add(change)
         environments = tuple(
@@ -249,7 +274,7 @@ class ProjectKind(ContainerKind[dict[str, Any] | None]):
             Container(
                 desired=desired,
                 parts=(desired.slug,),
-                at=Location(live["id"] if live else desired.slug),
+                at=Location(live.id if live else desired.slug),
                 fresh=live is None,
                 depends_on=waits_for(change, Action.CREATE),
                 environments=environments,
