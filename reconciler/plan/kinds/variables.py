@@ -1,10 +1,12 @@
 """Environment variables: `variable.<project>/<app>/<env>/<KEY>`, one change per variable.
 
 Read with `environments.listEnvironmentVariables` (paged) when the manifest
-manages the environment's `variables`. Changes are per variable; the calls are
-batched per environment: `setEnvironmentVariables` with at most 50 variables a
-call for creates and updates (never `prune: true`: removals are explicit), then
-`removeEnvironmentVariables` with at most 50 names a call for deletions.
+manages the environment's `variables`, each variable checked and parsed once into a
+`LiveVariable` (export reads the same answer through `live_variables` too). Changes
+are per variable; the calls are batched per environment: `setEnvironmentVariables`
+with at most 50 variables a call for creates and updates (never `prune: true`:
+removals are explicit), then `removeEnvironmentVariables` with at most 50 names a call
+for deletions.
 
 Each call appears once in the plan: the first change of a batch carries the
 call (with a note naming how many others it also sends) and the batch's other
@@ -112,7 +114,8 @@ SetItem: TypeAlias = Mapping[str, str | SecretRef]
 """An item of a set call's `variables`: a write-only value travels as a `SecretRef`."""
 
 ShownValue: TypeAlias = str | _Absent
-"""A value as a plan shows it: its text, `SENSITIVE`, `UNKNOWN`, or `ABSENT` (none)."""
+"""A value as a plan shows it: its text, `SENSITIVE`, `UNKNOWN`, or `ABSENT` (none; `_Absent`
+is its type, which plan/changes.py gives no public name)."""
 
 
 def live_variables(operation: str, found: Sequence[JsonObject]) -> LiveVariables:
