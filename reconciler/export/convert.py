@@ -38,6 +38,7 @@ from reconciler.manifest.settings import declared_fields, to_data
 from reconciler.plan.kinds.base import display_number
 from reconciler.plan.kinds.policies import normalise_policy
 from reconciler.plan.kinds.settings import live_model
+from reconciler.plan.kinds.variables import READ_OPERATION, LiveVariable, live_variables
 from reconciler.plan.secrets import split_fingerprint
 from reconciler.platform.shapes import (
     APP,
@@ -236,18 +237,18 @@ def environment_entry(
     regions = () if settings.regions is UNSET else settings.regions
     if regions:
         entry["regions"] = [_region(r) for r in regions]
-    listed = sorted(env.variables, key=lambda v: str(v.get("key")))
+    listed = sorted(live_variables(READ_OPERATION, env.variables), key=lambda v: v.key)
     for variable in listed:
-        if variable.get("kind") not in VARIABLE_KINDS:
+        if variable.kind not in VARIABLE_KINDS:
             notes.append(
-                f"variable {where}/{variable.get('key')} is of kind {variable.get('kind')!r}, "
+                f"variable {where}/{variable.key} is of kind {variable.kind!r}, "
                 "which this reconciler does not know: not exported (plans never remove or "
                 "replace it without saying so)"
             )
     variables = {
-        v["key"]: _variable(v, names, project, app, env.slug)
+        v.key: _variable(v, names, project, app, env.slug)
         for v in listed
-        if v.get("kind") in VARIABLE_KINDS
+        if v.kind in VARIABLE_KINDS
     }
     if variables:
         entry["variables"] = variables
@@ -331,22 +332,22 @@ def _region(region: Region) -> dict[str, Any]:
 
 
 def _variable(
-    variable: Mapping[str, Any], names: SecretNames, project: str, app: str, environment: str
-) -> Any:
-    description = user_description(variable.get("description"))
-    if variable.get("kind") == "recoverable" and isinstance(variable.get("value"), str):
+    variable: LiveVariable, names: SecretNames, project: str, app: str, environment: str
+) -> str | dict[str, str]:
+    description = user_description(variable.description)
+    if variable.kind == "recoverable" and variable.value is not None:
         if description is None:
-            return variable["value"]
-        return {"value": variable["value"], "description": description}
-    entry: dict[str, Any] = {"fromEnv": names.name_for(project, app, environment, variable["key"])}
+            return variable.value
+        return {"value": variable.value, "description": description}
+    entry = {"fromEnv": names.name_for(project, app, environment, variable.key)}
     if description is not None:
         entry["description"] = description
     return entry
 
 
-def user_description(description: Any) -> str | None:
+def user_description(description: str | None) -> str | None:
     """The description a person wrote, without reconciler's fingerprint marker."""
-    if not isinstance(description, str) or not description:
+    if not description:
         return None
     user, _fingerprint = split_fingerprint(description)
     return user or None

@@ -378,6 +378,22 @@ def test_a_write_only_value_is_never_written_even_if_the_platform_returned_one()
 
 
 @pytest.mark.parametrize(
+    ("variable", "refused"),
+    [
+        ({"kind": "recoverable", "value": "1"}, "without a `key` string"),
+        ({"key": "K", "value": "1"}, "without a `kind` string"),
+        ({"key": "K", "kind": "recoverable", "value": 1}, r"data\[0\]\.value is not a string"),
+    ],
+)
+def test_a_malformed_variable_is_refused_naming_the_operation_as_a_plan_refuses_it(
+    variable: dict[str, Any], refused: str
+) -> None:
+    env = environment(variables=[variable])
+    with pytest.raises(ExportError, match=f"environments.listEnvironmentVariables: .*{refused}"):
+        build_export([project(app(env))])
+
+
+@pytest.mark.parametrize(
     "value",
     [
         "\x85",

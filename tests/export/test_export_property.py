@@ -20,7 +20,7 @@ from reconciler.manifest.validate import load_manifest
 from reconciler.plan.kinds.base import Location
 from reconciler.plan.kinds.policies import plan_policies, read_policies
 from reconciler.plan.kinds.settings import plan_settings, read_environment
-from reconciler.plan.kinds.variables import plan_variables
+from reconciler.plan.kinds.variables import READ_OPERATION, live_variables, plan_variables
 
 text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=24)
 # values people put in variables, including the ones YAML would silently retype
@@ -308,8 +308,9 @@ def test_exported_environments_load_and_diff_to_nothing(
             )
         if wanted["variables"] or desired.variables:
             planned = plan_variables(
-                "shop", "web", desired, wanted["variables"], ref, prune=True, fingerprint_key=None
-            )
+                "shop", "web", desired, live_variables(READ_OPERATION, wanted["variables"]), ref,
+                prune=True, fingerprint_key=None,
+            )  # fmt: skip
             assert planned.changes == []
         hosts_out = [d.host for d in desired.domains] if desired.domains else []
         assert hosts_out == sorted(wanted["domains"])

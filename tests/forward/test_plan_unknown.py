@@ -33,7 +33,7 @@ from reconciler.plan.kinds.policies import (
     removed_unknowns,
 )
 from reconciler.plan.kinds.settings import plan_settings, read_environment, unmanaged_members
-from reconciler.plan.kinds.variables import plan_variables
+from reconciler.plan.kinds.variables import READ_OPERATION, live_variables, plan_variables
 from reconciler.plan.planner import unmanaged_note
 
 REF = Location("proj_1", "app_1", "production", "env_1")
@@ -234,10 +234,10 @@ def test_clearing_the_health_check_or_dropping_a_region_names_what_goes_with_it(
 
 
 def test_a_variable_of_an_unknown_kind_is_never_pruned_and_replacing_it_says_so() -> None:
-    live = [
+    live = live_variables(READ_OPERATION, [
         {"key": "SEALED", "kind": "sealed"},
         {"key": "OLD", "kind": "recoverable", "value": "1"},
-    ]
+    ])  # fmt: skip
     planned = plan_variables(
         "shop", "web", Environment("production", variables=()), live, REF,
         prune=True, fingerprint_key=None,

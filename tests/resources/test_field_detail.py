@@ -16,7 +16,7 @@ from reconciler.plan.changes import ABSENT, SENSITIVE, Change, FieldDiff, ItemEd
 from reconciler.plan.kinds.base import Location, list_item_edits
 from reconciler.plan.kinds.policies import plan_policies, read_policies
 from reconciler.plan.kinds.settings import plan_settings, read_environment
-from reconciler.plan.kinds.variables import plan_variables
+from reconciler.plan.kinds.variables import READ_OPERATION, live_variables, plan_variables
 from reconciler.report.plan_json import render_json, render_markdown, render_text
 from reconciler.sensitive import Secret
 
@@ -68,7 +68,10 @@ def _variable_change(value: str, live_value: str) -> Change:
     variable = Variable("CERT", LiteralValue(value), "recoverable")
     live = [{"key": "CERT", "kind": "recoverable", "value": live_value}]
     environment = Environment("production", variables=(variable,))
-    result = plan_variables("shop", "web", environment, live, REF, prune=True, fingerprint_key=None)
+    current = live_variables(READ_OPERATION, live)
+    result = plan_variables(
+        "shop", "web", environment, current, REF, prune=True, fingerprint_key=None
+    )
     (change,) = result.changes
     return change
 
@@ -229,7 +232,10 @@ def test_a_multi_line_write_only_value_stays_masked_everywhere():
     ]
     variable = Variable("TLS_KEY", LiteralValue(new), "writeonly", description="tls")
     environment = Environment("production", variables=(variable,))
-    result = plan_variables("shop", "web", environment, live, REF, prune=True, fingerprint_key=key)
+    current = live_variables(READ_OPERATION, live)
+    result = plan_variables(
+        "shop", "web", environment, current, REF, prune=True, fingerprint_key=key
+    )
     (change,) = result.changes
     outputs = _outputs(change)
     for output in outputs.values():

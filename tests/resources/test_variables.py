@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
+
+from reconciler.errors import UnexpectedResponse
 from reconciler.manifest.model import Environment, FromEnv, LiteralValue, Variable
 from reconciler.plan import secrets
 from reconciler.plan.changes import ABSENT, SENSITIVE, UNKNOWN, Action, SecretRef
 from reconciler.plan.kinds.base import Location
-from reconciler.plan.kinds.variables import plan_variables
+from reconciler.plan.kinds.variables import (
+    KIND,
+    READ_OPERATION,
+    LiveVariable,
+    live_variables,
+    plan_variables,
+    unknown_of,
+)
 from reconciler.sensitive import Secret
 
 REF = Location("proj_12345678", "app_12345678", "production", "env_12345678")
@@ -22,7 +34,10 @@ def from_env(key, name, kind="writeonly", **kw):
 
 def plan(variables, live, *, prune=True, key=None):
     environment = Environment("production", variables=tuple(variables))
-    return plan_variables("shop", "web", environment, live, REF, prune=prune, fingerprint_key=key)
+    return plan_variables(
+        "shop", "web", environment, live_variables(READ_OPERATION, live), REF,
+        prune=prune, fingerprint_key=key,
+    )  # fmt: skip
 
 
 def test_recoverable_values_compare_directly_and_description_is_kept_when_unmanaged():
@@ -185,3 +200,56 @@ def test_an_empty_description_is_no_description():
         [literal("A", "1", description="")], [{**live[0], "description": "old"}]
     ).changes
     assert [(d.path, d.before, d.after) for d in change.diffs] == [("description", "old", None)]
+
+
+# --- what `read` parses ----------------------------------------------------------------------
+
+
+class _Answering:
+    """A platform whose listing of variables answers `items`."""
+
+    def __init__(self, items):
+        self.items = items
+
+    async def list_all(self, operation, body, *, object_id=None):
+        assert operation == READ_OPERATION
+        return self.items
+
+
+def _read(items):
+    return asyncio.run(KIND.read(_Answering(items), REF))
+
+
+def test_read_parses_each_variable_keeping_the_whole_answer():
+    sealed = {"key": "S", "kind": "sealed", "ttl": 5, "createdAt": 3.0}
+    found = _read([{"key": "A", "kind": "recoverable", "value": "1", "description": "d"}, sealed])
+    assert found == (
+        LiveVariable(
+            "A", "recoverable", "1", "d", None,
+            {"key": "A", "kind": "recoverable", "value": "1", "description": "d"},
+        ),
+        LiveVariable("S", "sealed", None, None, 3, sealed),
+    )  # fmt: skip
+    # a kind the spec does not document is accepted, and with unknown members, reported
+    assert unknown_of(found[1]) == ("kind 'sealed'", "ttl")
+
+
+@pytest.mark.parametrize(
+    ("item", "refused"),
+    [
+        ({"kind": "recoverable"}, "without a `key` string"),
+        ({"key": 7, "kind": "recoverable"}, "without a `key` string"),
+        ({"key": "", "kind": "recoverable"}, "without a `key` string"),
+        ({"key": "A"}, "without a `kind` string"),
+        ({"key": "A", "kind": ["recoverable"]}, "without a `kind` string"),
+        ({"key": "A", "kind": "recoverable", "value": 1}, r"data\[1\]\.value is not a string"),
+        ({"key": "A", "kind": "writeonly", "value": None}, r"data\[1\]\.value is not a string"),
+        ({"key": "A", "kind": "writeonly", "description": {}}, "description is not a string"),
+        ({"key": "A", "kind": "writeonly", "createdAt": "1"}, "createdAt is not an integer"),
+    ],
+)
+def test_a_malformed_variable_is_an_unexpected_response_naming_the_operation(item, refused):
+    with pytest.raises(UnexpectedResponse, match=refused) as raised:
+        _read([{"key": "OK", "kind": "writeonly"}, item])
+    assert raised.value.operation == READ_OPERATION
+    assert str(raised.value).startswith(f"{READ_OPERATION}: ")

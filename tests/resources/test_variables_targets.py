@@ -8,7 +8,13 @@ from collections.abc import Iterable
 from reconciler.manifest.model import Environment, FromEnv, LiteralValue, Variable
 from reconciler.plan.changes import Action, Change
 from reconciler.plan.kinds.base import Location
-from reconciler.plan.kinds.variables import VariablesPlan, plan_variables
+from reconciler.plan.kinds.variables import (
+    READ_OPERATION,
+    LiveVariables,
+    VariablesPlan,
+    live_variables,
+    plan_variables,
+)
 from reconciler.plan.targets import Scope
 
 REF = Location("proj_12345678", "app_12345678", "production", "env_12345678")
@@ -21,8 +27,12 @@ def keys(numbers: Iterable[int]) -> list[str]:
     return [f"V{i:03}" for i in numbers]
 
 
-def live(numbers: Iterable[int], value: str = "old") -> list[dict[str, str]]:
+def answer(numbers: Iterable[int], value: str = "old") -> list[dict[str, str]]:
     return [{"key": key, "kind": "recoverable", "value": value} for key in keys(numbers)]
+
+
+def live(numbers: Iterable[int], value: str = "old") -> LiveVariables:
+    return live_variables(READ_OPERATION, answer(numbers, value))
 
 
 def plan(variables: Iterable[Variable], current, *targets: str) -> VariablesPlan:
@@ -97,7 +107,7 @@ def test_untargeted_variables_are_not_reported_as_missing_or_compared_by_presenc
         Variable("TOKEN", LiteralValue("t"), "writeonly"),
         *literals([1]),
     ]
-    current = [{"key": "TOKEN", "kind": "writeonly"}, *live([1])]
+    current = live_variables(READ_OPERATION, [{"key": "TOKEN", "kind": "writeonly"}, *answer([1])])
     result = plan(manifest, current, f"{ADDRESS}/V001")
     assert result.missing_sources == [] and result.compared_by_presence == []
     everything = plan(manifest, current, ADDRESS)

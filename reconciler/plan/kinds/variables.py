@@ -1,10 +1,12 @@
 """Environment variables: `variable.<project>/<app>/<env>/<KEY>`, one change per variable.
 
 Read with `environments.listEnvironmentVariables` (paged) when the manifest
-manages the environment's `variables`. Changes are per variable; the calls are
-batched per environment: `setEnvironmentVariables` with at most 50 variables a
-call for creates and updates (never `prune: true`: removals are explicit), then
-`removeEnvironmentVariables` with at most 50 names a call for deletions.
+manages the environment's `variables`, each variable checked and parsed once into a
+`LiveVariable` (export reads the same answer through `live_variables` too). Changes
+are per variable; the calls are batched per environment: `setEnvironmentVariables`
+with at most 50 variables a call for creates and updates (never `prune: true`:
+removals are explicit), then `removeEnvironmentVariables` with at most 50 names a call
+for deletions.
 
 Each call appears once in the plan: the first change of a batch carries the
 call (with a note naming how many others it also sends) and the batch's other
@@ -36,8 +38,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeAlias
 
+from reconciler.errors import UnexpectedResponse
+from reconciler.json_types import JsonObject
 from reconciler.manifest.model import UNSET, Environment, FromEnv, FromFile, LiteralValue, Variable
 from reconciler.manifest.secret_sources import SecretTooLong, SecretUnavailable
 from reconciler.plan import secrets
@@ -53,6 +57,7 @@ from reconciler.plan.changes import (
     Note,
     SecretRef,
     SecretSource,
+    _Absent,
 )
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
@@ -68,7 +73,13 @@ from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord, stable
 from reconciler.plan.phases import ApplyPhase, ReadAt
 from reconciler.platform.protocol import Platform
-from reconciler.platform.shapes import VARIABLE, VARIABLE_KINDS, unknown_members, unknown_values
+from reconciler.platform.shapes import (
+    VARIABLE,
+    VARIABLE_KINDS,
+    shape_problem,
+    unknown_members,
+    unknown_values,
+)
 from reconciler.sensitive import Secret
 
 READ_OPERATION = "environments.listEnvironmentVariables"
@@ -76,6 +87,68 @@ BATCH_SIZE = 50
 SET_OPERATION = "environments.setEnvironmentVariables"
 REMOVE_OPERATION = "environments.removeEnvironmentVariables"
 BATCH_OPERATIONS = (SET_OPERATION, REMOVE_OPERATION)
+
+
+@dataclass(frozen=True)
+class LiveVariable:
+    """A variable as `listEnvironmentVariables` answers it, checked and parsed once (`read`).
+
+    `kind` may be one the spec does not document (a newer platform's): such a variable is
+    kept, reported and never pruned. `raw` is the whole answer: what it holds that this
+    reconciler does not know (`unknown_of`) is reported, named by a set that replaces it, and
+    part of the live-state record."""
+
+    key: str
+    kind: str
+    value: str | None
+    """None where the platform shows no value: a write-only variable's is never returned."""
+    description: str | None
+    created_at: int | None
+    raw: JsonObject
+
+
+LiveVariables: TypeAlias = tuple[LiveVariable, ...]
+"""One environment's live variables, in the order the platform listed them."""
+
+SetItem: TypeAlias = Mapping[str, str | SecretRef]
+"""An item of a set call's `variables`: a write-only value travels as a `SecretRef`."""
+
+ShownValue: TypeAlias = str | _Absent
+"""A value as a plan shows it: its text, `SENSITIVE`, `UNKNOWN`, or `ABSENT` (none; `_Absent`
+is its type, which plan/changes.py gives no public name)."""
+
+
+def live_variables(operation: str, found: Sequence[JsonObject]) -> LiveVariables:
+    """What `operation` answered, parsed: a variable without a `key` or `kind` string, or with
+    a member the spec documents of another type, is an `UnexpectedResponse` naming it."""
+    require_fields(operation, list(found), "key", "kind")
+    return tuple(_live_variable(operation, f"data[{i}]", item) for i, item in enumerate(found))
+
+
+def _live_variable(operation: str, where: str, item: JsonObject) -> LiveVariable:
+    problem = shape_problem(item, VARIABLE, where)
+    if problem is not None:
+        raise UnexpectedResponse(
+            f"{operation}: the platform returned a variable the spec does not allow: {problem}",
+            operation=operation,
+        )
+    key, kind, created_at = item["key"], item["kind"], item.get("createdAt")
+    assert isinstance(key, str) and isinstance(kind, str)  # require_fields checked them
+    return LiveVariable(
+        key=key,
+        kind=kind,
+        value=_text(item, "value"),
+        description=_text(item, "description"),
+        # an integer, `shape_problem` checked (3.0 is one: JSON does not tell them apart)
+        created_at=int(created_at) if isinstance(created_at, int | float) else None,
+        raw=item,
+    )
+
+
+def _text(item: JsonObject, name: str) -> str | None:
+    """A string member of a checked answer (`shape_problem`), or None when it is absent."""
+    value = item.get(name)
+    return value if isinstance(value, str) else None
 
 
 @dataclass
@@ -127,7 +200,7 @@ def plan_variables(
     project_slug: str,
     app_slug: str,
     environment: Environment,
-    live: Sequence[Mapping[str, Any]] | None,
+    live: Sequence[LiveVariable] | None,
     ref: Location,
     *,
     prune: bool,
@@ -143,8 +216,8 @@ def plan_variables(
     """
     assert environment.variables is not UNSET
     result = VariablesPlan()
-    live_by_key = {v["key"]: v for v in (live or ()) if isinstance(v.get("key"), str)}
-    sets: list[tuple[Change, dict[str, Any]]] = []
+    live_by_key = {v.key: v for v in (live or ())}
+    sets: list[tuple[Change, SetItem]] = []
     for variable in environment.variables:
         where = address("variable", project_slug, app_slug, environment.name, variable.key)
         if not selected(where):
@@ -158,7 +231,7 @@ def plan_variables(
         if (
             current is not None
             and desired.sensitive
-            and current.get("kind") == variable.kind
+            and current.kind == variable.kind
             and fingerprint_key is None
         ):
             result.compared_by_presence.append(where)
@@ -176,17 +249,17 @@ def plan_variables(
         where = address("variable", project_slug, app_slug, environment.name, key)
         if key not in wanted and selected(where):
             result.unmanaged.extend((where, what) for what in unknown_of(current))
-            if prune and current.get("kind") in VARIABLE_KINDS:
+            if prune and current.kind in VARIABLE_KINDS:
                 deletes.append(_delete(where, current))
     result.changes.extend(_attach_set_calls(sets, ref))
     result.changes.extend(_attach_remove_calls(deletes, ref))
     return result
 
 
-def unknown_of(current: Mapping[str, Any]) -> tuple[str, ...]:
+def unknown_of(current: LiveVariable) -> tuple[str, ...]:
     """What a live variable holds that this reconciler does not know: a kind, members."""
-    found = [f"kind {current.get('kind')!r}" for _ in unknown_values(current, VARIABLE)]
-    return (*found, *unknown_members(current, VARIABLE))
+    found = [f"kind {current.kind!r}" for _ in unknown_values(current.raw, VARIABLE)]
+    return (*found, *unknown_members(current.raw, VARIABLE))
 
 
 def _resolve(
@@ -267,14 +340,14 @@ def _shown_value(desired: _Desired) -> str:
     return desired.value
 
 
-def _live_shown_value(current: Mapping[str, Any], sensitive: bool) -> Any:
-    if current.get("kind") != "recoverable" or sensitive:
+def _live_shown_value(current: LiveVariable, sensitive: bool) -> ShownValue:
+    if current.kind != "recoverable" or sensitive:
         return SENSITIVE
-    return current.get("value", ABSENT)
+    return ABSENT if current.value is None else current.value
 
 
-def _display(kind: Any, value: Any, description: str | None) -> dict[str, Any]:
-    shown = {"kind": kind, "value": value}
+def _display(kind: str, value: ShownValue, description: str | None) -> dict[str, ShownValue]:
+    shown: dict[str, ShownValue] = {"kind": kind, "value": value}
     if description is not None:
         shown["description"] = description
     return shown
@@ -283,21 +356,23 @@ def _display(kind: Any, value: Any, description: str | None) -> dict[str, Any]:
 def _plan_one(
     where: str,
     desired: _Desired,
-    current: Mapping[str, Any] | None,
+    current: LiveVariable | None,
     key: bytes | None,
-) -> tuple[Change, dict[str, Any]] | None:
+) -> tuple[Change, SetItem] | None:
     """The change for one listed variable with the item its set call sends, or None."""
     variable = desired.variable
-    live_description, live_fp = secrets.split_fingerprint(
-        current.get("description") if current else None
-    )
+    live_description, live_fp = secrets.split_fingerprint(current.description if current else None)
     # an empty description is no description (the platform shows none either way)
     managed_description = variable.description is not UNSET
     if variable.description is UNSET:
         description = live_description
     else:
         description = variable.description or None
-    item: dict[str, Any] = {"key": variable.key, "value": desired.sent, "kind": variable.kind}
+    item: dict[str, str | SecretRef] = {
+        "key": variable.key,
+        "value": desired.sent,
+        "kind": variable.kind,
+    }
     sent_description = description
     if variable.kind == "writeonly" and desired.fingerprint is not None:
         sent_description = secrets.with_fingerprint(description, desired.fingerprint)
@@ -327,19 +402,17 @@ def _plan_one(
             secret_source=desired.source,
         )
         return change, item
-    diffs, reason = [], None
+    diffs = []
     value_changed, reason = _value_changed(desired, current, live_fp, key)
     if value_changed:
         diffs.append(value_diff)
-    if current.get("kind") != variable.kind:
-        diffs.append(FieldDiff("kind", current.get("kind", ABSENT), variable.kind))
+    if current.kind != variable.kind:
+        diffs.append(FieldDiff("kind", current.kind, variable.kind))
     if managed_description and description != live_description:
         diffs.append(FieldDiff("description", live_description, description))
     if not diffs:
         return None
-    before = _display(
-        current.get("kind"), _live_shown_value(current, desired.sensitive), live_description
-    )
+    before = _display(current.kind, _live_shown_value(current, desired.sensitive), live_description)
     change = Change(
         address=where,
         kind="variable",
@@ -367,41 +440,41 @@ _REASON_NOTES = {
 
 
 def _value_changed(
-    desired: _Desired, current: Mapping[str, Any], live_fp: str | None, key: bytes | None
+    desired: _Desired, current: LiveVariable, live_fp: str | None, key: bytes | None
 ) -> tuple[bool, str | None]:
     """Whether the value differs, and a reason word when that is a guess rather than a fact."""
-    live_kind = current.get("kind")
+    live_kind = current.kind
     if live_kind != desired.variable.kind:
         return True, None  # the call re-sends it anyway; the kind diff says why
     if live_kind == "recoverable" and not desired.sensitive:
-        return current.get("value") != desired.value, None
+        return current.value != desired.value, None
     if key is None:
         return False, None  # a secret is compared by presence and kind only
     if not desired.available or desired.value is None:
         return True, "secret_unavailable"
     if live_kind == "recoverable":
         value = desired.value.reveal() if isinstance(desired.value, Secret) else desired.value
-        return current.get("value") != value, None
-    if secrets.first_form_fingerprint(current.get("description")):
+        return current.value != value, None
+    if secrets.first_form_fingerprint(current.description):
         return True, "fingerprint_first_form"
     if live_fp is None:
         return True, "fingerprint_missing"
     return live_fp != desired.fingerprint, None
 
 
-def _delete(where: str, current: Mapping[str, Any]) -> Change:
-    description, _ = secrets.split_fingerprint(current.get("description"))
+def _delete(where: str, current: LiveVariable) -> Change:
+    description, _ = secrets.split_fingerprint(current.description)
     return Change(
         address=where,
         kind="variable",
         action=Action.DELETE,
-        before=_display(current.get("kind"), _live_shown_value(current, False), description),
+        before=_display(current.kind, _live_shown_value(current, False), description),
         after=None,
         reason="pruned",
     )
 
 
-def _attach_set_calls(sets: Sequence[tuple[Change, dict[str, Any]]], ref: Location) -> list[Change]:
+def _attach_set_calls(sets: Sequence[tuple[Change, SetItem]], ref: Location) -> list[Change]:
     changes: list[Change] = []
     for batch in batched(list(sets), BATCH_SIZE):
         body = ref.body(variables=[item for _, item in batch])
@@ -443,12 +516,12 @@ def variable_keys(call: Call) -> set[str]:
     return {key for key in map(_item_key, items) if isinstance(key, str)}
 
 
-def _item_key(item: Any) -> Any:
+def _item_key(item: object) -> object:
     """The variable a batch's item is about: a set's item names it, a removal's item is it."""
     return item.get("key") if isinstance(item, Mapping) else item
 
 
-class VariablesKind(EnvironmentKind[list[dict[str, Any]], list[dict[str, Any]]]):
+class VariablesKind(EnvironmentKind[LiveVariables, LiveVariables]):
     """`variable.<project>/<app>/<env>/<KEY>`: one change per variable, sent in batches."""
 
     name = "variable"
@@ -457,27 +530,26 @@ class VariablesKind(EnvironmentKind[list[dict[str, Any]], list[dict[str, Any]]])
     read_at = ReadAt.ENVIRONMENT
     read_operation = READ_OPERATION
 
-    async def read(self, platform: Platform, at: Location) -> list[dict[str, Any]]:
+    async def read(self, platform: Platform, at: Location) -> LiveVariables:
         found = await platform.list_all(READ_OPERATION, at.body(), object_id=at.object_id)
-        checked: list[dict[str, Any]] = require_fields(READ_OPERATION, found, "key", "kind")
-        return checked
+        return live_variables(READ_OPERATION, found)
 
-    def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
+    def record(self, record: LiveRecord, at: Location, label: str, found: LiveVariables) -> None:
         record.read(READ_OPERATION, at.object_id)
-        record.state[f"variables {label}"] = sorted(
-            (stable(item) or {} for item in found), key=lambda v: str(v.get("key"))
-        )
+        record.state[f"variables {label}"] = [
+            stable(variable.raw) or {} for variable in sorted(found, key=lambda v: v.key)
+        ]
 
-    def pick(self, found: Any, at: Location) -> Any:
+    def pick(self, found: LiveVariables, at: Location) -> LiveVariables:
         return found
 
-    def environment_id(self, live: Any) -> str | None:
+    def environment_id(self, live: LiveVariables) -> str | None:
         return None
 
     def manages(self, environment: Environment) -> bool:
         return environment.variables is not UNSET
 
-    def plan(self, job: EnvironmentJob, live: Any) -> None:
+    def plan(self, job: EnvironmentJob, live: LiveVariables | None) -> None:
         planning = job.planning
         planned = plan_variables(
             job.project,
@@ -566,7 +638,7 @@ class VariablesKind(EnvironmentKind[list[dict[str, Any]], list[dict[str, Any]]])
         rest = {key: value for key, value in call.body.items() if key != "variables"}
         owner = Address.parse(change.address)
         for item in items:
-            yield str(owner.sibling(_item_key(item))), {**rest, "variables": [item]}
+            yield str(owner.sibling(str(_item_key(item)))), {**rest, "variables": [item]}
 
     def rollout_reason(self, change: Change) -> str | None:
         return "variables"
