@@ -43,7 +43,7 @@ def hosts_found(first_page: dict[str, object]) -> tuple[list[object], int]:
     async def look() -> list[object]:
         async with make_client(platform) as client:
             found = await look_up_hosts(client, ["shop.example.com", "blog.example.com"])
-        return [None if d is None else d["domain"] for d in found]
+        return [None if d is None else d.host for d in found]
 
     found = run(look())
     lookups = [r for r in platform.requests if r.url.path.endswith("/domains.getDomain")]
