@@ -44,7 +44,7 @@ from reconciler.plan.kinds.base import (
     waits_for,
 )
 from reconciler.plan.kinds.registry import register
-from reconciler.plan.live import LiveRecord, stable
+from reconciler.plan.live import LiveRecord, stable_listing
 from reconciler.plan.phases import ApplyPhase, ReadAt
 from reconciler.platform.protocol import Platform
 from reconciler.platform.shapes import APP
@@ -426,9 +426,7 @@ class AppKind(ContainerKind[list[dict[str, Any]]]):
 
     def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
         record.read(READ_OPERATION)
-        record.state[f"apps {label}"] = sorted(
-            (stable(a) or {} for a in found), key=lambda a: str(a.get("id"))
-        )
+        record.state[f"apps {label}"] = stable_listing(found, "id")
         for app in found:
             record.labels[app["id"]] = f"{label}/{app.get('slug')}"
             if app.get("isRolledBack") is True:

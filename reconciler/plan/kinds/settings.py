@@ -63,7 +63,7 @@ from reconciler.plan.kinds.base import (
     value_diff,
 )
 from reconciler.plan.kinds.registry import register
-from reconciler.plan.live import LiveRecord, stable
+from reconciler.plan.live import LiveRecord, stable_listing
 from reconciler.plan.phases import ApplyPhase, ReadAt
 from reconciler.platform.protocol import Platform
 from reconciler.platform.shapes import (
@@ -409,9 +409,7 @@ class SettingsKind(EnvironmentKind[list[dict[str, Any]], dict[str, Any]]):
 
     def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
         record.read(READ_OPERATION)
-        record.state[f"environments {label}"] = sorted(
-            (stable(e) or {} for e in found), key=lambda e: str(e.get("slug"))
-        )
+        record.state[f"environments {label}"] = stable_listing(found, "slug")
         for environment in found:
             if environment.get("id"):
                 record.labels[environment["id"]] = f"{label}/{environment.get('slug')}"

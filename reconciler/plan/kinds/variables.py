@@ -65,7 +65,7 @@ from reconciler.plan.kinds.base import (
     require_fields,
 )
 from reconciler.plan.kinds.registry import register
-from reconciler.plan.live import LiveRecord, stable
+from reconciler.plan.live import LiveRecord, stable_listing
 from reconciler.plan.phases import ApplyPhase, ReadAt
 from reconciler.platform.protocol import Platform
 from reconciler.platform.shapes import VARIABLE, VARIABLE_KINDS, unknown_members, unknown_values
@@ -464,9 +464,7 @@ class VariablesKind(EnvironmentKind[list[dict[str, Any]], list[dict[str, Any]]])
 
     def record(self, record: LiveRecord, at: Location, label: str, found: Any) -> None:
         record.read(READ_OPERATION, at.object_id)
-        record.state[f"variables {label}"] = sorted(
-            (stable(item) or {} for item in found), key=lambda v: str(v.get("key"))
-        )
+        record.state[f"variables {label}"] = stable_listing(found, "key")
 
     def pick(self, found: Any, at: Location) -> Any:
         return found
