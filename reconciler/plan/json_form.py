@@ -435,9 +435,7 @@ def _diff_from_dict(data: object, path: str) -> FieldDiff:
     )
 
 
-def _one_of(
-    obj: Mapping[str, object], key: str, path: str, allowed: tuple[Choice, ...]
-) -> Choice:
+def _one_of(obj: Mapping[str, object], key: str, path: str, allowed: tuple[Choice, ...]) -> Choice:
     """`obj[key]`, which must be one of the `allowed` strings."""
     value = _typed(obj, key, path, str)
     for choice in allowed:

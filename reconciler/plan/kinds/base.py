@@ -372,9 +372,7 @@ class Planning(ABC):
         environment's name), so that the plan must read and plan it."""
 
     @abstractmethod
-    def manages(
-        self, kind: AnyEnvironmentKind, project: str, app: str, environment: str
-    ) -> bool:
+    def manages(self, kind: AnyEnvironmentKind, project: str, app: str, environment: str) -> bool:
         """Whether the manifest manages `kind` in that environment."""
 
 
