@@ -20,6 +20,7 @@ from typing import Any, Literal, get_args
 from reconciler.checks.registry import RULES, Severity
 from reconciler.checks.settings import RuleSettings
 from reconciler.diagnostics import INFO, Diagnostic
+from reconciler.json_types import JsonValue
 from reconciler.manifest.model import ChecksSettings, Position
 from reconciler.manifest.problems import format_path
 
@@ -75,7 +76,7 @@ class Override:
         """`file:line:column: path: description`, as problems and findings read."""
         return self.diagnostic.located_message
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, JsonValue]:
         position = self.position
         return {
             "rule": self.rule,

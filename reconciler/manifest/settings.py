@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from reconciler.json_types import JsonScalar
 from reconciler.manifest.model import (
     DECLARED,
     UNSET,
@@ -237,13 +238,14 @@ def _place(data: dict[str, Any], name: str, value: Any) -> None:
     data[last] = value
 
 
-def server_defaults(model: type[DataclassInstance]) -> dict[str, object]:
+def server_defaults(model: type[DataclassInstance]) -> dict[str, JsonScalar]:
     """The members the server fills in when they are left out, with their values (a health
-    check's 10/5/3/0), by API name."""
+    check's 10/5/3/0), by API name: JSON values, as a live answer holds them (a default that
+    is UNSET or `MISSING` is none)."""
     return {
         field.name: field.default
         for field in declared_fields(model)
-        if field.default not in (UNSET, dataclasses.MISSING)
+        if field.default is None or isinstance(field.default, bool | int | float | str)
     }
 
 

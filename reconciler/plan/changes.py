@@ -9,11 +9,12 @@ at the moment apply sends the call.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from reconciler.diagnostics import Diagnostic
+from reconciler.json_types import JsonObject, JsonScalar
 from reconciler.manifest.model import Position
 
 if TYPE_CHECKING:
@@ -87,6 +88,20 @@ UNKNOWN = "(known after apply)"
 SENSITIVE = "(sensitive value)"
 """What display forms hold instead of a write-only value."""
 
+SentValue: TypeAlias = "JsonScalar | SecretRef | Sequence[SentValue] | Mapping[str, SentValue]"
+"""What a call sends: JSON in which a `SecretRef` stands where a write-only value will be sent
+(resolved only by apply, at the moment it sends the call)."""
+SentObject: TypeAlias = Mapping[str, SentValue]
+"""A call's body."""
+PlanValue: TypeAlias = (
+    "JsonScalar | SecretRef | _Absent | Sequence[PlanValue] | Mapping[str, PlanValue]"
+)
+"""What a plan shows of a value (a diff's sides, a display form): JSON, in which `ABSENT` marks
+a member one side does not have (`{"runtime": {"port": ABSENT}}`) and a sensitive value may be
+shown by its `SecretRef`; the plan's JSON keeps both (`reconciler/plan/json_form.py`)."""
+PlanObject: TypeAlias = Mapping[str, PlanValue]
+"""The display form of a resource (`Change.before`/`after`), or of one policy."""
+
 
 @dataclass(frozen=True)
 class SecretRef:
@@ -101,7 +116,7 @@ class SecretRef:
     source: str
     fingerprint: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JsonObject]:
         return {"$secret": {"source": self.source, "fingerprint": self.fingerprint}}
 
 
@@ -129,7 +144,7 @@ class Call:
     """
 
     operation: Operation
-    body: Mapping[str, Any]
+    body: SentObject
     permission: str
     creates: bool = False
 
@@ -146,8 +161,8 @@ class ItemEdit:
     op: ItemOp
     before_index: int | None
     after_index: int | None
-    before: Any = None
-    after: Any = None
+    before: PlanValue = None
+    after: PlanValue = None
 
 
 @dataclass(frozen=True)
@@ -159,8 +174,8 @@ class FieldDiff:
     """
 
     path: str
-    before: Any
-    after: Any
+    before: PlanValue
+    after: PlanValue
     sensitive: bool = False
     known_after_apply: bool = False
     items: tuple[ItemEdit, ...] = ()
@@ -173,8 +188,8 @@ class PolicyEdit:
     op: PolicyOp
     before_index: int | None
     after_index: int | None
-    before: Mapping[str, Any] | None
-    after: Mapping[str, Any] | None
+    before: PlanObject | None
+    after: PlanObject | None
     diffs: tuple[FieldDiff, ...] = ()
 
 
@@ -199,8 +214,8 @@ class Change:
     address: str
     kind: ResourceKind
     action: Action
-    before: Mapping[str, Any] | None
-    after: Mapping[str, Any] | None
+    before: PlanObject | None
+    after: PlanObject | None
     diffs: tuple[FieldDiff, ...] = ()
     calls: tuple[Call, ...] = ()
     reason: str | None = None
@@ -244,7 +259,7 @@ class Plan:
     live_digest: str = ""
     targets: tuple[str, ...] = ()
     max_deletes: int = 10
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    metadata: JsonObject = field(default_factory=dict)
     # The reference (`SecretRef.source`) of the secret the manifest declares for each variable
     # the plan covers, by address. Not saved: apply checks a saved plan's references against
     # the plan it rebuilds from the manifest.

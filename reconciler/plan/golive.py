@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from reconciler.checks.capacity import LiveEnvironment
+from reconciler.json_types import JsonObject
 from reconciler.manifest.model import ENVIRONMENT_NAMES, UNSET, Build, Manifest, listed
 from reconciler.plan import kinds
 from reconciler.plan.changes import Action, Change, Note
@@ -150,16 +151,15 @@ def environments_to_deploy(
     ]
 
 
-async def latest_deployment(
-    platform: Platform, environment: EnvironmentKey
-) -> Mapping[str, Any] | None:
+async def latest_deployment(platform: Platform, environment: EnvironmentKey) -> JsonObject | None:
     """The newest deployment of an environment (slugs or IDs), None when it has none."""
     project, app, name = environment
-    found = await platform.call(
+    found: object = await platform.call(
         "deployments.listDeployments",
         {"project": project, "app": app, "environment": name, "limit": 1},
     )
-    return found[0] if found else None
+    newest = found[0] if isinstance(found, list) and found else None
+    return newest if isinstance(newest, Mapping) else None
 
 
 def _apps(manifest: Manifest | None, parts: Sequence[str]) -> list[tuple[str, str]]:

@@ -30,13 +30,14 @@ someone pasted in).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, get_args
+from typing import TYPE_CHECKING, TypeGuard, TypeVar, get_args
 
 from reconciler import __version__
 from reconciler.checks.capacity import CapacityReport
 from reconciler.checks.overrides import Override
 from reconciler.diagnostics import Diagnostic, Severity
 from reconciler.errors import PlanShapeError
+from reconciler.json_types import JsonObject, JsonValue
 from reconciler.manifest.model import Position
 from reconciler.plan import kinds
 from reconciler.plan.address import Address
@@ -53,11 +54,14 @@ from reconciler.plan.changes import (
     ItemOp,
     Note,
     Plan,
+    PlanObject,
+    PlanValue,
     PolicyEdit,
     PolicyOp,
     SecretRef,
     SecretSource,
     SecretSourceKind,
+    SentObject,
 )
 from reconciler.plan.golive import goes_live
 from reconciler.plan.provenance import template_reach
@@ -69,7 +73,7 @@ if TYPE_CHECKING:
 
 SECRET_MARKER = "$secret"
 ABSENT_MARKER = "$absent"
-SECRET_SOURCE_KINDS: tuple[str, ...] = get_args(SecretSourceKind)
+SECRET_SOURCE_KINDS: tuple[SecretSourceKind, ...] = get_args(SecretSourceKind)
 NOTE_SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 POLICY_OPS: tuple[PolicyOp, ...] = get_args(PolicyOp)
 ITEM_OPS: tuple[ItemOp, ...] = get_args(ItemOp)
@@ -78,7 +82,7 @@ T = TypeVar("T")
 Choice = TypeVar("Choice", bound=str)
 
 
-class JsonArray(tuple[Any, ...]):
+class JsonArray(tuple[PlanValue, ...]):
     """A decoded JSON array: immutable like the value classes, equal to a list or tuple.
 
     The plan engine may build call bodies with lists or tuples; JSON keeps no
@@ -101,7 +105,7 @@ class JsonArray(tuple[Any, ...]):
 # --------------------------------------------------------------------------- encode
 
 
-def plan_to_dict(plan: Plan) -> dict[str, Any]:
+def plan_to_dict(plan: Plan) -> dict[str, JsonValue]:
     """The documented machine form of a plan (`--format json`; docs/reference/plan-json.md documents it)."""
     add, change, destroy = plan.counts()
     return {
@@ -129,16 +133,16 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
     }
 
 
-def _template_reach(plan: Plan) -> dict[str, Any]:
+def _template_reach(plan: Plan) -> dict[str, JsonValue]:
     """`template_reach`, only in an explained plan that has changes from shared blocks (so
     the plans of manifests without them read exactly as before)."""
     reach = template_reach(plan.changes)
     return {"template_reach": [r.to_json() for r in reach]} if reach else {}
 
 
-def _change_to_dict(change: Change) -> dict[str, Any]:
+def _change_to_dict(change: Change) -> dict[str, JsonValue]:
     where = f"change {change.address}"
-    out: dict[str, Any] = {
+    out: dict[str, JsonValue] = {
         "address": change.address,
         "kind": change.kind,
         "action": change.action.value,
@@ -166,8 +170,8 @@ def _change_to_dict(change: Change) -> dict[str, Any]:
     return out
 
 
-def _diff_to_dict(diff: FieldDiff, where: str) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def _diff_to_dict(diff: FieldDiff, where: str) -> dict[str, JsonValue]:
+    out: dict[str, JsonValue] = {
         "path": diff.path,
         "sensitive": diff.sensitive,
         "known_after_apply": diff.known_after_apply,
@@ -181,7 +185,7 @@ def _diff_to_dict(diff: FieldDiff, where: str) -> dict[str, Any]:
     return out
 
 
-def _item_to_dict(item: ItemEdit | PolicyEdit, where: str) -> dict[str, Any]:
+def _item_to_dict(item: ItemEdit | PolicyEdit, where: str) -> dict[str, JsonValue]:
     return {
         "op": item.op,
         "before_index": item.before_index,
@@ -191,21 +195,21 @@ def _item_to_dict(item: ItemEdit | PolicyEdit, where: str) -> dict[str, Any]:
     }
 
 
-def _shown(diff: FieldDiff, value: Any) -> Any:
+def _shown(diff: FieldDiff, value: PlanValue) -> PlanValue:
     """A sensitive diff keeps only what is safe to print: references and markers, never a value."""
     if not diff.sensitive or value is None or isinstance(value, SecretRef) or value == UNKNOWN:
         return value
     return SENSITIVE
 
 
-def _edit_to_dict(edit: PolicyEdit, where: str) -> dict[str, Any]:
+def _edit_to_dict(edit: PolicyEdit, where: str) -> dict[str, JsonValue]:
     return {
         **_item_to_dict(edit, f"{where} policy"),
         "diffs": [_diff_to_dict(d, where) for d in edit.diffs],
     }
 
 
-def _call_to_dict(call: Call, where: str) -> dict[str, Any]:
+def _call_to_dict(call: Call, where: str) -> dict[str, JsonValue]:
     return {
         "operation": call.operation.name,
         "body": encode_value(call.body, f"{where} call {call.operation.name}"),
@@ -214,8 +218,8 @@ def _call_to_dict(call: Call, where: str) -> dict[str, Any]:
     }
 
 
-def _note_to_dict(note: Note) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def _note_to_dict(note: Note) -> dict[str, JsonValue]:
+    out: dict[str, JsonValue] = {
         "severity": note.severity,
         "message": note.message,
         "address": note.address,
@@ -227,7 +231,7 @@ def _note_to_dict(note: Note) -> dict[str, Any]:
     return out
 
 
-def encode_value(value: Any, where: str) -> Any:
+def encode_value(value: PlanValue, where: str) -> JsonValue:
     """A JSON-like value with SecretRef and ABSENT turned into their markers."""
     if value is None or isinstance(value, bool | int | str):
         return value
@@ -240,7 +244,7 @@ def encode_value(value: Any, where: str) -> Any:
     if value is ABSENT:
         return {ABSENT_MARKER: True}
     if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
+        out: dict[str, JsonValue] = {}
         for key, item in value.items():
             if not isinstance(key, str):
                 raise ValueError(f"{where}: mapping key {type(key).__name__} is not a string")
@@ -254,7 +258,7 @@ def encode_value(value: Any, where: str) -> Any:
 # --------------------------------------------------------------------------- decode
 
 
-def plan_from_dict(data: Any) -> Plan:
+def plan_from_dict(data: object) -> Plan:
     """Rebuild the exact `Plan` that `plan_to_dict` described; raise `PlanShapeError` if broken."""
     root = _object(data, "$")
     changes = tuple(
@@ -269,7 +273,7 @@ def plan_from_dict(data: Any) -> Plan:
         live_digest=_typed(root, "live_digest", "$", str),
         targets=_strings(root, "targets", "$"),
         max_deletes=_integer(root, "max_deletes", "$"),
-        metadata=_object(decode_value(_get(root, "metadata", "$"), "metadata"), "metadata"),
+        metadata=_metadata(root),
         capacity=_capacity(root),
         findings=_checked(root, "findings", Diagnostic.finding_from_json),
         overrides=_checked(root, "overrides", Override.from_json),
@@ -278,7 +282,15 @@ def plan_from_dict(data: Any) -> Plan:
     return plan
 
 
-def _capacity(root: Mapping[str, Any]) -> CapacityReport | None:
+def _metadata(root: Mapping[str, object]) -> JsonObject:
+    """`metadata`: plain JSON, which no marker stands in (the planner writes strings there)."""
+    metadata = _decoded_object(_get(root, "metadata", "$"), "metadata")
+    if not _is_json(metadata):
+        raise PlanShapeError("metadata", "expected plain JSON, without secret or absent markers")
+    return metadata
+
+
+def _capacity(root: Mapping[str, object]) -> CapacityReport | None:
     """`capacity`, null or absent in plans written before it existed."""
     found = root.get("capacity")
     if found is None:
@@ -292,14 +304,14 @@ def _capacity(root: Mapping[str, Any]) -> CapacityReport | None:
 
 
 def _checked(
-    root: Mapping[str, Any], key: str, build: Callable[[Mapping[str, Any]], T]
+    root: Mapping[str, object], key: str, build: Callable[[Mapping[str, object]], T]
 ) -> tuple[T, ...]:
     """`findings` or `overrides`, what the checks said of the plan; absent in plans written
     before they existed."""
     if key not in root:
         return ()
 
-    def one(data: Any, path: str) -> T:
+    def one(data: object, path: str) -> T:
         try:
             return build(_object(data, path))
         except (KeyError, TypeError, ValueError):
@@ -308,7 +320,7 @@ def _checked(
     return _items(root, key, "$", one)
 
 
-def _change_from_dict(data: Any, path: str) -> Change:
+def _change_from_dict(data: object, path: str) -> Change:
     obj = _object(data, path)
     action = _action(obj, path)
     kind = _typed(obj, "kind", path, str)
@@ -339,7 +351,7 @@ def _change_from_dict(data: Any, path: str) -> Change:
     )
 
 
-def _address(obj: Mapping[str, Any], kind: str, path: str) -> str:
+def _address(obj: Mapping[str, object], kind: str, path: str) -> str:
     """The change's address: one of its own kind, as deep as the kind's (an edited file could
     hold any text there, which every reader of addresses would misread)."""
     text = _typed(obj, "address", path, str)
@@ -360,14 +372,14 @@ def _address(obj: Mapping[str, Any], kind: str, path: str) -> str:
     return text
 
 
-def _test_outcomes(obj: Mapping[str, Any], path: str) -> tuple[OutcomeChange, ...]:
+def _test_outcomes(obj: Mapping[str, object], path: str) -> tuple[OutcomeChange, ...]:
     """`policy_test_changes`; absent in plans written before it existed."""
     if "policy_test_changes" not in obj:
         return ()
     return _items(obj, "policy_test_changes", path, _test_outcome)
 
 
-def _test_outcome(data: Any, path: str) -> OutcomeChange:
+def _test_outcome(data: object, path: str) -> OutcomeChange:
     from reconciler.policy_tests.effect import outcome_change_from_json  # see changes.py
 
     try:
@@ -378,17 +390,18 @@ def _test_outcome(data: Any, path: str) -> OutcomeChange:
         ) from None
 
 
-def _secret_source(obj: Mapping[str, Any], path: str) -> SecretSource | None:
+def _secret_source(obj: Mapping[str, object], path: str) -> SecretSource | None:
     """`{"fromEnv": NAME}` or `{"fromFile": PATH}`; absent in plans written before it existed."""
     if "secret_source" not in obj:
         return None
     found = obj["secret_source"]
-    entries = list(found.items()) if isinstance(found, dict) else []
-    if len(entries) != 1 or entries[0][0] not in SECRET_SOURCE_KINDS:
+    entries: list[tuple[object, object]] = list(found.items()) if isinstance(found, dict) else []
+    kind = next((k for k in SECRET_SOURCE_KINDS if len(entries) == 1 and entries[0][0] == k), None)
+    if kind is None:
         raise PlanShapeError(
             f"{path}.secret_source", 'expected {"fromEnv": str} or {"fromFile": str}'
         )
-    kind, name = entries[0]
+    name = entries[0][1]
     if not isinstance(name, str):
         raise PlanShapeError(
             f"{path}.secret_source.{kind}", f"expected a string, got {_kind(name)}"
@@ -396,7 +409,7 @@ def _secret_source(obj: Mapping[str, Any], path: str) -> SecretSource | None:
     return SecretSource(kind, name)
 
 
-def _action(obj: Mapping[str, Any], path: str) -> Action:
+def _action(obj: Mapping[str, object], path: str) -> Action:
     name = _typed(obj, "action", path, str)
     try:
         action = Action(name)
@@ -409,7 +422,7 @@ def _action(obj: Mapping[str, Any], path: str) -> Action:
     return action
 
 
-def _diff_from_dict(data: Any, path: str) -> FieldDiff:
+def _diff_from_dict(data: object, path: str) -> FieldDiff:
     obj = _object(data, path)
     return FieldDiff(
         path=_typed(obj, "path", path, str),
@@ -422,7 +435,7 @@ def _diff_from_dict(data: Any, path: str) -> FieldDiff:
     )
 
 
-def _one_of(obj: Mapping[str, Any], key: str, path: str, allowed: tuple[Choice, ...]) -> Choice:
+def _one_of(obj: Mapping[str, object], key: str, path: str, allowed: tuple[Choice, ...]) -> Choice:
     """`obj[key]`, which must be one of the `allowed` strings."""
     value = _typed(obj, key, path, str)
     for choice in allowed:
@@ -431,7 +444,7 @@ def _one_of(obj: Mapping[str, Any], key: str, path: str, allowed: tuple[Choice, 
     raise PlanShapeError(f"{path}.{key}", f"must be one of {', '.join(allowed)}")
 
 
-def _item_from_dict(data: Any, path: str) -> ItemEdit:
+def _item_from_dict(data: object, path: str) -> ItemEdit:
     obj = _object(data, path)
     return ItemEdit(
         op=_one_of(obj, "op", path, ITEM_OPS),
@@ -442,7 +455,7 @@ def _item_from_dict(data: Any, path: str) -> ItemEdit:
     )
 
 
-def _edit_from_dict(data: Any, path: str) -> PolicyEdit:
+def _edit_from_dict(data: object, path: str) -> PolicyEdit:
     obj = _object(data, path)
     return PolicyEdit(
         op=_one_of(obj, "op", path, POLICY_OPS),
@@ -454,17 +467,25 @@ def _edit_from_dict(data: Any, path: str) -> PolicyEdit:
     )
 
 
-def _call_from_dict(data: Any, path: str) -> Call:
+def _call_from_dict(data: object, path: str) -> Call:
     obj = _object(data, path)
     return Call(
         operation=_operation(obj, path),
-        body=_object(decode_value(_get(obj, "body", path), f"{path}.body"), f"{path}.body"),
+        body=_body(obj, path),
         permission=_typed(obj, "permission", path, str),
         creates=_typed(obj, "creates", path, bool),
     )
 
 
-def _operation(obj: Mapping[str, Any], path: str) -> Operation:
+def _body(obj: Mapping[str, object], path: str) -> SentObject:
+    """What the call sends: a value left out is left out of the body, never marked absent."""
+    body = _decoded_object(_get(obj, "body", path), f"{path}.body")
+    if not _is_sent(body):
+        raise PlanShapeError(f"{path}.body", 'a call sends no "$absent" marker')
+    return body
+
+
+def _operation(obj: Mapping[str, object], path: str) -> Operation:
     """The platform operation `obj["operation"]` names: a plan file is text, and a call of an
     operation the platform does not have can never be sent."""
     name = _typed(obj, "operation", path, str)
@@ -474,7 +495,7 @@ def _operation(obj: Mapping[str, Any], path: str) -> Operation:
         raise PlanShapeError(f"{path}.operation", "not an operation of the platform API") from None
 
 
-def _note_from_dict(data: Any, path: str) -> Note:
+def _note_from_dict(data: object, path: str) -> Note:
     obj = _object(data, path)
     severity = _one_of(obj, "severity", path, NOTE_SEVERITIES)
     address = obj.get("address")
@@ -499,7 +520,7 @@ def _position_text(position: Position) -> str:
     return f"{position.file}:{position.line}:{position.column}"
 
 
-def _position(obj: Mapping[str, Any], path: str) -> Position | None:
+def _position(obj: Mapping[str, object], path: str) -> Position | None:
     text = obj.get("position")
     if text is None:
         return None
@@ -509,7 +530,7 @@ def _position(obj: Mapping[str, Any], path: str) -> Position | None:
     return Position(parts[0], int(parts[1]), int(parts[2]))
 
 
-def _check_summary(root: Mapping[str, Any], plan: Plan) -> None:
+def _check_summary(root: Mapping[str, object], plan: Plan) -> None:
     """The summary is redundant; a mismatch means the file was edited or cut by hand."""
     summary = _object(_get(root, "summary", "$"), "summary")
     add, change, destroy = plan.counts()
@@ -520,12 +541,14 @@ def _check_summary(root: Mapping[str, Any], plan: Plan) -> None:
             raise PlanShapeError(f"summary.{key}", "does not match the changes listed")
 
 
-def decode_value(value: Any, path: str) -> Any:
+def decode_value(value: object, path: str) -> PlanValue:
     """Inverse of `encode_value`: markers back to SecretRef/ABSENT, arrays to `JsonArray`."""
     if isinstance(value, list):
         return JsonArray(decode_value(item, f"{path}[{i}]") for i, item in enumerate(value))
-    if not isinstance(value, dict):
+    if value is None or isinstance(value, bool | int | float | str):
         return value
+    if not isinstance(value, dict):  # never from JSON text: only a caller's own objects
+        raise PlanShapeError(path, "expected a JSON value")
     if SECRET_MARKER in value:
         return _secret_ref(value, path)
     if ABSENT_MARKER in value:
@@ -535,25 +558,47 @@ def decode_value(value: Any, path: str) -> Any:
     return {key: decode_value(item, f"{path}.{key}") for key, item in value.items()}
 
 
-def _secret_ref(value: dict[str, Any], path: str) -> SecretRef:
+def _secret_ref(value: Mapping[str, object], path: str) -> SecretRef:
     inner = value[SECRET_MARKER]
+    members: Mapping[str, object] = inner if isinstance(inner, dict) else {}
+    source, fingerprint = members.get("source"), members.get("fingerprint")
     if (
         len(value) != 1
-        or not isinstance(inner, dict)
-        or set(inner) != {"source", "fingerprint"}
-        or not isinstance(inner["source"], str)
-        or not (inner["fingerprint"] is None or isinstance(inner["fingerprint"], str))
+        or set(members) != {"source", "fingerprint"}
+        or not isinstance(source, str)
+        or not (fingerprint is None or isinstance(fingerprint, str))
     ):
         raise PlanShapeError(
             path, 'a secret reference must be {"$secret": {"source": str, "fingerprint": str|null}}'
         )
-    return SecretRef(source=inner["source"], fingerprint=inner["fingerprint"])
+    return SecretRef(source=source, fingerprint=fingerprint)
+
+
+def _is_sent(value: PlanObject) -> TypeGuard[SentObject]:
+    """Whether `value` holds no ABSENT at any depth: what a call can send."""
+    return not _holds(value, (type(ABSENT),))
+
+
+def _is_json(value: PlanObject) -> TypeGuard[JsonObject]:
+    """Whether `value` holds neither ABSENT nor a SecretRef at any depth: plain JSON."""
+    return not _holds(value, (type(ABSENT), SecretRef))
+
+
+def _holds(value: PlanValue, markers: tuple[type, ...]) -> bool:
+    """Whether `value` is, or holds at any depth, a value of one of the `markers` types."""
+    if isinstance(value, markers):
+        return True
+    if isinstance(value, Mapping):
+        return any(_holds(item, markers) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(_holds(item, markers) for item in value)
+    return False
 
 
 # --------------------------------------------------------------------------- shape helpers
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     """The JSON type name of a value, for messages (the value itself is never shown)."""
     if value is None:
         return "null"
@@ -568,7 +613,7 @@ def _kind(value: Any) -> str:
     return "an object"
 
 
-def _get(obj: Mapping[str, Any], key: str, path: str) -> Any:
+def _get(obj: Mapping[str, object], key: str, path: str) -> object:
     if key not in obj:
         raise PlanShapeError(_join(path, key), "is missing")
     return obj[key]
@@ -578,19 +623,27 @@ def _join(path: str, key: str) -> str:
     return key if path == "$" else f"{path}.{key}"
 
 
-def _object(value: Any, path: str) -> dict[str, Any]:
+def _object(value: object, path: str) -> Mapping[str, object]:
     if not isinstance(value, dict):
         raise PlanShapeError(path, f"expected an object, got {_kind(value)}")
     return value
 
 
-def _array(value: Any, path: str) -> Sequence[Any]:
+def _decoded_object(value: object, path: str) -> PlanObject:
+    """`value` decoded (`decode_value`), which must be an object."""
+    decoded = decode_value(value, path)
+    if not isinstance(decoded, dict):
+        raise PlanShapeError(path, f"expected an object, got {_kind(decoded)}")
+    return decoded
+
+
+def _array(value: object, path: str) -> Sequence[object]:
     if not isinstance(value, list | tuple):
         raise PlanShapeError(path, f"expected an array, got {_kind(value)}")
     return value
 
 
-def _typed(obj: Mapping[str, Any], key: str, path: str, kind: type[T]) -> T:
+def _typed(obj: Mapping[str, object], key: str, path: str, kind: type[T]) -> T:
     value = _get(obj, key, path)
     # bool is an int in Python; a JSON boolean is never a count and a number never a flag
     if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
@@ -599,35 +652,36 @@ def _typed(obj: Mapping[str, Any], key: str, path: str, kind: type[T]) -> T:
     return value
 
 
-def _integer(obj: Mapping[str, Any], key: str, path: str) -> int:
+def _integer(obj: Mapping[str, object], key: str, path: str) -> int:
     value = _typed(obj, key, path, int)
     if value < 0:
         raise PlanShapeError(_join(path, key), "must not be negative")
     return value
 
 
-def _optional_index(obj: Mapping[str, Any], key: str, path: str) -> int | None:
+def _optional_index(obj: Mapping[str, object], key: str, path: str) -> int | None:
     return None if _get(obj, key, path) is None else _integer(obj, key, path)
 
 
-def _optional_mapping(obj: Mapping[str, Any], key: str, path: str) -> dict[str, Any] | None:
+def _optional_mapping(obj: Mapping[str, object], key: str, path: str) -> PlanObject | None:
     value = _get(obj, key, path)
     if value is None:
         return None
-    return _object(decode_value(value, _join(path, key)), _join(path, key))
+    return _decoded_object(value, _join(path, key))
 
 
-def _strings(obj: Mapping[str, Any], key: str, path: str) -> tuple[str, ...]:
+def _strings(obj: Mapping[str, object], key: str, path: str) -> tuple[str, ...]:
     where = _join(path, key)
-    items = _array(_get(obj, key, path), where)
-    for i, item in enumerate(items):
+    strings = []
+    for i, item in enumerate(_array(_get(obj, key, path), where)):
         if not isinstance(item, str):
             raise PlanShapeError(f"{where}[{i}]", f"expected a string, got {_kind(item)}")
-    return tuple(items)
+        strings.append(item)
+    return tuple(strings)
 
 
 def _items(
-    obj: Mapping[str, Any], key: str, path: str, build: Callable[[Any, str], T]
+    obj: Mapping[str, object], key: str, path: str, build: Callable[[object, str], T]
 ) -> tuple[T, ...]:
     where = _join(path, key)
     return tuple(

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from reconciler.json_types import JsonObject, JsonValue
 from reconciler.platform.operations import get_operation, permission
 
 VOLATILE = frozenset({"createdAt", "updatedAt", "currentDeploymentId", "isRolledBack"})
@@ -29,7 +29,7 @@ VOLATILE = frozenset({"createdAt", "updatedAt", "currentDeploymentId", "isRolled
 class LiveRecord:
     permissions: set[str] = field(default_factory=set)
     labels: dict[str, str] = field(default_factory=dict)
-    state: dict[str, Any] = field(default_factory=dict)
+    state: dict[str, JsonValue] = field(default_factory=dict)
     rolled_back: set[str] = field(default_factory=set)
     """`project/app` of the live apps whose production is rolled back (isRolledBack)."""
     other_environments: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -41,14 +41,17 @@ class LiveRecord:
         permission."""
         self.permissions.add(permission(get_operation(operation), object_id))
 
-    def slug_holder(self, kind: str, slug: str, holder: Mapping[str, Any] | None) -> None:
+    def slug_holder(self, kind: str, slug: str, holder: JsonObject | None) -> None:
         """Who held a slug the plan looked up (a rename target, a temporary slug)."""
         self.state[f"{kind} slug {slug}"] = None if holder is None else holder.get("id")
 
-    def environment(self, project: str, app: str, name: str) -> Mapping[str, Any] | None:
+    def environment(self, project: str, app: str, name: str) -> JsonObject | None:
         """The environment as read (volatile fields left out); None when it was not read."""
-        listed = self.state.get(f"environments {project}/{app}") or ()
-        return next((e for e in listed if e.get("slug") == name), None)
+        listed = self.state.get(f"environments {project}/{app}")
+        environments = listed if isinstance(listed, list | tuple) else ()
+        return next(
+            (e for e in environments if isinstance(e, Mapping) and e.get("slug") == name), None
+        )
 
     def project_ids(self) -> dict[str, str]:
         """slug -> ID of every project read."""
@@ -64,11 +67,17 @@ class LiveRecord:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def stable(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def stable(value: JsonObject | None) -> dict[str, JsonValue] | None:
     """`value` without its volatile fields (None stays None)."""
     if value is None:
         return None
     return {k: v for k, v in value.items() if k not in VOLATILE}
+
+
+def stable_listing(found: Iterable[JsonObject], by: str) -> list[dict[str, JsonValue]]:
+    """A listing's objects without their volatile fields, in the order of their `by` member
+    (the order the platform lists them in is not part of live state)."""
+    return sorted((stable(item) or {} for item in found), key=lambda item: str(item.get(by)))
 
 
 def fingerprint_mode(key: bytes | None) -> str:

@@ -21,10 +21,10 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from reconciler.errors import PlanFileError, PlanShapeError
 from reconciler.escaping import escaped_json
+from reconciler.json_types import JsonValue
 from reconciler.plan.changes import FORMAT_VERSION, Plan
 from reconciler.plan.json_form import plan_from_dict, plan_to_dict
 
@@ -41,7 +41,7 @@ class PlatformBinding:
     base_url: str
     projects: Mapping[str, str]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JsonValue]:
         return {"base_url": self.base_url, "projects": dict(sorted(self.projects.items()))}
 
 
@@ -114,7 +114,7 @@ def load_plan(path: Path) -> SavedPlan:
     return SavedPlan(plan, manifest_files, platform, signature, content)
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def _read_json(path: Path) -> dict[str, object]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -145,7 +145,7 @@ def _read_json(path: Path) -> dict[str, Any]:
     return document
 
 
-def _check_version(path: Path, version: Any) -> None:
+def _check_version(path: Path, version: object) -> None:
     if not isinstance(version, str):
         raise PlanFileError(
             f"{path} has no format_version string; this reconciler reads plan format "
@@ -161,38 +161,43 @@ def _check_version(path: Path, version: Any) -> None:
         )
 
 
-def _manifest_files(document: dict[str, Any]) -> tuple[str, ...]:
-    files = document.get("manifest_files")
-    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+def _manifest_files(document: Mapping[str, object]) -> tuple[str, ...]:
+    found = document.get("manifest_files")
+    files: list[object] = found if isinstance(found, list) else []
+    names = tuple(name for name in files if isinstance(name, str))
+    if not isinstance(found, list) or len(names) != len(files):
         raise PlanShapeError("manifest_files", "expected an array of strings")
-    return tuple(files)
+    return names
 
 
-def _platform(value: Any) -> PlatformBinding | None:
+def _platform(value: object) -> PlatformBinding | None:
     if value is None:
         return None
-    if not isinstance(value, dict) or not isinstance(value.get("base_url"), str):
+    base_url = value.get("base_url") if isinstance(value, dict) else None
+    if not isinstance(value, dict) or not isinstance(base_url, str):
         raise PlanShapeError("platform", 'expected an object with a "base_url" string')
-    projects = value.get("projects", {})
-    if not isinstance(projects, dict) or not all(
-        isinstance(slug, str) and isinstance(id_, str) for slug, id_ in projects.items()
-    ):
+    found = value.get("projects", {})
+    listed: dict[object, object] = found if isinstance(found, dict) else {}
+    projects = {
+        slug: id_ for slug, id_ in listed.items() if isinstance(slug, str) and isinstance(id_, str)
+    }
+    if not isinstance(found, dict) or len(projects) != len(listed):
         raise PlanShapeError("platform.projects", "expected an object of project IDs by slug")
-    return PlatformBinding(value["base_url"], projects)
+    return PlatformBinding(base_url, projects)
 
 
-def checksum_of(document: dict[str, Any]) -> str:
+def checksum_of(document: Mapping[str, object]) -> str:
     """The checksum a plan file's document carries (anyone can recompute it: it proves a file
     whole, not unedited)."""
     return _checksum(_canonical(_covered(document)))
 
 
-def _covered(document: dict[str, Any]) -> dict[str, Any]:
+def _covered(document: Mapping[str, object]) -> dict[str, object]:
     """What the checksum and the signature cover: everything but themselves."""
     return {key: value for key, value in document.items() if key not in ("checksum", "signature")}
 
 
-def _canonical(content: dict[str, Any]) -> str:
+def _canonical(content: Mapping[str, object]) -> str:
     return json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -204,7 +209,7 @@ def _signature(content: str, key: bytes) -> str:
     return "hmac-sha256:" + hmac.new(key, content.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
-def _dump(document: dict[str, Any]) -> str:
+def _dump(document: Mapping[str, object]) -> str:
     """The file's text: invisible characters of the manifests' text escaped (`escaped_json`),
     as anyone who looks at the file sees it; the checksum covers the data, not this text."""
     text = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)

@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from reconciler.json_types import JsonValue
 from reconciler.manifest.model import (
     Environment,
     Manifest,
@@ -33,7 +34,7 @@ class Reach:
     apps: tuple[str, ...]
     projects: tuple[str, ...]
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, JsonValue]:
         return {
             "source": self.source,
             "changes": self.changes,

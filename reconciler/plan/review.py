@@ -15,16 +15,17 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
+from reconciler.json_types import JsonValue
 from reconciler.plan import kinds
-from reconciler.plan.changes import ABSENT, Plan, SecretRef
+from reconciler.plan.changes import ABSENT, Plan, PlanValue, SecretRef
 from reconciler.plan.secrets import split_fingerprint
 
 Mode = Literal["keyed", "presence"]
-Sent = dict[str, tuple[str | None, list[tuple[str, Any]]]]
+Sent = dict[str, tuple[str | None, list[tuple[str, JsonValue]]]]
 """address -> (the change's action, or None where only a batch sends for it; its calls as
 (operation, the part of the body that is its own))."""
 
@@ -44,7 +45,7 @@ def sent_calls(plan: Plan, *, fingerprints: bool) -> Sent:
     plan made without the key sends none)."""
     changes = plan.executable_changes
     actions = {c.address: c.action.value for c in changes}
-    parts: dict[str, list[tuple[str, Any]]] = {}
+    parts: dict[str, list[tuple[str, JsonValue]]] = {}
     for change in changes:
         kind = kinds.find(change.kind)
         for call in change.calls:
@@ -57,7 +58,7 @@ def sent_calls(plan: Plan, *, fingerprints: bool) -> Sent:
     return {a: (actions.get(a), parts.get(a, [])) for a in actions.keys() | parts.keys()}
 
 
-def _comparable(value: Any, fingerprints: bool) -> Any:
+def _comparable(value: PlanValue, fingerprints: bool) -> JsonValue:
     if value is ABSENT:
         return {"$absent": True}
     if isinstance(value, SecretRef):
@@ -66,14 +67,14 @@ def _comparable(value: Any, fingerprints: bool) -> Any:
         return {
             key: (
                 split_fingerprint(item)[0]
-                if key == "description" and not fingerprints
+                if key == "description" and not fingerprints and isinstance(item, str)
                 else _comparable(item, fingerprints)
             )
             for key, item in value.items()
         }
-    if isinstance(value, (list, tuple)):
-        return [_comparable(item, fingerprints) for item in value]
-    return value
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        return value
+    return [_comparable(item, fingerprints) for item in value]
 
 
 def calls_digest(plan: Plan) -> str:
@@ -132,8 +133,8 @@ def differences(reviewed: Sent, now: Sent) -> list[str]:
 
 
 def _what_differs(
-    before: tuple[str | None, list[tuple[str, Any]]],
-    after: tuple[str | None, list[tuple[str, Any]]],
+    before: tuple[str | None, list[tuple[str, JsonValue]]],
+    after: tuple[str | None, list[tuple[str, JsonValue]]],
 ) -> str:
     if before[0] != after[0]:
         return f"reviewed as {before[0] or 'part of a batch'}, planned now as {after[0] or 'part of a batch'}"

@@ -10,10 +10,17 @@ messages name where the value is, never the value.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 from reconciler.errors import PlainSecretError
-from reconciler.plan.changes import ABSENT, SENSITIVE, UNKNOWN, Plan, SecretRef
+from reconciler.plan.changes import (
+    ABSENT,
+    SENSITIVE,
+    UNKNOWN,
+    Plan,
+    PlanValue,
+    SecretRef,
+    SentObject,
+)
 
 _SET_VARIABLES = "setEnvironmentVariables"
 _PLACEHOLDERS = (SENSITIVE, UNKNOWN)
@@ -38,10 +45,11 @@ def check_no_plain_secrets(plan: Plan) -> None:
                 )
 
 
-def _plain_in_call(operation: str, body: Mapping[str, Any]) -> Iterator[str]:
+def _plain_in_call(operation: str, body: SentObject) -> Iterator[str]:
     # The API defaults `kind` to writeonly, so a set call's variable without a kind is secret too.
     if operation.endswith(_SET_VARIABLES):
-        for item in body.get("variables") or ():
+        variables = body.get("variables")
+        for item in variables if isinstance(variables, list | tuple) else ():
             if (
                 isinstance(item, Mapping)
                 and item.get("kind", "writeonly") == "writeonly"
@@ -52,7 +60,7 @@ def _plain_in_call(operation: str, body: Mapping[str, Any]) -> Iterator[str]:
     yield from _plain_writeonly(body, placeholders_ok=False)
 
 
-def _plain_writeonly(value: Any, *, placeholders_ok: bool) -> Iterator[str]:
+def _plain_writeonly(value: PlanValue, *, placeholders_ok: bool) -> Iterator[str]:
     """Keys of every `{kind: writeonly, value: <plain>}` mapping nested in `value`."""
     if isinstance(value, Mapping):
         if value.get("kind") == "writeonly" and "value" in value:

@@ -62,7 +62,8 @@ def slug_steps(change: Change) -> tuple[SlugStep, ...]:
     """One step per call of a project or app change, read from the calls (empty for others)."""
     if slug_scope(change) is None:
         return ()
-    current = (change.before or {}).get("slug")
+    slug = (change.before or {}).get("slug")
+    current = slug if isinstance(slug, str) else None
     steps = []
     for call in change.calls:
         wanted = call.body.get("slug")

@@ -23,6 +23,7 @@ from reconciler.plan.changes import (
     FieldDiff,
     ItemEdit,
     Note,
+    PlanValue,
     PolicyEdit,
     SecretRef,
     max_deletes_note,
@@ -366,7 +367,7 @@ def _both_lists(diff: FieldDiff) -> bool:
 
 def _short_lists(diff: FieldDiff) -> bool:
     """Both lists short enough that `[...] -> [...]` reads better than item by item."""
-    longest = max(len(diff.before), len(diff.after))
+    longest = max(_length(diff.before), _length(diff.after))
     return longest <= SHORT_LIST and len(diff_line(diff).text) <= WIDE
 
 
@@ -380,10 +381,15 @@ def item_lines(diff: FieldDiff, depth: int = 0) -> list[Line]:
     """
     header = f"{clean(diff.path)}: {_items(diff.before)} -> {_items(diff.after)}"
     lines = [Line("~", depth, header), *(_item_line(edit, depth + 1) for edit in diff.items)]
-    unchanged = len(diff.after) - sum(edit.op != "remove" for edit in diff.items)
+    unchanged = _length(diff.after) - sum(edit.op != "remove" for edit in diff.items)
     if unchanged > 0:
         lines.append(_hidden_count(unchanged, "unchanged item", depth + 1))
     return lines
+
+
+def _length(value: PlanValue) -> int:
+    """How many items a list side of a diff has (none for any other value)."""
+    return len(value) if isinstance(value, list | tuple) else 0
 
 
 def _items(value: Any) -> str:

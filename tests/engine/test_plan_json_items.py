@@ -106,6 +106,16 @@ def test_a_broken_item_names_its_path(member: str, value: object, problem: str):
     assert problem in raised.value.problem
 
 
+def test_a_value_json_cannot_hold_is_refused_by_its_path():
+    """`plan_from_dict` reads parsed JSON: a Python object no JSON text gives is not kept."""
+    data = plan_to_dict(_plan())
+    data["changes"][1]["diffs"][0]["items"][0]["before"] = {"10.0.0.7/32"}
+    with pytest.raises(PlanShapeError) as raised:
+        plan_from_dict(data)
+    assert raised.value.path == "changes[1].diffs[0].items[0].before"
+    assert "expected a JSON value" in raised.value.problem
+
+
 plain_values = st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=8)
 indexes = st.none() | st.integers(0, 100)
 item_edits = st.builds(

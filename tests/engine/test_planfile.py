@@ -238,6 +238,10 @@ class TestBrokenFiles:
             (lambda d: d.update(max_deletes=True), "max_deletes: expected an integer, got a boolean"),
             (lambda d: d.update(permissions=["a", None]), "permissions[1]: expected a string, got null"),
             (lambda d: d.update(manifest_files="shop.yaml"), "manifest_files: expected an array of strings"),
+            (lambda d: d.update(manifest_files=["shop.yaml", 1]), "manifest_files: expected an array of strings"),
+            (lambda d: d["platform"]["projects"].update(shop=5), "platform.projects: expected an object of project IDs by slug"),
+            (lambda d: d["changes"][0]["calls"][0]["body"].update(name={"$absent": True}), 'changes[0].calls[0].body: a call sends no "$absent" marker'),
+            (lambda d: d["metadata"].update(mode={"$secret": {"source": "fromEnv:X", "fingerprint": None}}), "metadata: expected plain JSON"),
             (lambda d: d["summary"].update(destroy=0), "summary.destroy: does not match the changes listed"),
         ],
     )  # fmt: skip

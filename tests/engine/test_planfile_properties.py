@@ -45,16 +45,24 @@ scalars = (
     | st.floats(allow_nan=False, allow_infinity=False)
     | texts
 )
-values = st.recursive(
-    scalars | secret_refs | st.just(ABSENT),
-    lambda inner: (
-        st.lists(inner, max_size=3)
-        | st.lists(inner, max_size=3).map(tuple)
-        | st.dictionaries(names, inner, max_size=3)
-    ),
-    max_leaves=8,
-)
+
+
+def _json_like(leaves: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.recursive(
+        leaves,
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.lists(inner, max_size=3).map(tuple)
+            | st.dictionaries(names, inner, max_size=3)
+        ),
+        max_leaves=8,
+    )
+
+
+# what a plan shows (PlanValue), what a call sends (SentValue: no ABSENT), plain JSON (metadata)
+values = _json_like(scalars | secret_refs | st.just(ABSENT))
 mappings = st.dictionaries(names, values, max_size=4)
+bodies = st.dictionaries(names, _json_like(scalars | secret_refs), max_size=4)
 safe_sensitive = st.sampled_from([SENSITIVE, UNKNOWN, None]) | secret_refs | st.just(ABSENT)
 
 
@@ -82,9 +90,7 @@ edits = st.builds(
     diffs=st.lists(diffs(), max_size=2).map(tuple),
 )
 operations = st.sampled_from(sorted(OPERATIONS)).map(get_operation)
-calls = st.builds(
-    Call, operation=operations, body=mappings, permission=texts, creates=st.booleans()
-)
+calls = st.builds(Call, operation=operations, body=bodies, permission=texts, creates=st.booleans())
 positions = st.none() | st.builds(
     Position,
     file=st.text(min_size=1, max_size=12),
@@ -138,7 +144,7 @@ plans = st.builds(
     live_digest=texts,
     targets=st.lists(texts, max_size=2).map(tuple),
     max_deletes=st.integers(0, 1000),
-    metadata=st.dictionaries(names, values.filter(lambda v: v is not ABSENT), max_size=3),
+    metadata=st.dictionaries(names, _json_like(scalars), max_size=3),
 )
 
 _settings = settings(

@@ -29,7 +29,7 @@ from reconciler.manifest.model import (
     is_set,
     listed,
 )
-from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, Note
+from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, Note, SentValue
 from reconciler.plan.kinds.base import (
     Container,
     ContainerKind,
@@ -47,7 +47,7 @@ from reconciler.plan.kinds.base import (
     waits_for,
 )
 from reconciler.plan.kinds.registry import register
-from reconciler.plan.live import LiveRecord, stable
+from reconciler.plan.live import LiveRecord, stable_listing
 from reconciler.plan.phases import ApplyPhase, ReadAt
 from reconciler.platform.protocol import Platform
 from reconciler.platform.shapes import APP
@@ -388,7 +388,7 @@ def _replace(
 
 def _update(project_slug: str, project_ref: str, desired: App, live: LiveApp) -> Change | None:
     app_id = live.id
-    body: dict[str, JsonValue] = {"project": project_ref, "app": app_id}
+    body: dict[str, SentValue] = {"project": project_ref, "app": app_id}
     diffs = identity_diffs(desired, live.raw, body)
     git_diffs, git_body = _git_update(desired, live)
     diffs.extend(git_diffs)
@@ -489,9 +489,7 @@ class AppKind(ContainerKind[list[LiveApp]]):
 
     def record(self, record: LiveRecord, at: Location, label: str, found: list[LiveApp]) -> None:
         record.read(READ_OPERATION)
-        record.state[f"apps {label}"] = sorted(
-            (stable(a.raw) or {} for a in found), key=lambda a: str(a.get("id"))
-        )
+        record.state[f"apps {label}"] = stable_listing((a.raw for a in found), "id")
         for app in found:
             record.labels[app.id] = f"{label}/{app.slug}"
             if app.rolled_back:

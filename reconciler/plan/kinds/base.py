@@ -16,18 +16,33 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeGuard, TypeVar, overload
 
 from reconciler.errors import NotFound, UnexpectedResponse
+from reconciler.json_types import JsonObject, JsonScalar, JsonValue
 from reconciler.manifest.model import UNSET, App, Environment, Manifest, Project, Prune
 from reconciler.plan.address import Address
-from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, ItemEdit, Note
+from reconciler.plan.changes import (
+    ABSENT,
+    Action,
+    Call,
+    Change,
+    FieldDiff,
+    ItemEdit,
+    Note,
+    PlanValue,
+    SentObject,
+    SentValue,
+)
 from reconciler.plan.options import PlanOptions
 from reconciler.plan.phases import ApplyPhase, ReadAt
 from reconciler.platform.operations import get_operation, permission
 from reconciler.platform.shapes import Shape, unknown_members, unknown_values
 
 if TYPE_CHECKING:
+    from deepdiff.model import ChildRelationship
+
+    from reconciler.plan.kinds.registry import AnyEnvironmentKind
     from reconciler.plan.live import LiveRecord
     from reconciler.platform.operations import Operation
     from reconciler.platform.protocol import Platform
@@ -39,7 +54,7 @@ FoundT = TypeVar("FoundT")
 LiveT = TypeVar("LiveT")
 """The part of what an environment kind found that concerns one environment (`pick`)."""
 
-Reread = Callable[[], Awaitable[Any]]
+Reread = Callable[[], Awaitable[JsonObject | None]]
 """Looks up what a create would have made: its response-like data, or None when absent."""
 
 SlugScope = tuple[str, ...]
@@ -57,7 +72,7 @@ def address_parts(change_address: str) -> tuple[str, ...]:
     return Address.parse(change_address).parts
 
 
-def make_call(operation: str, body: Mapping[str, Any], *, object_id: str | None = None) -> Call:
+def make_call(operation: str, body: SentObject, *, object_id: str | None = None) -> Call:
     """A call of the operation named `operation` with the permission it needs (ID-specific when
     the scope object's ID is known). A name the platform has no operation of is a KeyError."""
     op = get_operation(operation)
@@ -84,7 +99,7 @@ class Location:
     environment: str | None = None
     object_id: str | None = None
 
-    def body(self, **fields: Any) -> dict[str, Any]:
+    def body(self, **fields: SentValue) -> dict[str, SentValue]:
         """The request members naming this location, then `fields`."""
         named = {"project": self.project, "app": self.app, "environment": self.environment}
         return {**{k: v for k, v in named.items() if v is not None}, **fields}
@@ -96,7 +111,7 @@ class NewDomain:
 
     address: str
     host: str
-    dns_records: tuple[Mapping[str, Any], ...]
+    dns_records: tuple[JsonObject, ...]
 
 
 class Kind(ABC, Generic[FoundT]):
@@ -151,7 +166,7 @@ class Kind(ABC, Generic[FoundT]):
         call's): each is looked up once, so a key listed twice would cover its change twice."""
         return ()
 
-    def call_parts(self, change: Change, call: Call) -> Iterable[tuple[str, Mapping[str, Any]]]:
+    def call_parts(self, change: Change, call: Call) -> Iterable[tuple[str, SentObject]]:
         """What `call`, carried by `change`, sends for each change it decides, by that change's
         address: all of it for `change`, unless it is a batch deciding other changes of this
         kind too (a variables batch: one part per variable). Apply's checks of a saved plan
@@ -178,7 +193,7 @@ class Kind(ABC, Generic[FoundT]):
         """Whether a change of this kind that did not apply leaves the configuration of the
         environments under it half changed (`apply --deploy` then leaves them out)."""
 
-    def created(self, change: Change, operation: Operation, data: Any) -> NewDomain | None:
+    def created(self, change: Change, operation: Operation, data: object) -> NewDomain | None:
         """What apply reports about an object a call of this change created (a new domain's
         DNS records); None for nothing."""
         return None
@@ -331,7 +346,7 @@ class Planning(ABC):
         made = self.kind_states[of] = of()
         return made
 
-    def keep_unknown(self, where: str, live: Mapping[str, Any], shape: Shape) -> None:
+    def keep_unknown(self, where: str, live: JsonObject, shape: Shape) -> None:
         """Note the members (and values) of a live project or app this reconciler does not
         know: their updates send only what changes, so these stay as they are."""
         found = unknown_members(live, shape) + [
@@ -357,9 +372,7 @@ class Planning(ABC):
         environment's name), so that the plan must read and plan it."""
 
     @abstractmethod
-    def manages(
-        self, kind: EnvironmentKind[Any, Any], project: str, app: str, environment: str
-    ) -> bool:
+    def manages(self, kind: AnyEnvironmentKind, project: str, app: str, environment: str) -> bool:
         """Whether the manifest manages `kind` in that environment."""
 
 
@@ -374,7 +387,7 @@ def waits_for(change: Change | None, *actions: Action) -> tuple[str, ...]:
 
 
 def identity_diffs(
-    desired: Project | App, live: Mapping[str, Any], body: dict[str, Any]
+    desired: Project | App, live: JsonObject, body: dict[str, SentValue]
 ) -> list[FieldDiff]:
     """Slug (a rename through a pinned id), name and delete protection: what projects and apps
     share. Each differing field is also added to the update `body`."""
@@ -409,7 +422,7 @@ def require_fields(operation: str, items: T, *fields: str) -> T:
     return items
 
 
-def number(value: Any) -> Any:
+def number(value: PlanValue) -> PlanValue:
     """Numbers compare by value: `1`, `1.0` and `True`-free ints all become floats."""
     if isinstance(value, bool):
         return value
@@ -418,8 +431,13 @@ def number(value: Any) -> Any:
     return value
 
 
-def plain(value: Any) -> Any:
-    """JSON-like data as plain dicts and lists (tuples and read-only mappings thawed)."""
+@overload
+def plain(value: JsonValue) -> JsonValue: ...
+@overload
+def plain(value: PlanValue) -> PlanValue: ...
+def plain(value: PlanValue) -> PlanValue:
+    """JSON-like data as plain dicts and lists (tuples and read-only mappings thawed): JSON
+    stays JSON."""
     if isinstance(value, Mapping):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -427,7 +445,7 @@ def plain(value: Any) -> Any:
     return value
 
 
-def display_number(value: Any) -> Any:
+def display_number(value: JsonValue) -> JsonValue:
     """`1.0` shown as `1`, `0.25` as `0.25`: how a person wrote it."""
     if isinstance(value, float) and value.is_integer():
         return int(value)
@@ -436,8 +454,8 @@ def display_number(value: Any) -> Any:
 
 def nested_diffs(
     path: str,
-    before: Any,
-    after: Any,
+    before: PlanValue,
+    after: PlanValue,
     *,
     walk_lists: bool = False,
     unordered_lists: Collection[str] = (),
@@ -485,7 +503,9 @@ def nested_diffs(
     return [value_diff(path, before, after, unordered=_without_indexes(path) in unordered_lists)]
 
 
-def value_diff(path: str, before: Any, after: Any, *, unordered: bool = False) -> FieldDiff:
+def value_diff(
+    path: str, before: PlanValue, after: PlanValue, *, unordered: bool = False
+) -> FieldDiff:
     """The diff of one field, with its item edits when both sides are lists of plain values."""
     items: tuple[ItemEdit, ...] = ()
     if is_plain_list(before) and is_plain_list(after):
@@ -493,7 +513,7 @@ def value_diff(path: str, before: Any, after: Any, *, unordered: bool = False) -
     return FieldDiff(path=path, before=plain(before), after=plain(after), items=items)
 
 
-def is_plain_list(value: Any) -> bool:
+def is_plain_list(value: PlanValue) -> TypeGuard[Sequence[JsonScalar]]:
     """A list (or tuple) of strings, numbers, booleans and nulls: one whose items deepdiff pairs."""
     return isinstance(value, (list, tuple)) and all(
         item is None or isinstance(item, (str, int, float, bool)) for item in value
@@ -501,7 +521,7 @@ def is_plain_list(value: Any) -> bool:
 
 
 def list_item_edits(
-    before: Sequence[Any], after: Sequence[Any], *, unordered: bool = False
+    before: Sequence[JsonScalar], after: Sequence[JsonScalar], *, unordered: bool = False
 ) -> tuple[ItemEdit, ...]:
     """The items that differ between two lists of plain values, in list order (via deepdiff).
 
@@ -522,7 +542,7 @@ _ITEM_REPORTS = {"iterable_item_added", "iterable_item_removed", "values_changed
 
 
 def _deepdiff_edits(
-    before: Sequence[Any], after: Sequence[Any], *, unordered: bool
+    before: Sequence[JsonScalar], after: Sequence[JsonScalar], *, unordered: bool
 ) -> tuple[ItemEdit, ...]:
     # imported here: deepdiff costs about 80 ms at start-up, and most runs never diff a list
     from deepdiff import DeepDiff
@@ -559,8 +579,10 @@ def _deepdiff_edits(
     return tuple(sorted(edits, key=_list_order))
 
 
-def _param(relationship: Any) -> int | None:
-    return None if relationship is None else int(relationship.param)
+def _param(relationship: ChildRelationship | None) -> int | None:
+    """The list position a deepdiff relationship names (None: it names none)."""
+    position = None if relationship is None else relationship.param
+    return position if isinstance(position, int) else None
 
 
 def _list_order(edit: ItemEdit) -> tuple[int, int]:
@@ -575,13 +597,13 @@ def _without_indexes(path: str) -> str:
     return re.sub(r"\[\d+\]", "[]", path)
 
 
-def _ordered_keys(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+def _ordered_keys(before: Mapping[str, object], after: Mapping[str, object]) -> list[str]:
     keys = list(after)
     keys.extend(k for k in before if k not in after)
     return keys
 
 
-def comparable(value: Any) -> Any:
+def comparable(value: PlanValue) -> PlanValue:
     """JSON-like data as compared: numbers by value (`1` is `1.0`), tuples as lists."""
     if isinstance(value, Mapping):
         return {k: comparable(v) for k, v in value.items()}
@@ -590,7 +612,7 @@ def comparable(value: Any) -> Any:
     return number(value)
 
 
-def batched(items: Sequence[Any], size: int) -> list[list[Any]]:
+def batched(items: Sequence[T], size: int) -> list[list[T]]:
     """`items` in consecutive chunks of at most `size`."""
     return [list(items[i : i + size]) for i in range(0, len(items), size)]
 
@@ -603,19 +625,19 @@ def slug_changed(change: Change) -> bool:
 
 
 def lookup(
-    platform: Platform, operation: str, request: Mapping[str, Any], id_names: tuple[str, ...]
+    platform: Platform, operation: str, request: SentObject, id_names: tuple[str, ...]
 ) -> Reread:
     """A `Reread` that gets the object `request` names, answering in the create's response
     shape (its id under each of `id_names`), None when it does not exist."""
 
-    async def reread() -> Any:
+    async def reread() -> JsonObject | None:
         try:
-            found = await platform.call(operation, request)
+            found: object = await platform.call(operation, request)
         except NotFound:
             return None
         if not isinstance(found, Mapping):
             return None
-        data = dict(found)
+        data: dict[str, JsonValue] = dict(found)
         for name in id_names:
             data.setdefault(name, found.get("id"))
         return data

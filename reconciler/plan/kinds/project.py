@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from reconciler.errors import NotFound, PermissionDenied, ReconcilerError
 from reconciler.json_types import JsonObject, JsonValue
 from reconciler.manifest.model import UNSET, Manifest, Project, listed
-from reconciler.plan.changes import Action, Call, Change
+from reconciler.plan.changes import Action, Call, Change, SentValue
 from reconciler.plan.kinds.base import (
     Container,
     ContainerKind,
@@ -138,7 +138,7 @@ def _create(desired: Project) -> Change:
 
 def _update(desired: Project, live: LiveProject) -> Change | None:
     live_id = live.id
-    body: dict[str, JsonValue] = {"project": live_id}
+    body: dict[str, SentValue] = {"project": live_id}
     diffs = identity_diffs(desired, live.raw, body)
     if not diffs:
         return None

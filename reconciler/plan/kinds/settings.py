@@ -69,7 +69,7 @@ from reconciler.plan.kinds.base import (
     value_diff,
 )
 from reconciler.plan.kinds.registry import register
-from reconciler.plan.live import LiveRecord, stable
+from reconciler.plan.live import LiveRecord, stable_listing
 from reconciler.plan.phases import ApplyPhase, ReadAt
 from reconciler.platform.protocol import Platform
 from reconciler.platform.shapes import (
@@ -484,9 +484,7 @@ class SettingsKind(EnvironmentKind[list[LiveEnvironment], LiveEnvironment]):
         self, record: LiveRecord, at: Location, label: str, found: list[LiveEnvironment]
     ) -> None:
         record.read(READ_OPERATION)
-        record.state[f"environments {label}"] = [
-            stable(e.answer) for e in sorted(found, key=lambda e: e.slug)
-        ]
+        record.state[f"environments {label}"] = stable_listing((e.answer for e in found), "slug")
         for environment in found:
             if environment.id:
                 record.labels[environment.id] = f"{label}/{environment.slug}"

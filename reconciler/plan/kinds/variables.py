@@ -70,7 +70,7 @@ from reconciler.plan.kinds.base import (
     require_fields,
 )
 from reconciler.plan.kinds.registry import register
-from reconciler.plan.live import LiveRecord, stable
+from reconciler.plan.live import LiveRecord, stable_listing
 from reconciler.plan.phases import ApplyPhase, ReadAt
 from reconciler.platform.protocol import Platform
 from reconciler.platform.shapes import (
@@ -536,9 +536,7 @@ class VariablesKind(EnvironmentKind[LiveVariables, LiveVariables]):
 
     def record(self, record: LiveRecord, at: Location, label: str, found: LiveVariables) -> None:
         record.read(READ_OPERATION, at.object_id)
-        record.state[f"variables {label}"] = [
-            stable(variable.raw) or {} for variable in sorted(found, key=lambda v: v.key)
-        ]
+        record.state[f"variables {label}"] = stable_listing((v.raw for v in found), "key")
 
     def pick(self, found: LiveVariables, at: Location) -> LiveVariables:
         return found
