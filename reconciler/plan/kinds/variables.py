@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 from reconciler.errors import UnexpectedResponse
 from reconciler.json_types import JsonObject
@@ -50,6 +50,7 @@ from reconciler.plan.changes import (
     ABSENT,
     SENSITIVE,
     UNKNOWN,
+    Absent,
     Action,
     Call,
     Change,
@@ -57,7 +58,7 @@ from reconciler.plan.changes import (
     Note,
     SecretRef,
     SecretSource,
-    _Absent,
+    SentObject,
 )
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
@@ -113,9 +114,8 @@ LiveVariables: TypeAlias = tuple[LiveVariable, ...]
 SetItem: TypeAlias = Mapping[str, str | SecretRef]
 """An item of a set call's `variables`: a write-only value travels as a `SecretRef`."""
 
-ShownValue: TypeAlias = str | _Absent
-"""A value as a plan shows it: its text, `SENSITIVE`, `UNKNOWN`, or `ABSENT` (none; `_Absent`
-is its type, which plan/changes.py gives no public name)."""
+ShownValue: TypeAlias = str | Absent
+"""A value as a plan shows it: its text, `SENSITIVE`, `UNKNOWN`, or `ABSENT` (none)."""
 
 
 def live_variables(operation: str, found: Sequence[JsonObject]) -> LiveVariables:
@@ -619,7 +619,7 @@ class VariablesKind(EnvironmentKind[LiveVariables, LiveVariables]):
     def batch_keys(self, call: Call) -> Collection[str]:
         return variable_keys(call)
 
-    def call_parts(self, change: Change, call: Call) -> Iterable[tuple[str, Mapping[str, Any]]]:
+    def call_parts(self, change: Change, call: Call) -> Iterable[tuple[str, SentObject]]:
         """A batch's part for each variable: the call's other fields with that variable alone
         (`variables`: that item alone, set or removed), under the variable's address. A part
         keeps every other field of the call, and every item gets one, even an item without a
