@@ -101,11 +101,12 @@ class LiveVariable:
 
     key: str
     kind: str
-    value: str | None
-    """None where the platform shows no value: a write-only variable's is never returned."""
+    value: str | None = field(repr=False)
+    """None where the platform shows no value: a write-only variable's is never returned. Left
+    out of the repr, as `raw` is: a traceback or a log line never shows a value."""
     description: str | None
     created_at: int | None
-    raw: JsonObject
+    raw: JsonObject = field(repr=False)
 
 
 LiveVariables: TypeAlias = tuple[LiveVariable, ...]
