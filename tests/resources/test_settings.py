@@ -151,8 +151,9 @@ def read(*environments):
     ],
 )
 def test_a_malformed_environment_is_an_unexpected_response_naming_the_read(answer, message):
+    # the slug when read; the settings when the environment is planned (read into the model)
     with pytest.raises(UnexpectedResponse, match=rf"^environments\.listEnvironments: .*{message}"):
-        read(answer)
+        _ = read(answer)[0].settings
 
 
 def test_the_read_keeps_the_answer_beside_its_model_and_the_environments_it_does_not_know():
@@ -178,3 +179,19 @@ def test_an_environment_the_answer_does_not_list_is_planned_against_nothing_set(
     change = plan_settings("shop", "web", wanted, preview, Location("shop", "web", "preview"))
     assert change.action is Action.UPDATE
     assert [(d.path, d.before, d.after) for d in change.diffs] == [("runtime.port", ABSENT, 80)]
+
+
+
+def test_a_malformed_environment_the_manifest_does_not_manage_stops_no_plan() -> None:
+    # a preview whose health check lacks `method` (the spec requires it on every write)
+    runtime = {**LIVE["runtime"], "healthcheck": {"path": "/healthz"}}
+    preview = {**LIVE, "id": "env_2", "slug": "preview", "kind": "preview", "runtime": runtime}
+    found = read(LIVE, preview)
+    production = KIND.pick(found, Location("proj_1", "app_1", "production"))
+    wanted = Environment("production", runtime=Runtime(port=3000))
+    where = Location("p", "a", "production")
+    assert plan_settings("shop", "web", wanted, production, where) is None
+    # planned, the same environment is refused, naming the operation
+    preview_live = KIND.pick(found, Location("proj_1", "app_1", "preview"))
+    with pytest.raises(UnexpectedResponse, match="without `method`"):
+        plan_settings("shop", "web", Environment("preview"), preview_live, where)

@@ -26,6 +26,7 @@ plan's one note of unmanaged fields.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -105,23 +106,28 @@ class LiveEnvironment:
 
     slug: str
     id: str | None
-    settings: Environment | None
+    name: EnvironmentName | None
     """None for an environment whose name this reconciler does not know (a newer platform's:
     never planned), or one the answer does not list."""
     answer: JsonObject
 
+    @functools.cached_property
+    def settings(self) -> Environment | None:
+        """Its settings read into the model (None without a `name`), when first asked: when
+        this environment is planned. An answer the model cannot read then is an
+        `UnexpectedResponse`; one about an environment the manifest does not manage (a
+        preview's, when only production is) stops nothing."""
+        return None if self.name is None else live_model(self.answer, self.name)
+
 
 def read_environment(answer: JsonObject) -> LiveEnvironment:
-    """One object of a `listEnvironments` answer, checked to have the `slug` the plan keys on,
-    its settings read into the model when it is an environment this reconciler knows."""
+    """One object of a `listEnvironments` answer, checked to have the `slug` the plan keys on;
+    its settings are read into the model when it is planned (`settings`)."""
     slug = str(require_fields(READ_OPERATION, answer, "slug")["slug"])
     name = next((known for known in ENVIRONMENT_NAMES if known == slug), None)
     identifier = answer.get("id")
     return LiveEnvironment(
-        slug=slug,
-        id=str(identifier) if identifier else None,
-        settings=None if name is None else live_model(answer, name),
-        answer=answer,
+        slug=slug, id=str(identifier) if identifier else None, name=name, answer=answer
     )
 
 
