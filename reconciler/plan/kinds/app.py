@@ -389,7 +389,7 @@ def _replace(
 def _update(project_slug: str, project_ref: str, desired: App, live: LiveApp) -> Change | None:
     app_id = live.id
     body: dict[str, SentValue] = {"project": project_ref, "app": app_id}
-    diffs = identity_diffs(desired, live.raw, body)
+    diffs = identity_diffs(desired, live, body)
     git_diffs, git_body = _git_update(desired, live)
     diffs.extend(git_diffs)
     if git_body is not UNSET:

@@ -16,7 +16,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Generic, TypeGuard, TypeVar, overload
+from typing import TYPE_CHECKING, ClassVar, Generic, Protocol, TypeGuard, TypeVar, overload
 
 from reconciler.errors import NotFound, UnexpectedResponse
 from reconciler.json_types import JsonObject, JsonScalar, JsonValue
@@ -386,22 +386,33 @@ def waits_for(change: Change | None, *actions: Action) -> tuple[str, ...]:
     return ()
 
 
+class LiveIdentity(Protocol):
+    """What a live project and a live app share (`LiveProject`, `LiveApp`), parsed."""
+
+    @property
+    def slug(self) -> str: ...
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def delete_protection(self) -> bool: ...
+
+
 def identity_diffs(
-    desired: Project | App, live: JsonObject, body: dict[str, SentValue]
+    desired: Project | App, live: LiveIdentity, body: dict[str, SentValue]
 ) -> list[FieldDiff]:
     """Slug (a rename through a pinned id), name and delete protection: what projects and apps
     share. Each differing field is also added to the update `body`."""
     diffs = []
-    if live.get("slug") != desired.slug:
-        diffs.append(FieldDiff("slug", live.get("slug"), desired.slug))
+    if live.slug != desired.slug:
+        diffs.append(FieldDiff("slug", live.slug, desired.slug))
         body["slug"] = desired.slug
-    if desired.name is not UNSET and live.get("name") != desired.name:
-        diffs.append(FieldDiff("name", live.get("name"), desired.name))
+    if desired.name is not UNSET and live.name != desired.name:
+        diffs.append(FieldDiff("name", live.name, desired.name))
         body["name"] = desired.name
-    live_protection = bool(live.get("deleteProtection", False))
-    if desired.delete_protection is not UNSET and live_protection != desired.delete_protection:
-        diffs.append(FieldDiff("deleteProtection", live_protection, desired.delete_protection))
-        body["deleteProtection"] = desired.delete_protection
+    protection = desired.delete_protection
+    if protection is not UNSET and live.delete_protection != protection:
+        diffs.append(FieldDiff("deleteProtection", live.delete_protection, protection))
+        body["deleteProtection"] = protection
     return diffs
 
 

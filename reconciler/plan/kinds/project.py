@@ -50,6 +50,7 @@ class LiveProject:
     id: str
     slug: str
     name: str | None
+    delete_protection: bool
     raw: JsonObject
 
 
@@ -61,9 +62,13 @@ def parse_project(found: object) -> LiveProject:
         READ_OPERATION, found if isinstance(found, Mapping) else {}, "id", "slug"
     )
     name = raw.get("name")
-    # str(): require_fields has checked that both are strings
     return LiveProject(
-        str(raw["id"]), str(raw["slug"]), name if isinstance(name, str) else None, raw
+        # str(): require_fields has checked that both are strings
+        id=str(raw["id"]),
+        slug=str(raw["slug"]),
+        name=name if isinstance(name, str) else None,
+        delete_protection=bool(raw.get("deleteProtection")),
+        raw=raw,
     )
 
 
@@ -139,7 +144,7 @@ def _create(desired: Project) -> Change:
 def _update(desired: Project, live: LiveProject) -> Change | None:
     live_id = live.id
     body: dict[str, SentValue] = {"project": live_id}
-    diffs = identity_diffs(desired, live.raw, body)
+    diffs = identity_diffs(desired, live, body)
     if not diffs:
         return None
     after = {**display(live), **{d.path: d.after for d in diffs}}
