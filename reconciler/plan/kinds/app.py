@@ -44,6 +44,7 @@ from reconciler.plan.kinds.base import (
     lookup,
     make_call,
     require_fields,
+    text_member,
     waits_for,
 )
 from reconciler.plan.kinds.registry import register
@@ -94,13 +95,13 @@ def parse_apps(found: object) -> list[LiveApp]:
 
 
 def _parse_app(raw: JsonObject) -> LiveApp:
-    name, git, oci = raw.get("name"), raw.get("git"), raw.get("oci")
+    git, oci = raw.get("git"), raw.get("oci")
     image = oci.get("image") if isinstance(oci, Mapping) else None
     return LiveApp(
         # str(): require_fields has checked that both are strings
         id=str(raw["id"]),
         slug=str(raw["slug"]),
-        name=name if isinstance(name, str) else None,
+        name=text_member(raw, "name"),
         source_type=_source_type(raw),
         git=_git_source(git) if git and isinstance(git, Mapping) else None,
         oci=OciSource(image) if isinstance(image, str) else None,

@@ -416,6 +416,13 @@ def identity_diffs(
     return diffs
 
 
+def text_member(answer: JsonObject, name: str) -> str | None:
+    """The member `name` of a live answer when it is a string, else None (absent, or of
+    another type, which the client's shape check refuses already)."""
+    value = answer.get(name)
+    return value if isinstance(value, str) else None
+
+
 def require_fields(operation: str, items: T, *fields: str) -> T:
     """`items` (an object or a list of objects) after checking each has non-empty string `fields`.
 

@@ -44,6 +44,7 @@ from reconciler.plan.kinds.base import (
     lookup,
     make_call,
     require_fields,
+    text_member,
 )
 from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord
@@ -77,18 +78,13 @@ class LiveDomain:
         checked = require_fields(operation, answer, "domain")
         return cls(
             host=str(checked["domain"]).lower().rstrip("."),
-            id=_text(checked, "id"),
-            project_id=_text(checked, "projectId"),
-            app_id=_text(checked, "appId"),
-            environment_id=_text(checked, "environmentId"),
-            status=_text(checked, "status"),
+            id=text_member(checked, "id"),
+            project_id=text_member(checked, "projectId"),
+            app_id=text_member(checked, "appId"),
+            environment_id=text_member(checked, "environmentId"),
+            status=text_member(checked, "status"),
             raw=freeze(checked),
         )
-
-
-def _text(answer: JsonObject, name: str) -> str | None:
-    value = answer.get(name)
-    return value if isinstance(value, str) else None
 
 
 async def lookup_domain(platform: Platform, host: str) -> LiveDomain | None:

@@ -30,6 +30,7 @@ from reconciler.plan.kinds.base import (
     make_call,
     require_fields,
     slug_changed,
+    text_member,
     waits_for,
 )
 from reconciler.plan.kinds.registry import register
@@ -61,12 +62,11 @@ def parse_project(found: object) -> LiveProject:
     raw: JsonObject = require_fields(
         READ_OPERATION, found if isinstance(found, Mapping) else {}, "id", "slug"
     )
-    name = raw.get("name")
     return LiveProject(
         # str(): require_fields has checked that both are strings
         id=str(raw["id"]),
         slug=str(raw["slug"]),
-        name=name if isinstance(name, str) else None,
+        name=text_member(raw, "name"),
         delete_protection=bool(raw.get("deleteProtection")),
         raw=raw,
     )

@@ -69,6 +69,7 @@ from reconciler.plan.kinds.base import (
     batched,
     make_call,
     require_fields,
+    text_member,
 )
 from reconciler.plan.kinds.registry import register
 from reconciler.plan.live import LiveRecord, stable_listing
@@ -138,18 +139,12 @@ def _live_variable(operation: str, where: str, item: JsonObject) -> LiveVariable
     return LiveVariable(
         key=key,
         kind=kind,
-        value=_text(item, "value"),
-        description=_text(item, "description"),
+        value=text_member(item, "value"),
+        description=text_member(item, "description"),
         # an integer, `shape_problem` checked (3.0 is one: JSON does not tell them apart)
         created_at=int(created_at) if isinstance(created_at, int | float) else None,
         raw=item,
     )
-
-
-def _text(item: JsonObject, name: str) -> str | None:
-    """A string member of a checked answer (`shape_problem`), or None when it is absent."""
-    value = item.get(name)
-    return value if isinstance(value, str) else None
 
 
 @dataclass
