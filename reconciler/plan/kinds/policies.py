@@ -25,7 +25,7 @@ import difflib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from reconciler.errors import UnexpectedResponse
 from reconciler.json_types import JsonObject, JsonValue
@@ -60,23 +60,18 @@ these): their diffs name the items inserted and removed, not positions that shif
 
 
 _CANONICAL_MEMBERS = frozenset({"name", "enabled", "match", "firewall", "logging"})
-RuleKind = Literal["firewall", "logging"]
-RULE_KINDS: tuple[RuleKind, ...] = ("firewall", "logging")
+RULE_KINDS = ("firewall", "logging")
 
 
 @dataclass(frozen=True)
 class LivePolicy:
-    """One policy of a `gateway.listPolicies` answer, checked where the kind reads it.
-
-    `kind` is its rule's (`firewall` or `logging`; None for a policy of a kind this reconciler
-    does not know, which is kept and shown like any other); `raw` is the object as read, with
-    what this reconciler does not know, which the policy engine evaluates; `canonical` is its
-    canonical form (`normalise_policy`), what the plan compares and shows."""
+    """One policy of a `gateway.listPolicies` answer, checked where the kind reads it (its
+    known members of their documented types; a policy of a kind this reconciler does not know
+    is kept and shown like any other). `raw` is the object as read, with what this reconciler
+    does not know, which the policy engine evaluates and a list sent back keeps; `canonical`
+    is its canonical form (`normalise_policy`), what the plan compares and shows."""
 
     name: str
-    enabled: bool
-    kind: RuleKind | None
-    match: tuple[JsonObject, ...]
     raw: JsonObject
     canonical: JsonObject
 
@@ -95,12 +90,10 @@ def _live_policy(item: JsonObject) -> LivePolicy:
         raise _malformed(name, "`enabled` that is not a boolean")
     if not isinstance(match, list) or not all(isinstance(m, Mapping) for m in match):
         raise _malformed(name, "`match` that is not a list of objects")
-    conditions = tuple(m for m in match if isinstance(m, Mapping))
     for rule in RULE_KINDS:
         if rule in item and not isinstance(item[rule], Mapping):
             raise _malformed(name, f"`{rule}` that is not an object")
-    kind = next((k for k in RULE_KINDS if k in item), None)
-    return LivePolicy(name, enabled, kind, conditions, item, normalise_policy(item))
+    return LivePolicy(name, item, normalise_policy(item))
 
 
 def _malformed(name: str, problem: str) -> UnexpectedResponse:
