@@ -225,10 +225,10 @@ def test_read_parses_each_variable_keeping_the_whole_answer():
     found = _read([{"key": "A", "kind": "recoverable", "value": "1", "description": "d"}, sealed])
     assert found == (
         LiveVariable(
-            "A", "recoverable", "1", "d", None,
+            "A", "recoverable", "1", "d",
             {"key": "A", "kind": "recoverable", "value": "1", "description": "d"},
         ),
-        LiveVariable("S", "sealed", None, None, 3, sealed),
+        LiveVariable("S", "sealed", None, None, sealed),
     )  # fmt: skip
     # a kind the spec does not document is accepted, and with unknown members, reported
     assert unknown_of(found[1]) == ("kind 'sealed'", "ttl")

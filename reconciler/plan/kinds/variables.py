@@ -106,7 +106,6 @@ class LiveVariable:
     """None where the platform shows no value: a write-only variable's is never returned. Left
     out of the repr, as `raw` is: a traceback or a log line never shows a value."""
     description: str | None
-    created_at: int | None
     raw: JsonObject = field(repr=False)
 
 
@@ -134,15 +133,13 @@ def _live_variable(operation: str, where: str, item: JsonObject) -> LiveVariable
             f"{operation}: the platform returned a variable the spec does not allow: {problem}",
             operation=operation,
         )
-    key, kind, created_at = item["key"], item["kind"], item.get("createdAt")
+    key, kind = item["key"], item["kind"]
     assert isinstance(key, str) and isinstance(kind, str)  # require_fields checked them
     return LiveVariable(
         key=key,
         kind=kind,
         value=text_member(item, "value"),
         description=text_member(item, "description"),
-        # an integer, `shape_problem` checked (3.0 is one: JSON does not tell them apart)
-        created_at=int(created_at) if isinstance(created_at, int | float) else None,
         raw=item,
     )
 
