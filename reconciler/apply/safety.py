@@ -10,7 +10,7 @@ from reconciler.credentials import FINGERPRINT_KEY_ENV
 from reconciler.errors import ApplyRefused, ReconcilerError
 from reconciler.manifest.secret_sources import SecretRefused, SecretTooLong
 from reconciler.plan import kinds
-from reconciler.plan.changes import Action, Call, Change, Plan, SecretRef
+from reconciler.plan.changes import Action, Call, Change, Plan, SecretRef, VariableDetail
 from reconciler.plan.review import sent_calls
 from reconciler.plan.secrets import ref_matches
 from reconciler.sensitive import Secret
@@ -259,9 +259,9 @@ class _SecretsNow:
     def explain(self, address: str) -> str | None:
         before, now = self.saved.get(address), self.current.get(address)
         change = now or before
-        if change is None or change.secret_source is None:
+        if change is None or not isinstance(change.detail, VariableDetail):
             return None  # not a secret: nothing but an edit explains it
-        source = change.secret_source
+        source = change.detail.secret_source
         missing = self._missing(address)
         if missing is not None:
             return (
@@ -291,9 +291,9 @@ class _SecretsNow:
 def _sources(plan: Plan) -> dict[str, str]:
     """Each variable's secret source as people read it (`fromEnv NAME`), by address."""
     return {
-        change.address: str(change.secret_source)
+        change.address: str(change.detail.secret_source)
         for change in plan.changes
-        if change.secret_source is not None
+        if isinstance(change.detail, VariableDetail)
     }
 
 

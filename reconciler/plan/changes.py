@@ -194,6 +194,27 @@ class PolicyEdit:
 
 
 @dataclass(frozen=True)
+class PolicyListDetail:
+    """What only a policy list's change has: the sequence alignment of the two lists (`edits`)
+    and the manifest's policy tests whose verdict the change turns (`test_outcomes`)."""
+
+    edits: tuple[PolicyEdit, ...] = ()
+    test_outcomes: tuple[OutcomeChange, ...] = ()
+
+
+@dataclass(frozen=True)
+class VariableDetail:
+    """What only a variable's change has, when its value is a secret: where it is read."""
+
+    secret_source: SecretSource
+
+
+ChangeDetail: TypeAlias = PolicyListDetail | VariableDetail
+"""What one kind's change has that the others do not (`Change.detail`): a renderer asks the
+change's detail, by its type, rather than every change for every kind's fields."""
+
+
+@dataclass(frozen=True)
 class Change:
     """One resource instance that will change.
 
@@ -202,13 +223,14 @@ class Change:
     addresses whose calls must succeed first. `reason` is a short machine
     word (`delete_protected`, `source_type_changed`, `renamed`,
     `attached_elsewhere`, ...) and `notes` the sentences a reviewer reads.
-    `secret_source` names where the secret value a variable's change sends is read.
-    `test_outcomes` (policy lists) are the manifest's policy tests whose verdict it turns.
+    `detail` is what only its kind has (a `ChangeDetail`), None where there is none.
     `templates` names the shared blocks (templates, `appDefaults`) the values it sends come
     from, as manifest paths, when the plan was explained (`plan --explain`).
     `unknown_removed` names what live state holds that this reconciler does not know and that
     the change's calls would remove (a policy of a kind it does not know, a member a newer
-    platform added): apply refuses such a change unless run with --allow-unknown-removal.
+    platform added): apply refuses such a change unless run with --allow-unknown-removal. It is
+    not a detail: three kinds make it (settings, policy lists, variables), and apply asks it of
+    every change.
     """
 
     address: str
@@ -222,9 +244,7 @@ class Change:
     notes: tuple[str, ...] = ()
     depends_on: tuple[str, ...] = ()
     position: Position | None = None
-    policy_edits: tuple[PolicyEdit, ...] = ()
-    secret_source: SecretSource | None = None
-    test_outcomes: tuple[OutcomeChange, ...] = ()
+    detail: ChangeDetail | None = None
     templates: tuple[str, ...] = field(default=(), compare=False)
     unknown_removed: tuple[str, ...] = ()
 

@@ -49,6 +49,7 @@ from reconciler.plan.changes import (
     Action,
     Call,
     Change,
+    ChangeDetail,
     FieldDiff,
     ItemEdit,
     ItemOp,
@@ -57,11 +58,13 @@ from reconciler.plan.changes import (
     PlanObject,
     PlanValue,
     PolicyEdit,
+    PolicyListDetail,
     PolicyOp,
     SecretRef,
     SecretSource,
     SecretSourceKind,
     SentObject,
+    VariableDetail,
 )
 from reconciler.plan.golive import goes_live
 from reconciler.plan.provenance import template_reach
@@ -150,7 +153,7 @@ def _change_to_dict(change: Change) -> dict[str, JsonValue]:
         "before": encode_value(change.before, f"{where} before"),
         "after": encode_value(change.after, f"{where} after"),
         "diffs": [_diff_to_dict(d, where) for d in change.diffs],
-        "policy_edits": [_edit_to_dict(e, where) for e in change.policy_edits],
+        "policy_edits": [_edit_to_dict(e, where) for e in _policy_edits(change.detail)],
         "calls": [_call_to_dict(c, where) for c in change.calls],
         "depends_on": list(change.depends_on),
         "notes": list(change.notes),
@@ -159,15 +162,21 @@ def _change_to_dict(change: Change) -> dict[str, JsonValue]:
     }
     if change.reason is not None:
         out["action_reason"] = change.reason
-    if change.secret_source is not None:
-        out["secret_source"] = {change.secret_source.kind: change.secret_source.name}
-    if change.kind == "policies":
-        out["policy_test_changes"] = [o.to_json() for o in change.test_outcomes]
+    match change.detail:
+        case VariableDetail(secret_source=source):
+            out["secret_source"] = {source.kind: source.name}
+        case PolicyListDetail(test_outcomes=outcomes):
+            out["policy_test_changes"] = [o.to_json() for o in outcomes]
     if change.templates:
         out["templates"] = list(change.templates)
     if change.unknown_removed:
         out["unknown_removed"] = list(change.unknown_removed)
     return out
+
+
+def _policy_edits(detail: ChangeDetail | None) -> tuple[PolicyEdit, ...]:
+    """A policy list's edits: `policy_edits` is in every change, empty but for policy lists."""
+    return detail.edits if isinstance(detail, PolicyListDetail) else ()
 
 
 def _diff_to_dict(diff: FieldDiff, where: str) -> dict[str, JsonValue]:
@@ -341,9 +350,7 @@ def _change_from_dict(data: object, path: str) -> Change:
         notes=_strings(obj, "notes", path),
         depends_on=_strings(obj, "depends_on", path),
         position=_position(obj, path),
-        policy_edits=_items(obj, "policy_edits", path, _edit_from_dict),
-        secret_source=_secret_source(obj, path),
-        test_outcomes=_test_outcomes(obj, path),
+        detail=_detail(obj, kind, path),
         templates=_strings(obj, "templates", path) if "templates" in obj else (),
         unknown_removed=(
             _strings(obj, "unknown_removed", path) if "unknown_removed" in obj else ()
@@ -370,6 +377,27 @@ def _address(obj: Mapping[str, object], kind: str, path: str) -> str:
             f"{path}.address", f"expected a {kind} address of {depth} part(s) (KIND.A/B...)"
         )
     return text
+
+
+def _detail(obj: Mapping[str, object], kind: str, path: str) -> ChangeDetail | None:
+    """The detail of the change's kind. Every change has `policy_edits` (empty but for policy
+    lists); a member of another kind's detail is refused rather than dropped."""
+    edits = _items(obj, "policy_edits", path, _edit_from_dict)
+    if kind == "policies":
+        return PolicyListDetail(edits, _test_outcomes(obj, path))
+    _refuse_member(obj, "policy_test_changes", "policies", path)
+    if edits:
+        raise PlanShapeError(f"{path}.policy_edits", "must be empty but for a policies change")
+    if kind != "variable":
+        _refuse_member(obj, "secret_source", "variable", path)
+        return None
+    source = _secret_source(obj, path)
+    return None if source is None else VariableDetail(source)
+
+
+def _refuse_member(obj: Mapping[str, object], key: str, kind: str, path: str) -> None:
+    if key in obj:
+        raise PlanShapeError(_join(path, key), f"is only in a {kind} change")
 
 
 def _test_outcomes(obj: Mapping[str, object], path: str) -> tuple[OutcomeChange, ...]:

@@ -21,7 +21,7 @@ from reconciler.manifest.model import (
     listed,
     sources_of,
 )
-from reconciler.plan.changes import Action, Change, Note, Plan
+from reconciler.plan.changes import Action, Change, Note, Plan, PolicyEdit, PolicyListDetail
 from reconciler.plan.kinds.base import address_parts
 
 
@@ -91,8 +91,8 @@ def change_sources(change: Change, manifest: Manifest) -> tuple[str, ...]:
         return ()
     if change.kind == "settings":
         positions = _settings_positions(environment, [d.path for d in change.diffs])
-    elif change.kind == "policies":
-        positions = _policy_positions(environment, change)
+    elif isinstance(change.detail, PolicyListDetail):
+        positions = _policy_positions(environment, change.detail.edits)
     else:
         positions = iter([change.position])
     return tuple(dict.fromkeys(s for position in positions for s in sources_of(position)))
@@ -115,10 +115,12 @@ def _settings_positions(
         yield positions.get(rest.partition(".")[0])
 
 
-def _policy_positions(environment: Environment, change: Change) -> Iterator[Position | None]:
+def _policy_positions(
+    environment: Environment, edits: Sequence[PolicyEdit]
+) -> Iterator[Position | None]:
     policies = listed(environment.policies)
     yield environment.positions.get("policies")
-    for edit in change.policy_edits:
+    for edit in edits:
         index = edit.after_index
         if edit.op in ("insert", "change") and index is not None and index < len(policies):
             yield policies[index].pos

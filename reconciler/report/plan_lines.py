@@ -25,7 +25,9 @@ from reconciler.plan.changes import (
     Note,
     PlanValue,
     PolicyEdit,
+    PolicyListDetail,
     SecretRef,
+    VariableDetail,
     max_deletes_note,
 )
 from reconciler.plan.golive import NEXT_DEPLOYMENT_NOTE, change_note
@@ -513,14 +515,15 @@ def change_body(change: Change) -> list[Line]:
     """The attribute lines of a change (without heading and notes), ending with where its
     secret value is read: a reviewer sees what a merge would read, never the value."""
     lines = _attribute_body(change)
-    if change.secret_source is not None:
-        lines.append(Line(NEUTRAL, 0, f"# value read from {clean(str(change.secret_source))}"))
+    if isinstance(change.detail, VariableDetail):
+        source = clean(str(change.detail.secret_source))
+        lines.append(Line(NEUTRAL, 0, f"# value read from {source}"))
     return lines
 
 
 def _attribute_body(change: Change) -> list[Line]:
-    if change.policy_edits:
-        lines = policy_lines(change.policy_edits)
+    if isinstance(change.detail, PolicyListDetail) and change.detail.edits:
+        lines = policy_lines(change.detail.edits)
         for diff in change.diffs:
             if not diff.path.startswith("policies"):
                 lines += diff_lines(diff)
@@ -564,8 +567,8 @@ def note_lines(change: Change, *, outcomes: bool = True) -> list[str]:
     notes = list(change.notes)
     if change.action is Action.BLOCKED and not any("deleteProtection" in n for n in notes):
         notes.append(LIFT_PROTECTION)
-    if outcomes:
-        notes += [outcome_line(o) for o in change.test_outcomes]
+    if outcomes and isinstance(change.detail, PolicyListDetail):
+        notes += [outcome_line(o) for o in change.detail.test_outcomes]
     goes_live = change_note(change)
     if (
         goes_live is not None

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from reconciler.checks.capacity import CAPACITY_HEADING, capacity_lines, shows_capacity
 from reconciler.escaping import clean
-from reconciler.plan.changes import Action, Change, Plan
+from reconciler.plan.changes import Action, Change, Plan, PolicyListDetail
 from reconciler.plan.review import calls_digest
 from reconciler.report.plan_lines import (
     CONTEXT,
@@ -260,7 +260,8 @@ def _warnings(plan: Plan) -> list[str]:
         f"> - <code>{_escape(change.address)}</code>: **{_escape(changed.name)}**: "
         f"{_escape(str(changed))}"
         for change in plan.changes
-        for changed in change.test_outcomes
+        if isinstance(change.detail, PolicyListDetail)
+        for changed in change.detail.test_outcomes
     ]
     if verdicts:
         heading = "> **Policy tests whose verdict this plan changes:**"

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 
 from reconciler.emulator.app import EmulatorConfig, create_app
 from reconciler.manifest.validate import load_manifest
-from reconciler.plan.changes import ABSENT, Action, Plan
+from reconciler.plan.changes import ABSENT, Action, Plan, PolicyListDetail
 from reconciler.plan.kinds.policies import normalise_policy
 from reconciler.plan.planner import PlanOptions, build_plan
 from reconciler.platform.client import PlatformClient
@@ -137,7 +137,7 @@ def destructive(plan: Plan) -> set[tuple[str, ...]]:
     for change in plan.changes:
         if change.action in (Action.DELETE, Action.REPLACE):
             found.add((change.address, change.action.value))
-        for edit in change.policy_edits:
+        for edit in change.detail.edits if isinstance(change.detail, PolicyListDetail) else ():
             if edit.op == "remove" and edit.before is not None:
                 found.add((change.address, "policy removed", repr(normalise_policy(edit.before))))
         for diff in change.diffs:

@@ -11,7 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reconciler.errors import PlanShapeError
-from reconciler.plan.changes import Action, Change, FieldDiff, ItemEdit, Plan, PolicyEdit
+from reconciler.plan.changes import (
+    Action,
+    Change,
+    FieldDiff,
+    ItemEdit,
+    Plan,
+    PolicyEdit,
+    PolicyListDetail,
+)
 from reconciler.plan.json_form import plan_from_dict, plan_to_dict
 from reconciler.plan.planfile import load_plan
 from reconciler.report.plan_json import render_json
@@ -41,7 +49,9 @@ def _plan() -> Plan:
         Action.UPDATE,
         before={"policies": [POLICY_BEFORE]},
         after={"policies": [POLICY_AFTER]},
-        policy_edits=(PolicyEdit("change", 0, 0, POLICY_BEFORE, POLICY_AFTER, (diff,)),),
+        detail=PolicyListDetail(
+            (PolicyEdit("change", 0, 0, POLICY_BEFORE, POLICY_AFTER, (diff,)),)
+        ),
     )
     settings_change = Change(
         "settings.shop/web/production",
@@ -78,7 +88,9 @@ def test_the_saved_plan_keeps_the_items_and_apply_reads_it_back(tmp_path: Path):
     write_plan(_plan(), path, manifest_files=["platform/shop.yaml"])
     loaded = load_plan(path).plan
     assert loaded == _plan()
-    assert loaded.changes[0].policy_edits[0].diffs[0].items == EDITS
+    detail = loaded.changes[0].detail
+    assert isinstance(detail, PolicyListDetail)
+    assert detail.edits[0].diffs[0].items == EDITS
 
 
 def test_a_plan_written_without_items_still_loads():

@@ -11,7 +11,16 @@ from typing import Any
 import pytest
 
 from reconciler.errors import PlanFileError, ReconcilerError
-from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, Plan, SecretRef
+from reconciler.plan.changes import (
+    ABSENT,
+    Action,
+    Call,
+    Change,
+    FieldDiff,
+    Plan,
+    SecretRef,
+    VariableDetail,
+)
 from reconciler.plan.json_form import JsonArray
 from reconciler.plan.planfile import checksum_of, load_plan
 from reconciler.platform.operations import get_operation
@@ -107,7 +116,7 @@ class TestRoundTrip:
             change.pop("secret_source", None)
         _rewrite(saved, document)
         loaded = load_plan(saved).plan
-        assert all(change.secret_source is None for change in loaded.changes)
+        assert not any(isinstance(change.detail, VariableDetail) for change in loaded.changes)
 
     def test_readers_ignore_unknown_fields(self, saved: Path) -> None:
         document = _read(saved)
@@ -234,6 +243,10 @@ class TestBrokenFiles:
             (lambda d: d["changes"][4].update(secret_source={"fromEnv": "X", "fromFile": "y"}), "changes[4].secret_source: expected"),
             (lambda d: d["changes"][4].update(secret_source={"fromVault": "X"}), "changes[4].secret_source: expected"),
             (lambda d: d["changes"][4].update(secret_source={"fromFile": 7}), "changes[4].secret_source.fromFile: expected a string, got a number"),
+            # what only one kind's change has is refused on another's, not dropped
+            (lambda d: d["changes"][3].update(secret_source={"fromEnv": "X"}), "changes[3].secret_source: is only in a variable change"),
+            (lambda d: d["changes"][4].update(policy_edits=d["changes"][7]["policy_edits"]), "changes[4].policy_edits: must be empty but for a policies change"),
+            (lambda d: d["changes"][4].update(policy_test_changes=[]), "changes[4].policy_test_changes: is only in a policies change"),
             (lambda d: d["notes"][0].update(severity="fatal"), "notes[0].severity: must be one of"),
             (lambda d: d.update(max_deletes=True), "max_deletes: expected an integer, got a boolean"),
             (lambda d: d.update(permissions=["a", None]), "permissions[1]: expected a string, got null"),

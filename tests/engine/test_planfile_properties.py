@@ -23,8 +23,10 @@ from reconciler.plan.changes import (
     Note,
     Plan,
     PolicyEdit,
+    PolicyListDetail,
     SecretRef,
     SecretSource,
+    VariableDetail,
 )
 from reconciler.plan.planfile import load_plan
 from reconciler.platform.operations import OPERATIONS, get_operation
@@ -112,10 +114,13 @@ CHANGE_FIELDS = dict(
     notes=st.lists(texts, max_size=2).map(tuple),
     depends_on=st.lists(texts, max_size=2).map(tuple),
     position=positions,
-    policy_edits=st.lists(edits, max_size=3).map(tuple),
-    secret_source=st.none()
-    | st.builds(SecretSource, kind=st.sampled_from(["fromEnv", "fromFile"]), name=texts),
 )
+secret_sources = st.builds(SecretSource, kind=st.sampled_from(["fromEnv", "fromFile"]), name=texts)
+DETAILS = {
+    "policies": st.builds(PolicyListDetail, edits=st.lists(edits, max_size=3).map(tuple)),
+    "variable": st.none() | st.builds(VariableDetail, secret_source=secret_sources),
+}
+"""What only one kind's change has (a plan file's reader refuses it on another kind's)."""
 
 
 @st.composite
@@ -125,7 +130,13 @@ def changes(draw: st.DrawFn) -> Change:
     parts = draw(st.lists(slugs, min_size=kind.depth, max_size=kind.depth))
     address = str(Address(kind.name, tuple(parts)))
     return draw(
-        st.builds(Change, address=st.just(address), kind=st.just(kind.name), **CHANGE_FIELDS)
+        st.builds(
+            Change,
+            address=st.just(address),
+            kind=st.just(kind.name),
+            detail=DETAILS.get(kind.name, st.none()),
+            **CHANGE_FIELDS,
+        )
     )
 
 

@@ -27,8 +27,10 @@ from reconciler.plan.changes import (
     Note,
     Plan,
     PolicyEdit,
+    PolicyListDetail,
     SecretRef,
     SecretSource,
+    VariableDetail,
 )
 from reconciler.platform.operations import get_operation
 from reconciler.report.plan_json import plan_to_dict, render_json, render_markdown, render_text
@@ -151,7 +153,7 @@ def secret_create() -> Change:
                 "environment.env_1234.set_environment_variables",
             ),
         ),
-        secret_source=SecretSource("fromEnv", "SHOP_STRIPE_KEY"),
+        detail=VariableDetail(SecretSource("fromEnv", "SHOP_STRIPE_KEY")),
     )
 
 
@@ -164,7 +166,7 @@ def secret_unknown_update() -> Change:
         after={"key": "TLS_KEY", "kind": "writeonly", "value": UNKNOWN},
         diffs=(FieldDiff("value", SENSITIVE, UNKNOWN, sensitive=True, known_after_apply=True),),
         notes=("the secret's source fromFile:secrets/tls.key is missing; it is compared at apply",),
-        secret_source=SecretSource("fromFile", "secrets/tls.key"),
+        detail=VariableDetail(SecretSource("fromFile", "secrets/tls.key")),
     )
 
 
@@ -207,7 +209,7 @@ def policies_update() -> Change:
                 "environment.env_1234.set_policies",
             ),
         ),
-        policy_edits=edits,
+        detail=PolicyListDetail(edits),
     )
 
 
@@ -827,7 +829,6 @@ def test_sentinel_secret_appears_in_no_format() -> None:
                 "environment.*.set_environment_variables",
             ),
         ),
-        policy_edits=(),
     )
     safe = Change(**{**change.__dict__, "before": {"key": "STRIPE_KEY", "kind": "writeonly"}})
     plan = Plan(changes=(change,))
@@ -854,7 +855,7 @@ def test_control_characters_in_plan_text_cannot_inject_escape_codes() -> None:
         diffs=(FieldDiff(f"name{evil}", evil, {evil: evil}),),
         reason=evil,
         notes=(evil,),
-        secret_source=SecretSource("fromFile", evil),
+        detail=VariableDetail(SecretSource("fromFile", evil)),
     )
     plan = Plan(changes=(change,), notes=(Note("error", evil, evil),), permissions=(evil,))
     for output in (render_text(plan), render_markdown(plan)):

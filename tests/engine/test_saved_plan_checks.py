@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from reconciler.apply import SecretResolver, check_saved_plan
 from reconciler.errors import ApplyRefused, ReconcilerError
-from reconciler.plan.changes import Action, Change, Plan, SecretRef, SecretSource
+from reconciler.plan.changes import Action, Change, Plan, SecretRef, SecretSource, VariableDetail
 from reconciler.plan.secrets import fingerprint
 from reconciler.sensitive import Secret
 from tests.engine.apply_plans import (
@@ -42,7 +42,7 @@ def _secret_change(value: str, *, action: Action = Action.UPDATE) -> Change:
         {"key": "TOKEN"},
         {"key": "TOKEN"},
         calls=(call("environments.setEnvironmentVariables", body),),
-        secret_source=SecretSource("fromEnv", "SHOP_TOKEN"),
+        detail=VariableDetail(SecretSource("fromEnv", "SHOP_TOKEN")),
     )
 
 
@@ -138,7 +138,7 @@ def test_a_missing_fingerprint_key_names_the_secrets_it_cannot_check() -> None:
 
 
 def test_a_plan_saved_before_sources_were_recorded_still_names_the_variable() -> None:
-    old = dataclasses.replace(_secret_change("reviewed"), secret_source=None)
+    old = dataclasses.replace(_secret_change("reviewed"), detail=None)
     message = _refusal(plan_of(old), plan_of(old), {"SHOP_TOKEN": "rotated"})
     assert f"{TOKEN}: the value of fromEnv:SHOP_TOKEN changed" in message
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from reconciler.errors import PlanShapeError
+from reconciler.plan.changes import PolicyListDetail
 from reconciler.plan.json_form import plan_from_dict, plan_to_dict
 from reconciler.policy_tests.effect import OutcomeChange, changed_outcomes
 from tests.fixtures.cli import CliResult
@@ -85,7 +86,8 @@ def test_markdown_and_json_plans_show_them_and_a_saved_plan_keeps_them(
     ]
     plan = plan_from_dict(json.loads(saved.read_text()))
     [policies] = [c for c in plan.changes if c.kind == "policies"]
-    assert [str(o) for o in policies.test_outcomes] == [LINE_ADMIN, LINE_DOOR]
+    assert isinstance(policies.detail, PolicyListDetail)
+    assert [str(o) for o in policies.detail.test_outcomes] == [LINE_ADMIN, LINE_DOOR]
 
 
 def test_a_plan_without_tests_or_without_a_policy_change_shows_none(
@@ -121,14 +123,21 @@ def test_changed_outcomes_compares_verdicts_only() -> None:
 def test_a_saved_plan_with_a_malformed_outcome_is_refused() -> None:
     from reconciler.plan.changes import Action, Change, Plan
 
-    change = Change("policies.shop/web/production", "policies", Action.UPDATE, None, None)
+    change = Change(
+        "policies.shop/web/production",
+        "policies",
+        Action.UPDATE,
+        None,
+        None,
+        detail=PolicyListDetail(),
+    )
     data: dict[str, Any] = plan_to_dict(Plan((change,)))
     assert data["changes"][0]["policy_test_changes"] == []
     data["changes"][0]["policy_test_changes"] = [{"name": "x", "before": 1}]
     with pytest.raises(PlanShapeError, match="policy_test_changes"):
         plan_from_dict(data)
     del data["changes"][0]["policy_test_changes"]  # a plan saved before they existed
-    assert plan_from_dict(data).changes[0].test_outcomes == ()
+    assert plan_from_dict(data).changes[0].detail == PolicyListDetail()
 
 
 def _model_tests() -> list[Any]:

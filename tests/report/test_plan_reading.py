@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.plan.changes import Plan
+from reconciler.plan.changes import Plan, PolicyListDetail
 from reconciler.plan.golive import NEXT_DEPLOYMENT_NOTE
 from reconciler.plan.json_form import plan_from_dict
 from reconciler.plan.permissions import compact, implied
@@ -151,7 +151,12 @@ def test_the_comment_fits_and_shows_what_a_reviewer_needs_without_a_click(
     assert visible.startswith(f"**Plan:** {add} to add, {update} to change, {destroy} to destroy.")
     for destroyed in plan.deletions:  # every destroy and replace, by name, above the changes
         assert f"> - <code>{destroyed.address}</code>" in visible.split("```diff")[0]
-    verdicts = [(c.address, o) for c in plan.changes for o in c.test_outcomes]
+    verdicts = [
+        (c.address, o)
+        for c in plan.changes
+        if isinstance(c.detail, PolicyListDetail)
+        for o in c.detail.test_outcomes
+    ]
     assert len(verdicts) == rendered.workspace.changes // CHANGES_PER_UNIT  # one a unit
     for address, turned in verdicts:
         assert f"> - <code>{address}</code>: **{turned.name}**: {turned}" in visible
@@ -249,12 +254,13 @@ def test_both_renderings_hold_every_changes_values_notes_and_verdicts(
                 assert any(side in shown for shown in shown_markdown), (change.address, side)
         for note in note_lines(change, outcomes=False):
             assert f"# {note}" in shown_text and f"# {note}" in shown_markdown
-        for turned in change.test_outcomes:
+        policy_list = change.detail if isinstance(change.detail, PolicyListDetail) else None
+        for turned in policy_list.test_outcomes if policy_list else ():
             assert f"# policy test {turned.name!r} changes: {turned}" in shown_text
             assert f"<code>{change.address}</code>: **{turned.name}**: {turned}" in visible
         # every field the plan changes has its line (independent of the renderers' own lists)
         paths = [d.path for d in change.diffs] + [
-            d.path for edit in change.policy_edits for d in edit.diffs
+            d.path for edit in (policy_list.edits if policy_list else ()) for d in edit.diffs
         ]
         for path in paths:
             assert any(line.text.startswith(path) for line in body), (change.address, path)

@@ -12,7 +12,16 @@ from types import MappingProxyType
 
 from reconciler.manifest.model import Build, Environment, LiteralValue, Policy, Runtime, Variable
 from reconciler.plan import secrets
-from reconciler.plan.changes import ABSENT, SENSITIVE, Change, FieldDiff, ItemEdit, Plan
+from reconciler.plan.changes import (
+    ABSENT,
+    SENSITIVE,
+    Change,
+    FieldDiff,
+    ItemEdit,
+    Plan,
+    PolicyEdit,
+    PolicyListDetail,
+)
 from reconciler.plan.kinds.base import Location, list_item_edits
 from reconciler.plan.kinds.policies import plan_policies, read_policies
 from reconciler.plan.kinds.settings import plan_settings, read_environment
@@ -64,6 +73,13 @@ def _policies_change(ips: list[str], live_ips: list[str], **kw: object) -> Chang
     return plan_policies("shop", "web", environment, read_policies([_live_policy(live_ips)]), REF)
 
 
+def _changed_policy(change: Change) -> PolicyEdit:
+    """The one policy the change of a policy list changes in place."""
+    assert isinstance(change.detail, PolicyListDetail)
+    (edit,) = [e for e in change.detail.edits if e.op == "change"]
+    return edit
+
+
 def _variable_change(value: str, live_value: str) -> Change:
     variable = Variable("CERT", LiteralValue(value), "recoverable")
     live = [{"key": "CERT", "kind": "recoverable", "value": live_value}]
@@ -110,7 +126,7 @@ def test_one_ip_changed_in_a_60_entry_list_shows_that_ip_only():
     wanted[7] = "10.9.9.9/32"
     change = _policies_change(wanted, OFFICE)
     assert change is not None
-    (edit,) = [e for e in change.policy_edits if e.op == "change"]
+    edit = _changed_policy(change)
     (diff,) = edit.diffs
     assert diff.path == "match[1].remoteIp.notIn"
     # a set for the gateway: the old range left it, the new one came
@@ -166,7 +182,7 @@ def test_reordering_a_set_like_list_shows_the_positions_that_change():
     wanted = [OFFICE[1], OFFICE[0], *OFFICE[2:]]
     change = _policies_change(wanted, OFFICE)
     assert change is not None
-    (diff,) = next(e for e in change.policy_edits if e.op == "change").diffs
+    (diff,) = _changed_policy(change).diffs
     assert [(e.op, e.before_index, e.after_index) for e in diff.items] == [
         ("change", 0, 0),
         ("change", 1, 1),

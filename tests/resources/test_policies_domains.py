@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reconciler.manifest.model import Environment, Policy
-from reconciler.plan.changes import Action
+from reconciler.plan.changes import Action, PolicyListDetail
 from reconciler.plan.kinds import domains, policies
 from reconciler.plan.kinds.base import Location
 
@@ -36,6 +36,11 @@ def plan(wanted, current):
     return policies.plan_policies("shop", "web", environment, live, REF)
 
 
+def edits_of(change):
+    assert isinstance(change.detail, PolicyListDetail)
+    return change.detail.edits
+
+
 def test_ids_false_flags_and_absent_match_are_normalised_away():
     logging_live = {"id": "pol_1", "name": "log", "enabled": False, "match": [],
                     "logging": {"requestHeaders": True, "responseHeaders": False, "query": False}}  # fmt: skip
@@ -55,7 +60,7 @@ def test_an_insertion_mid_list_is_one_insert_among_keeps():
     wanted = [desired(n, f"10.{i}.0.0/16") for i, n in enumerate("abcde")]
     wanted.insert(2, desired("new", "192.0.2.0/24"))
     change = plan(wanted, current)
-    assert [e.op for e in change.policy_edits] == ["keep", "keep", "insert", "keep", "keep", "keep"]
+    assert [e.op for e in edits_of(change)] == ["keep", "keep", "insert", "keep", "keep", "keep"]
     (call,) = change.calls
     assert [p["name"] for p in call.body["policies"]] == ["a", "b", "new", "c", "d", "e"]
     assert "id" not in call.body["policies"][0]
@@ -65,7 +70,7 @@ def test_an_insertion_mid_list_is_one_insert_among_keeps():
 def test_a_removal_and_a_change_are_aligned_by_content():
     current = [live("a"), live("b"), live("c", "10.3.0.0/16"), live("d")]
     wanted = [desired("a"), desired("c", "10.9.0.0/16"), desired("d")]
-    edits = plan(wanted, current).policy_edits
+    edits = edits_of(plan(wanted, current))
     assert [(e.op, e.before_index, e.after_index) for e in edits] == [
         ("keep", 0, 0),
         ("change", 1, 1),

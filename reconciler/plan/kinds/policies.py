@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from reconciler.errors import UnexpectedResponse
 from reconciler.json_types import JsonObject, JsonValue
 from reconciler.manifest.model import UNSET, Environment
-from reconciler.plan.changes import Action, Call, Change, Note, PolicyEdit
+from reconciler.plan.changes import Action, Call, Change, Note, PolicyEdit, PolicyListDetail
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
     EnvironmentKind,
@@ -315,10 +315,9 @@ def plan_policies(
         calls=(
             make_call("gateway.setPolicies", ref.body(policies=wanted), object_id=ref.object_id),
         ),
-        policy_edits=tuple(edits),
         notes=(_summary(edits), *problems, *_removal_note(removed)),
         position=environment.positions.get("policies", environment.pos),
-        test_outcomes=outcomes,
+        detail=PolicyListDetail(tuple(edits), outcomes),
         unknown_removed=removed,
     )
 

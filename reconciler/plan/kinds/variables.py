@@ -59,6 +59,7 @@ from reconciler.plan.changes import (
     SecretRef,
     SecretSource,
     SentObject,
+    VariableDetail,
 )
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
@@ -183,6 +184,11 @@ class _Desired:
     fingerprint: str | None
     source: SecretSource | None = None
     """Where a `fromEnv`/`fromFile` value is read (None for a literal)."""
+
+    @property
+    def detail(self) -> VariableDetail | None:
+        """The detail of the variable's change: where its value is read, if from a source."""
+        return None if self.source is None else VariableDetail(self.source)
 
 
 def _every_variable(_address: str) -> bool:
@@ -392,7 +398,7 @@ def _plan_one(
             after=after,
             diffs=tuple(diffs),
             position=variable.pos,
-            secret_source=desired.source,
+            detail=desired.detail,
         )
         return change, item
     diffs = []
@@ -416,7 +422,7 @@ def _plan_one(
         reason=reason,
         notes=(_REASON_NOTES[reason],) if reason in _REASON_NOTES else (),
         position=variable.pos,
-        secret_source=desired.source,
+        detail=desired.detail,
     )
     return change, item
 
