@@ -37,7 +37,6 @@ from reconciler.export.live import (
     ExportedProject,
     cannot_read,
     exported_environment,
-    parse_domains,
     read_workspace,
 )
 from reconciler.export.secret_names import SecretInput, SecretNames
@@ -64,7 +63,6 @@ __all__ = [
     "factor_templates",
     "header_lines",
     "manifest_document",
-    "parse_domains",
     "policy_entry",
     "project_entry",
     "read_workspace",

@@ -22,7 +22,7 @@ from reconciler.plan.kinds import app as apps
 from reconciler.plan.kinds import domains, policies, settings, variables
 from reconciler.plan.kinds.app import LiveApp, parse_apps
 from reconciler.plan.kinds.base import require_fields
-from reconciler.plan.kinds.domains import LiveDomain
+from reconciler.plan.kinds.domains import LiveDomain, parse_domains
 from reconciler.plan.kinds.policies import LivePolicy, read_policies
 from reconciler.plan.kinds.project import LiveProject, parse_project
 from reconciler.plan.kinds.settings import LiveEnvironment, read_environment
@@ -89,10 +89,6 @@ def exported_environment(
         read_policies(found_policies),
         tuple(found_domains),
     )
-
-
-def parse_domains(found: Sequence[JsonObject]) -> tuple[LiveDomain, ...]:
-    return tuple(LiveDomain.parse(domains.READ_OPERATION, domain) for domain in found)
 
 
 def cannot_read(project: str, error: Exception) -> ExportError:

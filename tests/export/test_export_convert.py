@@ -16,9 +16,9 @@ from reconciler.export import (
     SecretNames,
     build_export,
     exported_environment,
-    parse_domains,
     policy_entry,
 )
+from reconciler.plan.kinds.domains import parse_domains
 from reconciler.plan.kinds.policies import read_policies
 from tests.export.fakes import exported_app, exported_project
 

@@ -20,10 +20,10 @@ from reconciler.export import (
     ExportOptions,
     build_export,
     exported_environment,
-    parse_domains,
 )
 from reconciler.manifest.validate import load_manifest
 from reconciler.plan.kinds.base import Location
+from reconciler.plan.kinds.domains import parse_domains
 from reconciler.plan.kinds.policies import plan_policies
 from reconciler.plan.kinds.settings import plan_settings
 from reconciler.plan.kinds.variables import plan_variables
