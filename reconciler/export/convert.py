@@ -26,6 +26,7 @@ from reconciler.export.live import (
     ExportedProject,
 )
 from reconciler.export.secret_names import SecretNames
+from reconciler.json_types import JsonObject, JsonValue
 from reconciler.manifest.model import (
     UNSET,
     Build,
@@ -117,7 +118,7 @@ def project_entry(
     return entry
 
 
-def _note_unknown(notes: ExportNotes, what: str, resource: Mapping[str, Any], shape: Shape) -> None:
+def _note_unknown(notes: ExportNotes, what: str, resource: JsonObject, shape: Shape) -> None:
     """A project's or an app's members this reconciler does not know: `updateProject` and
     `updateApp` leave out what they are not sent, so they stay as they are, unmanaged."""
     unknown = unknown_members(resource, shape) + unknown_values(resource, shape)
@@ -271,7 +272,7 @@ def environment_entry(
     return entry
 
 
-def _section(resource: Mapping[str, Any], section: str, picked: dict[str, Any]) -> dict[str, Any]:
+def _section(resource: JsonObject, section: str, picked: dict[str, Any]) -> dict[str, Any]:
     """A build or runtime entry with its `opaque` block: the members of the live section this
     reconciler does not know, and values of known ones it does not know (taken out of the
     entry: the manifest's field would refuse them)."""
@@ -391,7 +392,7 @@ def policy_entry(policy: LivePolicy) -> dict[str, Any]:
     return entry
 
 
-def _match_item(item: Mapping[str, Any]) -> dict[str, Any]:
+def _match_item(item: JsonValue) -> dict[str, JsonValue]:
     """A match condition: the members this reconciler knows in the spec's order, what it does
     not know (members, and members of members) in the item's `opaque` block."""
     known = known_part(item, MATCH_ITEM)
@@ -402,7 +403,7 @@ def _match_item(item: Mapping[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def _ordered(value: Any) -> Any:
+def _ordered(value: JsonValue) -> JsonValue:
     """Members in the spec's order (`name` before `present`/`value`, `exact`/`prefix`/`regex`
     before `ignoreCase`, `in` before `notIn`); unknown keys kept after them."""
     if isinstance(value, Mapping):
@@ -412,5 +413,5 @@ def _ordered(value: Any) -> Any:
     return value
 
 
-def _key_order(mapping: Mapping[str, Any], order: Sequence[str]) -> list[str]:
+def _key_order(mapping: Mapping[str, object], order: Sequence[str]) -> list[str]:
     return [k for k in order if k in mapping] + sorted(k for k in mapping if k not in order)
