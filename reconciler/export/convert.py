@@ -238,10 +238,12 @@ def environment_entry(
     where = f"{project}/{app}/{env.slug}"
     entry: dict[str, Any] = {}
     settings = env.settings
-    build = _section(resource, "build", _written(settings.build))
+    build = _section(resource, "build", settings.build, _written(settings.build))
     if build:
         entry["build"] = build
-    runtime = _section(resource, "runtime", _runtime(settings.runtime, where, notes))
+    runtime = _section(
+        resource, "runtime", settings.runtime, _runtime(settings.runtime, where, notes)
+    )
     if runtime:
         entry["runtime"] = runtime
     regions = () if settings.regions is UNSET else settings.regions
@@ -272,15 +274,21 @@ def environment_entry(
     return entry
 
 
-def _section(resource: JsonObject, section: str, picked: dict[str, Any]) -> dict[str, Any]:
+def _section(
+    resource: JsonObject,
+    section: str,
+    block: Managed[Build] | Managed[Runtime],
+    picked: dict[str, Any],
+) -> dict[str, Any]:
     """A build or runtime entry with its `opaque` block: the members of the live section this
-    reconciler does not know, and values of known ones it does not know (taken out of the
-    entry: the manifest's field would refuse them)."""
+    reconciler does not know (as the settings kind read them into `block`), and values of
+    known ones it does not know (taken out of the entry: the manifest's field would refuse
+    them)."""
     live = resource.get(section)
-    if not isinstance(live, Mapping):
+    if block is UNSET or not isinstance(live, Mapping):
         return picked
     shape = ENVIRONMENT.fields[section]
-    opaque = unknown_part(live, shape)
+    opaque: dict[str, Any] = thaw(block.opaque)
     for path in unknown_values(live, shape):
         if "." not in path:  # a flat member; the health check's are handled with it
             opaque[path] = picked.pop(path, live[path])
