@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler.errors import ExportError, UnexpectedResponse
+from reconciler.errors import UnexpectedResponse
 from reconciler.export.convert import (
     ExportNotes,
     ExportOptions,
@@ -31,7 +31,14 @@ from reconciler.export.convert import (
     project_entry,
     user_description,
 )
-from reconciler.export.live import LiveApp, LiveEnvironment, LiveProject, read_workspace
+from reconciler.export.live import (
+    ExportedApp,
+    ExportedEnvironment,
+    ExportedProject,
+    cannot_read,
+    exported_environment,
+    read_workspace,
+)
 from reconciler.export.secret_names import SecretInput, SecretNames
 from reconciler.export.templates import factor_templates
 from reconciler.export.yaml_out import dump_manifest, header_lines
@@ -41,9 +48,9 @@ __all__ = [
     "Export",
     "ExportNotes",
     "ExportOptions",
-    "LiveApp",
-    "LiveEnvironment",
-    "LiveProject",
+    "ExportedApp",
+    "ExportedEnvironment",
+    "ExportedProject",
     "SecretInput",
     "SecretNames",
     "app_entry",
@@ -51,6 +58,7 @@ __all__ = [
     "dump_manifest",
     "environment_entry",
     "export_workspace",
+    "exported_environment",
     "factor_defaults",
     "factor_templates",
     "header_lines",
@@ -124,7 +132,7 @@ class Export:
 
 
 def build_export(
-    projects: Sequence[LiveProject], options: ExportOptions = _DEFAULT_OPTIONS
+    projects: Sequence[ExportedProject], options: ExportOptions = _DEFAULT_OPTIONS
 ) -> Export:
     names = SecretNames()
     notes = ExportNotes()
@@ -135,11 +143,7 @@ def build_export(
         except (KeyError, TypeError, AttributeError, ValueError, UnexpectedResponse) as error:
             # The client checks envelopes, not every member: a response missing one is
             # reported with the project it belongs to, never as a traceback.
-            raise ExportError(
-                f'project "{project.slug}": the platform returned an object this export cannot '
-                f"read ({type(error).__name__}: {error})",
-                hint="is the base URL the platform API? rerun with -v to see the calls",
-            ) from None
+            raise cannot_read(project.slug, error) from None
     templates: dict[str, Any] = {}
     if options.templates:
         templates, entries = factor_templates(entries)

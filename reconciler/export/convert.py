@@ -19,13 +19,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.errors import ExportError
-from reconciler.export.live import ENVIRONMENT_ORDER, LiveApp, LiveEnvironment, LiveProject
+from reconciler.export.live import (
+    ENVIRONMENT_ORDER,
+    ExportedApp,
+    ExportedEnvironment,
+    ExportedProject,
+)
 from reconciler.export.secret_names import SecretNames
+from reconciler.json_types import JsonObject, JsonValue
 from reconciler.manifest.model import (
-    ENVIRONMENT_NAMES,
     UNSET,
     Build,
-    EnvironmentName,
     Healthcheck,
     Managed,
     Region,
@@ -35,10 +39,10 @@ from reconciler.manifest.model import (
 )
 from reconciler.manifest.opaque import OPAQUE
 from reconciler.manifest.settings import declared_fields, to_data
+from reconciler.plan.kinds.app import LiveApp
 from reconciler.plan.kinds.base import display_number
-from reconciler.plan.kinds.policies import normalise_policy
-from reconciler.plan.kinds.settings import live_model
-from reconciler.plan.kinds.variables import READ_OPERATION, LiveVariable, live_variables
+from reconciler.plan.kinds.policies import LivePolicy
+from reconciler.plan.kinds.variables import LiveVariable
 from reconciler.plan.secrets import split_fingerprint
 from reconciler.platform.shapes import (
     APP,
@@ -98,21 +102,23 @@ class ExportNotes(list[str]):
 
 
 def project_entry(
-    project: LiveProject,
+    project: ExportedProject,
     names: SecretNames,
     options: ExportOptions = ExportOptions(),
     notes: ExportNotes | None = None,
 ) -> dict[str, Any]:
     notes = ExportNotes() if notes is None else notes
-    entry = _named_entry(project.resource, project.slug, options)
-    _note_unknown(notes, f"project {project.slug}", project.resource, PROJECT)
+    live = project.live
+    protected = bool(live.raw.get("deleteProtection"))
+    entry = _named_entry(live.id, live.name, live.slug, protected, options)
+    _note_unknown(notes, f"project {project.slug}", live.raw, PROJECT)
     apps = {app.slug: app_entry(project.slug, app, names, options, notes) for app in project.apps}
     if apps:
         entry["apps"] = apps
     return entry
 
 
-def _note_unknown(notes: ExportNotes, what: str, resource: Mapping[str, Any], shape: Shape) -> None:
+def _note_unknown(notes: ExportNotes, what: str, resource: JsonObject, shape: Shape) -> None:
     """A project's or an app's members this reconciler does not know: `updateProject` and
     `updateApp` leave out what they are not sent, so they stay as they are, unmanaged."""
     unknown = unknown_members(resource, shape) + unknown_values(resource, shape)
@@ -125,15 +131,16 @@ def _note_unknown(notes: ExportNotes, what: str, resource: Mapping[str, Any], sh
 
 def app_entry(
     project: str,
-    app: LiveApp,
+    app: ExportedApp,
     names: SecretNames,
     options: ExportOptions = ExportOptions(),
     notes: ExportNotes | None = None,
 ) -> dict[str, Any]:
     notes = ExportNotes() if notes is None else notes
-    entry = _named_entry(app.resource, app.slug, options)
-    entry.update(_source(app.resource))
-    _note_unknown(notes, f"app {project}/{app.slug}", app.resource, APP)
+    live = app.live
+    entry = _named_entry(live.id, live.name, live.slug, live.delete_protection, options)
+    entry.update(_source(live))
+    _note_unknown(notes, f"app {project}/{app.slug}", live.raw, APP)
     environments: dict[str, Any] = {}
     for slug in app.other_environments:
         notes.append(
@@ -153,12 +160,14 @@ def app_entry(
     return entry
 
 
-def _named_entry(resource: Mapping[str, Any], slug: str, options: ExportOptions) -> dict[str, Any]:
+def _named_entry(
+    pinned_id: str, name: str | None, slug: str, protected: bool, options: ExportOptions
+) -> dict[str, Any]:
     """What a project and an app write first: name, the pinned ID, delete protection."""
-    entry: dict[str, Any] = {"name": resource.get("name", slug)}
+    entry: dict[str, Any] = {"name": slug if name is None else name}
     if options.pin_ids:
-        entry["id"] = resource["id"]
-    if resource.get("deleteProtection"):
+        entry["id"] = pinned_id
+    if protected:
         entry["deleteProtection"] = True
     return entry
 
@@ -202,14 +211,15 @@ def factor_defaults(
     return defaults, {name: entry for name, entry in envs.items() if entry}
 
 
-def _source(app: Mapping[str, Any]) -> dict[str, Any]:
-    oci, git = app.get("oci"), app.get("git")
-    if isinstance(oci, Mapping) and oci.get("image"):
-        return {"oci": {"image": oci["image"]}}
-    if isinstance(git, Mapping) and git.get("repository"):
-        source = {"repository": git["repository"]}
-        if git.get("defaultBranch"):  # the repository's own default is unknown: say it
-            source["defaultBranch"] = git["defaultBranch"]
+def _source(app: LiveApp) -> dict[str, dict[str, str]]:
+    if app.oci is not None and app.oci.image:
+        return {"oci": {"image": app.oci.image}}
+    git = app.git
+    if git is not None and isinstance(git.repository, str) and git.repository:
+        source = {"repository": git.repository}
+        branch = git.default_branch
+        if isinstance(branch, str) and branch:  # the repository's own default is unknown: say it
+            source["defaultBranch"] = branch
         return {"git": source}
     # A repository app with nothing connected yet (or an old app without a source):
     # leaving the source out keeps it unmanaged, which matches live exactly.
@@ -219,25 +229,27 @@ def _source(app: Mapping[str, Any]) -> dict[str, Any]:
 def environment_entry(
     project: str,
     app: str,
-    env: LiveEnvironment,
+    env: ExportedEnvironment,
     names: SecretNames,
     notes: ExportNotes | None = None,
 ) -> dict[str, Any]:
     notes = ExportNotes() if notes is None else notes
-    resource = env.resource
+    resource = env.live.answer
     where = f"{project}/{app}/{env.slug}"
     entry: dict[str, Any] = {}
-    settings = live_model(resource, _environment_name(env.slug))
-    build = _section(resource, "build", _written(settings.build))
+    settings = env.settings
+    build = _section(resource, "build", settings.build, _written(settings.build))
     if build:
         entry["build"] = build
-    runtime = _section(resource, "runtime", _runtime(settings.runtime, where, notes))
+    runtime = _section(
+        resource, "runtime", settings.runtime, _runtime(settings.runtime, where, notes)
+    )
     if runtime:
         entry["runtime"] = runtime
     regions = () if settings.regions is UNSET else settings.regions
     if regions:
         entry["regions"] = [_region(r) for r in regions]
-    listed = sorted(live_variables(READ_OPERATION, env.variables), key=lambda v: v.key)
+    listed = sorted(env.variables, key=lambda v: v.key)
     for variable in listed:
         if variable.kind not in VARIABLE_KINDS:
             notes.append(
@@ -252,7 +264,7 @@ def environment_entry(
     }
     if variables:
         entry["variables"] = variables
-    hosts = sorted({str(d["domain"]).lower().rstrip(".") for d in env.domains})
+    hosts = sorted({d.host for d in env.domains})
     if hosts:
         entry["domains"] = hosts
     if env.policies:
@@ -262,20 +274,21 @@ def environment_entry(
     return entry
 
 
-def _environment_name(slug: str) -> EnvironmentName:
-    """The name of an environment export writes (only production and preview are read)."""
-    return next(name for name in ENVIRONMENT_NAMES if name == slug)
-
-
-def _section(resource: Mapping[str, Any], section: str, picked: dict[str, Any]) -> dict[str, Any]:
+def _section(
+    resource: JsonObject,
+    section: str,
+    block: Managed[Build] | Managed[Runtime],
+    picked: dict[str, Any],
+) -> dict[str, Any]:
     """A build or runtime entry with its `opaque` block: the members of the live section this
-    reconciler does not know, and values of known ones it does not know (taken out of the
-    entry: the manifest's field would refuse them)."""
+    reconciler does not know (as the settings kind read them into `block`), and values of
+    known ones it does not know (taken out of the entry: the manifest's field would refuse
+    them)."""
     live = resource.get(section)
-    if not isinstance(live, Mapping):
+    if block is UNSET or not isinstance(live, Mapping):
         return picked
     shape = ENVIRONMENT.fields[section]
-    opaque = unknown_part(live, shape)
+    opaque: dict[str, Any] = thaw(block.opaque)
     for path in unknown_values(live, shape):
         if "." not in path:  # a flat member; the health check's are handled with it
             opaque[path] = picked.pop(path, live[path])
@@ -353,16 +366,16 @@ def user_description(description: str | None) -> str | None:
     return user or None
 
 
-def policy_entry(policy: Mapping[str, Any]) -> dict[str, Any]:
+def policy_entry(policy: LivePolicy) -> dict[str, Any]:
     """A live policy in the manifest's form: the plan engine's normal form (no ID, no
     false booleans, no empty match), with keys in the order of the docs, and what this
     reconciler does not know in `opaque` blocks (the policy's, each match item's)."""
-    normal = normalise_policy(policy)
+    normal = policy.canonical
     rules = [kind for kind in ("firewall", "logging") if kind in normal]
     extra = [k for k in normal if k not in POLICY.fields]
     if not rules and not extra:
         raise ExportError(
-            f'gateway.listPolicies returned policy "{policy.get("name")}" with neither a '
+            f'gateway.listPolicies returned policy "{policy.name}" with neither a '
             "rule nor any member this reconciler does not know; cannot export it"
         )
     entry: dict[str, Any] = {"name": normal["name"], "enabled": normal["enabled"]}
@@ -387,7 +400,7 @@ def policy_entry(policy: Mapping[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def _match_item(item: Mapping[str, Any]) -> dict[str, Any]:
+def _match_item(item: JsonValue) -> dict[str, JsonValue]:
     """A match condition: the members this reconciler knows in the spec's order, what it does
     not know (members, and members of members) in the item's `opaque` block."""
     known = known_part(item, MATCH_ITEM)
@@ -398,7 +411,7 @@ def _match_item(item: Mapping[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def _ordered(value: Any) -> Any:
+def _ordered(value: JsonValue) -> JsonValue:
     """Members in the spec's order (`name` before `present`/`value`, `exact`/`prefix`/`regex`
     before `ignoreCase`, `in` before `notIn`); unknown keys kept after them."""
     if isinstance(value, Mapping):
@@ -408,5 +421,5 @@ def _ordered(value: Any) -> Any:
     return value
 
 
-def _key_order(mapping: Mapping[str, Any], order: Sequence[str]) -> list[str]:
+def _key_order(mapping: Mapping[str, object], order: Sequence[str]) -> list[str]:
     return [k for k in order if k in mapping] + sorted(k for k in mapping if k not in order)

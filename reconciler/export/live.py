@@ -1,54 +1,120 @@
 """Reading the live state an export writes, with the fewest calls: apps per project, both
 environments of an app in one call, domains workspace-wide or per project and grouped
-locally, all concurrently (the client bounds how many requests are in flight)."""
+locally, all concurrently (the client bounds how many requests are in flight).
+
+Every answer is parsed once, by the parser of the kind that plans it (`parse_project`,
+`parse_apps`, `read_environment`, `live_variables`, `read_policies`, `LiveDomain`): export
+writes what a plan of the result compares, and refuses what a plan would refuse. Each typed
+value keeps the answer it came from, so members this reconciler does not know still reach
+the manifest's `opaque` blocks."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 
-from reconciler.errors import ExportError, NotFound
+from reconciler.errors import ExportError, NotFound, UnexpectedResponse
+from reconciler.json_types import JsonObject
+from reconciler.manifest.model import Environment
+from reconciler.plan.kinds import app as apps
+from reconciler.plan.kinds import domains, policies, settings, variables
+from reconciler.plan.kinds.app import LiveApp, parse_apps
+from reconciler.plan.kinds.base import require_fields
+from reconciler.plan.kinds.domains import LiveDomain, parse_domains
+from reconciler.plan.kinds.policies import LivePolicy, read_policies
+from reconciler.plan.kinds.project import LiveProject, parse_project
+from reconciler.plan.kinds.settings import LiveEnvironment, read_environment
+from reconciler.plan.kinds.variables import LiveVariables, live_variables
 from reconciler.platform.protocol import Platform
 
 ENVIRONMENT_ORDER = ("production", "preview")
 
 
-@dataclass
-class _LiveObject:
-    resource: dict[str, Any]
-    """The object as the platform returned it."""
+@dataclass(frozen=True)
+class ExportedEnvironment:
+    """Production or preview of an app with what export writes of it, each part as its kind
+    parsed it: the settings (`live`, its model in `settings`), variables, policies, domains."""
+
+    live: LiveEnvironment
+    settings: Environment
+    variables: LiveVariables = ()
+    policies: tuple[LivePolicy, ...] = ()
+    domains: tuple[LiveDomain, ...] = ()
 
     @property
     def slug(self) -> str:
-        return str(self.resource["slug"])
+        return self.live.slug
 
 
-@dataclass
-class LiveEnvironment(_LiveObject):
-    variables: list[dict[str, Any]] = field(default_factory=list)
-    policies: list[dict[str, Any]] = field(default_factory=list)
-    domains: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass
-class LiveApp(_LiveObject):
-    environments: list[LiveEnvironment] = field(default_factory=list)
-    other_environments: list[str] = field(default_factory=list)
+@dataclass(frozen=True)
+class ExportedApp:
+    live: LiveApp
+    environments: tuple[ExportedEnvironment, ...] = ()
+    other_environments: tuple[str, ...] = ()
     """The slugs of environments other than production and preview (a newer platform's):
     never read further, never exported."""
 
+    @property
+    def slug(self) -> str:
+        return self.live.slug
 
-@dataclass
-class LiveProject(_LiveObject):
-    apps: list[LiveApp] = field(default_factory=list)
+
+@dataclass(frozen=True)
+class ExportedProject:
+    live: LiveProject
+    apps: tuple[ExportedApp, ...] = ()
+
+    @property
+    def slug(self) -> str:
+        return self.live.slug
 
 
-async def read_workspace(client: Platform, project_slugs: Sequence[str] = ()) -> list[LiveProject]:
+def exported_environment(
+    answer: JsonObject,
+    found_variables: Sequence[JsonObject] = (),
+    found_policies: Sequence[JsonObject] = (),
+    found_domains: Sequence[LiveDomain] = (),
+) -> ExportedEnvironment:
+    """Production or preview from its `listEnvironments` object and its variables' and
+    policies' answers, parsed by their kinds."""
+    live = read_environment(answer)
+    if live.settings is None:  # only production and preview are read further
+        raise ExportError(f"environment {live.slug!r} is neither production nor preview")
+    return ExportedEnvironment(
+        live,
+        live.settings,
+        live_variables(variables.READ_OPERATION, found_variables),
+        read_policies(found_policies),
+        tuple(found_domains),
+    )
+
+
+def cannot_read(project: str, error: Exception) -> ExportError:
+    """A project's answer export cannot read, named with the project it belongs to."""
+    return ExportError(
+        f'project "{project}": the platform returned an object this export cannot '
+        f"read ({type(error).__name__}: {error})",
+        hint="is the base URL the platform API? rerun with -v to see the calls",
+    )
+
+
+@contextmanager
+def _naming_project(project: str) -> Iterator[None]:
+    try:
+        yield
+    except UnexpectedResponse as error:
+        raise cannot_read(project, error) from None
+
+
+async def read_workspace(
+    client: Platform, project_slugs: Sequence[str] = ()
+) -> list[ExportedProject]:
     """Every project (or the named ones) with its apps, environments, variables,
     policies and domains. Domains come from one workspace-wide list when every
     project is exported, else one filtered list per project."""
+    resources: Sequence[JsonObject]
     if project_slugs:
         operation = "projects.getProject"
         resources = await asyncio.gather(
@@ -57,18 +123,20 @@ async def read_workspace(client: Platform, project_slugs: Sequence[str] = ()) ->
     else:
         operation = "projects.listProjects"
         resources = await client.list_all(operation, {})
-    projects = [LiveProject(_checked(p, operation, "slug", "id")) for p in resources]
+    projects = [parse_project(p) for p in require_fields(operation, list(resources), "id", "slug")]
     domains_task = _read_domains(client, [p.slug for p in projects], everything=not project_slugs)
-    _, domains = await asyncio.gather(
+    read, found_domains = await asyncio.gather(
         asyncio.gather(*(_read_project(client, p) for p in projects)), domains_task
     )
-    _attach_domains(projects, domains)
-    return sorted(projects, key=lambda p: p.slug)
+    by_environment: dict[str | None, list[LiveDomain]] = {}
+    for domain in found_domains:
+        by_environment.setdefault(domain.environment_id, []).append(domain)
+    return sorted((_with_domains(p, by_environment) for p in read), key=lambda p: p.slug)
 
 
-async def _get_project(client: Platform, slug: str) -> dict[str, Any]:
+async def _get_project(client: Platform, slug: str) -> JsonObject:
     try:
-        project: dict[str, Any] = await client.call("projects.getProject", {"project": slug})
+        project: JsonObject = await client.call("projects.getProject", {"project": slug})
     except NotFound:
         raise ExportError(
             f'project "{slug}" does not exist in this workspace',
@@ -77,67 +145,70 @@ async def _get_project(client: Platform, slug: str) -> dict[str, Any]:
     return project
 
 
-async def _read_project(client: Platform, project: LiveProject) -> None:
-    apps = await client.list_all("apps.listApps", {"project": project.slug})
-    project.apps = [LiveApp(_checked(a, "apps.listApps", "slug", "id")) for a in apps]
-    project.apps.sort(key=lambda a: a.slug)
-    await asyncio.gather(*(_read_app(client, project.slug, app) for app in project.apps))
+async def _read_project(client: Platform, project: LiveProject) -> ExportedProject:
+    with _naming_project(project.slug):
+        found = parse_apps(await client.list_all(apps.READ_OPERATION, {"project": project.slug}))
+        read = await asyncio.gather(
+            *(_read_app(client, project.slug, app) for app in sorted(found, key=lambda a: a.slug))
+        )
+    return ExportedProject(project, tuple(read))
 
 
-async def _read_app(client: Platform, project: str, app: LiveApp) -> None:
+async def _read_app(client: Platform, project: str, app: LiveApp) -> ExportedApp:
     body = {"project": project, "app": app.slug}
-    environments = [
-        LiveEnvironment(_checked(e, "environments.listEnvironments", "slug", "id"))
-        for e in await client.list_all("environments.listEnvironments", body)
-    ]
-    app.environments = [e for e in environments if e.slug in ENVIRONMENT_ORDER]
-    app.other_environments = sorted(e.slug for e in environments if e.slug not in ENVIRONMENT_ORDER)
-    app.environments.sort(key=lambda e: _environment_rank(e.slug))
-    await asyncio.gather(*(_read_environment(client, body, env) for env in app.environments))
+    found = require_fields(
+        settings.READ_OPERATION,
+        await client.list_all(settings.READ_OPERATION, body),
+        "slug",
+        "id",
+    )
+    known = sorted(
+        (e for e in found if e["slug"] in ENVIRONMENT_ORDER),
+        key=lambda e: ENVIRONMENT_ORDER.index(str(e["slug"])),
+    )
+    environments = await asyncio.gather(*(_read_environment(client, body, e) for e in known))
+    others = sorted(str(e["slug"]) for e in found if e["slug"] not in ENVIRONMENT_ORDER)
+    return ExportedApp(app, tuple(environments), tuple(others))
 
 
 async def _read_environment(
-    client: Platform, app_body: dict[str, str], env: LiveEnvironment
-) -> None:
-    body = {**app_body, "environment": env.slug}
-    env_id = str(env.resource["id"])  # a 403 then names the ID-specific permission
-    env.variables, env.policies = await asyncio.gather(
-        client.list_all("environments.listEnvironmentVariables", body, object_id=env_id),
-        client.list_all("gateway.listPolicies", body, object_id=env_id),
+    client: Platform, app_body: Mapping[str, str], answer: JsonObject
+) -> ExportedEnvironment:
+    body = {**app_body, "environment": str(answer["slug"])}
+    env_id = str(answer["id"])  # a 403 then names the ID-specific permission
+    found_variables, found_policies = await asyncio.gather(
+        client.list_all(variables.READ_OPERATION, body, object_id=env_id),
+        client.list_all(policies.READ_OPERATION, body, object_id=env_id),
     )
+    return exported_environment(answer, found_variables, found_policies)
 
 
 async def _read_domains(
     client: Platform, project_slugs: Sequence[str], *, everything: bool
-) -> list[dict[str, Any]]:
+) -> tuple[LiveDomain, ...]:
     if everything:
-        return await client.list_all("domains.listDomains", {}) if project_slugs else []
+        found = await client.list_all(domains.READ_OPERATION, {}) if project_slugs else []
+        return parse_domains(found)
     pages = await asyncio.gather(
-        *(client.list_all("domains.listDomains", {"project": slug}) for slug in project_slugs)
+        *(client.list_all(domains.READ_OPERATION, {"project": slug}) for slug in project_slugs)
     )
-    return [domain for page in pages for domain in page]
+    return parse_domains([domain for page in pages for domain in page])
 
 
-def _attach_domains(projects: Iterable[LiveProject], domains: Iterable[dict[str, Any]]) -> None:
-    by_environment: dict[str, list[dict[str, Any]]] = {}
-    for domain in domains:
-        by_environment.setdefault(str(domain.get("environmentId")), []).append(domain)
-    for project in projects:
-        for app in project.apps:
-            for env in app.environments:
-                env.domains = by_environment.get(str(env.resource["id"]), [])
-
-
-def _checked(resource: Any, operation: str, *required: str) -> dict[str, Any]:
-    if not isinstance(resource, dict) or any(
-        not isinstance(resource.get(name), str) for name in required
-    ):
-        raise ExportError(
-            f"{operation} returned an object without {' or '.join(required)}; "
-            "cannot export it (is the base URL a platform API?)"
-        )
-    return resource
-
-
-def _environment_rank(slug: str) -> int:
-    return ENVIRONMENT_ORDER.index(slug) if slug in ENVIRONMENT_ORDER else len(ENVIRONMENT_ORDER)
+def _with_domains(
+    project: ExportedProject, by_environment: Mapping[str | None, Sequence[LiveDomain]]
+) -> ExportedProject:
+    """`project` with each environment's domains (those naming its ID)."""
+    return replace(
+        project,
+        apps=tuple(
+            replace(
+                app,
+                environments=tuple(
+                    replace(env, domains=tuple(by_environment.get(env.live.id, ())))
+                    for env in app.environments
+                ),
+            )
+            for app in project.apps
+        ),
+    )

@@ -22,9 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.errors import NotFound
+from reconciler.json_types import JsonObject
 from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest, listed
+from reconciler.plan.kinds import domains
 from reconciler.plan.kinds.app import LiveApp, LiveApps, match_live_app, parse_apps
-from reconciler.plan.kinds.domains import where_attached
+from reconciler.plan.kinds.domains import LiveDomain, parse_domains, where_attached
 from reconciler.platform.protocol import Platform
 from reconciler.platform.shapes import FINAL_DEPLOYMENT_STATUSES, object_member
 
@@ -91,6 +93,18 @@ class DnsRecordInfo:
     value: str
     ttl: int | None
     note: str | None = None
+
+    @classmethod
+    def from_api(cls, record: JsonObject) -> DnsRecordInfo:
+        """One of a domain's `dnsRecords` (the spec's `DnsRecord`)."""
+        ttl, note = record.get("ttl"), record.get("note")
+        return cls(
+            type=str(record.get("type")),
+            name=str(record.get("name")),
+            value=str(record.get("value")),
+            ttl=ttl if isinstance(ttl, int) else None,
+            note=note if isinstance(note, str) else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -218,7 +232,7 @@ async def _environment_status(
         "environment": environment,
     }
     (serving, newer), live_domains = await asyncio.gather(
-        _deployments(platform, body, live_app), platform.list_all("domains.listDomains", body)
+        _deployments(platform, body, live_app), platform.list_all(domains.READ_OPERATION, body)
     )
     return EnvironmentStatus(
         project,
@@ -228,7 +242,9 @@ async def _environment_status(
         rolled_back=environment == "production" and live_app.rolled_back,
         serving=serving,
         newer=newer,
-        domains=await _where_missing_hosts_are(platform, _domains(live_domains, wanted), managed),
+        domains=await _where_missing_hosts_are(
+            platform, _domains(parse_domains(live_domains), wanted), managed
+        ),
     )
 
 
@@ -268,31 +284,31 @@ async def _deployments(
     return current, newest
 
 
-def _domains(live: Sequence[Mapping[str, Any]], wanted: DomainsWanted) -> tuple[DomainInfo, ...]:
+def _domains(live: Sequence[LiveDomain], wanted: DomainsWanted) -> tuple[DomainInfo, ...]:
+    """The environment's domains (hosts as the plan compares them: lower-cased, without a
+    trailing dot), and the manifest's hosts it does not hold yet."""
     hosts = {h.lower() for h in wanted.hosts}
     seen: dict[str, DomainInfo] = {}
     for domain in live:
-        host = str(domain.get("domain", "")).lower()
-        records = tuple(
-            DnsRecordInfo(
-                type=str(r.get("type")),
-                name=str(r.get("name")),
-                value=str(r.get("value")),
-                ttl=r.get("ttl") if isinstance(r.get("ttl"), int) else None,
-                note=r.get("note"),
-            )
-            for r in domain.get("dnsRecords") or []
-            if isinstance(r, Mapping) and r.get("verified") is not True
-        )
-        listed = host in hosts if wanted.managed else None
-        seen[host] = DomainInfo(
-            host=host,
-            status=str(domain.get("status", "unknown")),
+        listed = domain.host in hosts if wanted.managed else None
+        error = domain.raw.get("verificationError")
+        seen[domain.host] = DomainInfo(
+            host=domain.host,
+            status="unknown" if domain.status is None else domain.status,
             in_manifest=listed,
-            verification_error=domain.get("verificationError") or None,
-            records_not_seen=records,
+            verification_error=error if isinstance(error, str) and error else None,
+            records_not_seen=_records_not_seen(domain),
             removed_by_next_apply=listed is False and wanted.prune,
         )
     for host in hosts - seen.keys():
         seen[host] = DomainInfo(host, NOT_CREATED, True)
     return tuple(seen[h] for h in sorted(seen))
+
+
+def _records_not_seen(domain: LiveDomain) -> tuple[DnsRecordInfo, ...]:
+    records = domain.raw.get("dnsRecords")  # frozen: a tuple
+    return tuple(
+        DnsRecordInfo.from_api(record)
+        for record in (records if isinstance(records, Sequence) else ())
+        if isinstance(record, Mapping) and record.get("verified") is not True
+    )

@@ -6,6 +6,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from reconciler.errors import NotFound
+from reconciler.export import ExportedApp, ExportedEnvironment, ExportedProject
+from reconciler.plan.kinds.app import parse_apps
+from reconciler.plan.kinds.project import parse_project
 
 Handler = Callable[[Mapping[str, Any]], Any]
 
@@ -33,3 +36,13 @@ def not_found(operation: str) -> Handler:
         raise NotFound(f"{operation}: not found (404)", operation=operation, status=404)
 
     return handler
+
+
+def exported_app(resource: Mapping[str, Any], *environments: ExportedEnvironment) -> ExportedApp:
+    """An app export read: `resource` as `apps.listApps` answers it, parsed as the kind does."""
+    return ExportedApp(parse_apps([resource])[0], environments)
+
+
+def exported_project(resource: Mapping[str, Any], *apps: ExportedApp) -> ExportedProject:
+    """A project export read: `resource` as `projects.getProject` answers it, parsed."""
+    return ExportedProject(parse_project(resource), apps)

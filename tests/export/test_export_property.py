@@ -15,12 +15,19 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler.export import ExportOptions, LiveApp, LiveEnvironment, LiveProject, build_export
+from reconciler.export import (
+    ExportedEnvironment,
+    ExportOptions,
+    build_export,
+    exported_environment,
+)
 from reconciler.manifest.validate import load_manifest
 from reconciler.plan.kinds.base import Location
-from reconciler.plan.kinds.policies import plan_policies, read_policies
-from reconciler.plan.kinds.settings import plan_settings, read_environment
-from reconciler.plan.kinds.variables import READ_OPERATION, live_variables, plan_variables
+from reconciler.plan.kinds.domains import parse_domains
+from reconciler.plan.kinds.policies import plan_policies
+from reconciler.plan.kinds.settings import plan_settings
+from reconciler.plan.kinds.variables import plan_variables
+from tests.export.fakes import exported_app, exported_project
 
 text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=24)
 # values people put in variables, including the ones YAML would silently retype
@@ -269,11 +276,20 @@ def both_environments(draw: st.DrawFn) -> dict[str, dict[str, Any]]:
     return {"production": production, "preview": preview}
 
 
-def live_environment(name: str, live: dict[str, Any]) -> LiveEnvironment:
+def live_resource(name: str, live: dict[str, Any]) -> dict[str, Any]:
+    """The environment's object as `listEnvironments` answers it (with `extra` members)."""
     resource = {"id": f"env_{name}0001", "slug": name, "kind": name, "description": ""}
     resource.update({k: live[k] for k in ("runtime", "build", "regions") if k in live})
+    resource.update(live.get("extra", {}))
+    return resource
+
+
+def live_environment(name: str, live: dict[str, Any]) -> ExportedEnvironment:
+    resource = live_resource(name, live)
     domains = [{"domain": h, "environmentId": resource["id"]} for h in live["domains"]]
-    return LiveEnvironment(resource, live["variables"], live["policies"], domains)
+    return exported_environment(
+        resource, live["variables"], live["policies"], parse_domains(domains)
+    )
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -282,10 +298,10 @@ def test_exported_environments_load_and_diff_to_nothing(
     live: dict[str, dict[str, Any]], factor: bool
 ) -> None:
     envs = [live_environment(name, live[name]) for name in ("production", "preview")]
-    app = LiveApp(
-        {"id": "app_web00001", "slug": "web", "name": "Web", "oci": {"image": "nginx:1"}}, envs
+    app = exported_app(
+        {"id": "app_web00001", "slug": "web", "name": "Web", "oci": {"image": "nginx:1"}}, *envs
     )
-    project = LiveProject({"id": "proj_shop0001", "slug": "shop", "name": "Shop"}, [app])
+    project = exported_project({"id": "proj_shop0001", "slug": "shop", "name": "Shop"}, app)
     text_out = build_export([project], ExportOptions(factor_defaults=factor)).render()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -299,18 +315,14 @@ def test_exported_environments_load_and_diff_to_nothing(
         if desired is None:  # nothing but defaults: nothing to manage
             assert not wanted["variables"] and not wanted["policies"] and not wanted["domains"]
             continue
-        ref = Location("shop", "web", env.slug, env.resource["id"])
-        assert plan_settings("shop", "web", desired, read_environment(env.resource), ref) is None
+        ref = Location("shop", "web", env.slug, env.live.id)
+        assert plan_settings("shop", "web", desired, env.live, ref) is None
         if wanted["policies"] or desired.policies:
-            assert (
-                plan_policies("shop", "web", desired, read_policies(wanted["policies"]), ref)
-                is None
-            )
+            assert plan_policies("shop", "web", desired, env.policies, ref) is None
         if wanted["variables"] or desired.variables:
             planned = plan_variables(
-                "shop", "web", desired, live_variables(READ_OPERATION, wanted["variables"]), ref,
-                prune=True, fingerprint_key=None,
-            )  # fmt: skip
+                "shop", "web", desired, env.variables, ref, prune=True, fingerprint_key=None
+            )
             assert planned.changes == []
         hosts_out = [d.host for d in desired.domains] if desired.domains else []
         assert hosts_out == sorted(wanted["domains"])

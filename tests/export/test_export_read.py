@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.errors import ExportError
+from reconciler.errors import ExportError, UnexpectedResponse
 from reconciler.export import export_workspace, read_workspace
 from tests.export.fakes import FakeClient, not_found
 
@@ -76,10 +76,10 @@ def test_whole_workspace_reads_each_list_once_and_domains_workspace_wide() -> No
     shop = next(p for p in projects if p.slug == "shop")
     web = next(a for a in shop.apps if a.slug == "web")
     assert [e.slug for e in web.environments] == ["production", "preview"]
-    assert [d["domain"] for d in web.environments[0].domains] == ["shop.example.com"]
-    assert [d["domain"] for d in web.environments[1].domains] == ["beta.shop.example.com"]
+    assert [d.host for d in web.environments[0].domains] == ["shop.example.com"]
+    assert [d.host for d in web.environments[1].domains] == ["beta.shop.example.com"]
     api = next(a for a in shop.apps if a.slug == "api")
-    assert all(e.domains == [] for e in api.environments)
+    assert all(e.domains == () for e in api.environments)
 
 
 def test_named_projects_read_by_slug_with_domains_per_project() -> None:
@@ -118,5 +118,77 @@ def test_empty_workspace_makes_no_domain_call() -> None:
 def test_garbage_from_the_platform_is_reported_not_crashed_on() -> None:
     client = workspace_client()
     client.handlers["apps.listApps"] = lambda body: [{"name": "no slug"}]
-    with pytest.raises(ExportError, match=r"apps\.listApps returned an object without slug"):
-        asyncio.run(read_workspace(client))
+    with pytest.raises(
+        ExportError, match=r'project "shop": .*apps\.listApps: .* without a `id` string'
+    ):
+        asyncio.run(read_workspace(client, ["shop"]))
+
+
+@pytest.mark.parametrize(
+    ("variable", "refused"),
+    [
+        ({"kind": "recoverable", "value": "1"}, "without a `key` string"),
+        ({"key": "K", "value": "1"}, "without a `kind` string"),
+        ({"key": "K", "kind": "recoverable", "value": 1}, r"data\[0\]\.value is not a string"),
+    ],
+)
+def test_a_malformed_variable_is_refused_naming_the_project_as_a_plan_refuses_it(
+    variable: dict[str, Any], refused: str
+) -> None:
+    client = workspace_client()
+    client.handlers["environments.listEnvironmentVariables"] = lambda body: [variable]
+    with pytest.raises(
+        ExportError, match=f'project "shop": .*environments.listEnvironmentVariables: .*{refused}'
+    ):
+        asyncio.run(read_workspace(client, ["shop"]))
+
+
+def test_a_response_missing_a_member_is_an_error_naming_the_project() -> None:
+    client = workspace_client()
+    client.handlers["environments.listEnvironments"] = lambda body: [
+        {"id": "env_1", "slug": "production", "regions": [{"name": "fra"}]}  # no replicas
+    ]
+    with pytest.raises(ExportError, match='project "shop": the platform returned an object'):
+        asyncio.run(read_workspace(client, ["shop"]))
+
+
+@pytest.mark.parametrize(
+    ("policy", "refused"),
+    [
+        ({"name": "p", "enabled": "yes", "logging": {}}, "`enabled` that is not a boolean"),
+        ({"name": "p", "match": {"path": {}}, "logging": {}}, "`match` that is not a list"),
+        ({"name": "p", "firewall": "deny"}, "`firewall` that is not an object"),
+        ({"enabled": True, "logging": {}}, "without a `name` string"),
+    ],
+)
+def test_a_malformed_policy_is_refused_as_a_plan_refuses_it(
+    policy: dict[str, Any], refused: str
+) -> None:
+    """Export once wrote these as it read them (`enabled: "yes"` as true); a plan refuses
+    them, and export reads policies with the plan's reader."""
+    client = workspace_client()
+    client.handlers["gateway.listPolicies"] = lambda body: [policy]
+    with pytest.raises(ExportError, match=f'project "shop": .*gateway.listPolicies: .*{refused}'):
+        asyncio.run(read_workspace(client, ["shop"]))
+
+
+@pytest.mark.parametrize("member", ["id", "slug"])
+def test_an_environment_without_an_id_or_slug_string_is_refused(member: str) -> None:
+    client = workspace_client()
+    client.handlers["environments.listEnvironments"] = lambda body: [
+        {"id": "env_1", "slug": "production", member: ""}
+    ]
+    with pytest.raises(ExportError, match=f"listEnvironments: .* without a `{member}` string"):
+        asyncio.run(read_workspace(client, ["shop"]))
+
+
+def test_a_domain_without_a_host_is_refused_and_hosts_compare_as_the_plan_compares_them() -> None:
+    client = workspace_client()
+    client.handlers["domains.listDomains"] = lambda body: [
+        {"domain": "Shop.Example.com.", "environmentId": "env_shop_web_production"}
+    ]
+    (shop,) = asyncio.run(read_workspace(client, ["shop"]))
+    assert [d.host for d in shop.apps[1].environments[0].domains] == ["shop.example.com"]
+    client.handlers["domains.listDomains"] = lambda body: [{"environmentId": "env_1"}]
+    with pytest.raises(UnexpectedResponse, match=r"domains\.listDomains: .* `domain` string"):
+        asyncio.run(read_workspace(client, ["shop"]))

@@ -22,14 +22,15 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reconciler.export import ExportOptions, LiveApp, LiveProject, build_export
+from reconciler.export import ExportOptions, build_export
 from reconciler.manifest.model import Environment, Manifest
 from reconciler.manifest.validate import load_manifest
 from reconciler.plan.kinds.base import Location
 from reconciler.plan.kinds.policies import normalise_policy, plan_policies, read_policies
 from reconciler.plan.kinds.settings import plan_settings, read_environment
 from reconciler.platform.shapes import POLICY, unknown_members
-from tests.export.test_export_property import both_environments, live_environment
+from tests.export.fakes import exported_app, exported_project
+from tests.export.test_export_property import both_environments, live_environment, live_resource
 
 # a member name no version of the spec has: starts with an `x`, then letters
 unknown_name = st.from_regex(r"x[A-Za-z]{1,8}", fullmatch=True)
@@ -86,20 +87,12 @@ def with_unknown(draw: st.DrawFn, live: dict[str, Any]) -> dict[str, Any]:
     return grown
 
 
-def _resource(name: str, live: dict[str, Any]) -> dict[str, Any]:
-    environment = live_environment(name, live)
-    environment.resource.update(live.get("extra", {}))
-    return environment.resource
-
-
 def _export(envs: dict[str, dict[str, Any]]) -> Manifest:
     live = [live_environment(name, env) for name, env in envs.items()]
-    for env in live:
-        env.resource.update(envs[env.slug].get("extra", {}))
-    app = LiveApp(
-        {"id": "app_web00001", "slug": "web", "name": "Web", "oci": {"image": "a:1"}}, live
+    app = exported_app(
+        {"id": "app_web00001", "slug": "web", "name": "Web", "oci": {"image": "a:1"}}, *live
     )
-    project = LiveProject({"id": "proj_shop0001", "slug": "shop", "name": "Shop"}, [app])
+    project = exported_project({"id": "proj_shop0001", "slug": "shop", "name": "Shop"}, app)
     text = build_export([project], ExportOptions()).render()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "exported.yaml"
@@ -115,7 +108,7 @@ def _no_change(desired: Environment | None, name: str, live: dict[str, Any]) -> 
     if desired is None:
         return
     ref = Location("shop", "web", name, f"env_{name}0001")
-    live_environment = read_environment(_resource(name, live))
+    live_environment = read_environment(live_resource(name, live))
     assert plan_settings("shop", "web", desired, live_environment, ref) is None
     if live["policies"] or desired.policies:
         assert plan_policies("shop", "web", desired, read_policies(live["policies"]), ref) is None
@@ -162,7 +155,7 @@ def test_a_settings_write_carries_the_unknown_members_of_what_it_sends_whole(
     regions = tuple(r.__class__(**{**r.__dict__, "max_replicas": 99}) for r in desired.regions)
     changed = desired.__class__(**{**desired.__dict__, "runtime": runtime, "regions": regions})
     ref = Location("shop", "web", "production", "env_production0001")
-    live_environment = read_environment(_resource("production", grown))
+    live_environment = read_environment(live_resource("production", grown))
     change = plan_settings("shop", "web", changed, live_environment, ref)
     assert change is not None
     body = change.calls[0].body

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from reconciler.errors import UnexpectedResponse
 from reconciler.manifest.model import App, Domain, Environment, Manifest, Project, Prune
 from reconciler.report.status import format_age, render_json, render_rich, render_text
 from reconciler.status import ATTACHED_ELSEWHERE, NOT_CREATED, gather_status
@@ -270,6 +271,23 @@ def test_every_domain_status_with_records_not_seen() -> None:
         "value": "edge.platform.test",
         "ttl": 300,
     }
+
+
+def test_live_hosts_compare_as_the_plan_compares_them() -> None:
+    """A live host in capitals with a trailing dot is the manifest's host (the plan reads it
+    so, `LiveDomain`): status shows it once, found, not as a new host beside an old one."""
+    live = [domain("Shop.Example.com.", "verified", verified=(True, True))]
+    desired = manifest(web(Environment("production", domains=(Domain("shop.example.com"),))))
+    report = status_of(client_for({"slug": "web"}, {}, {}, domains=live), desired)
+    (info,) = report.environments[0].domains
+    assert (info.host, info.status, info.in_manifest) == ("shop.example.com", "verified", True)
+
+
+def test_a_live_domain_without_a_host_is_refused_as_the_plan_refuses_it() -> None:
+    nameless = {k: v for k, v in domain("a.example.com", "pending").items() if k != "domain"}
+    client = client_for({"slug": "web"}, {}, {}, domains=[nameless])
+    with pytest.raises(UnexpectedResponse, match=r"domains\.listDomains: .* `domain` string"):
+        status_of(client, manifest(web(Environment("production"))))
 
 
 def test_reads_are_one_list_per_project_and_two_per_environment() -> None:

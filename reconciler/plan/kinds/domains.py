@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from reconciler.errors import ApiError, NotFound
@@ -85,6 +85,11 @@ class LiveDomain:
             status=text_member(checked, "status"),
             raw=freeze(checked),
         )
+
+
+def parse_domains(found: Iterable[JsonObject]) -> tuple[LiveDomain, ...]:
+    """The domains of a `listDomains` answer, each parsed (`LiveDomain.parse`)."""
+    return tuple(LiveDomain.parse(READ_OPERATION, domain) for domain in found)
 
 
 async def lookup_domain(platform: Platform, host: str) -> LiveDomain | None:
@@ -359,7 +364,7 @@ class DomainsKind(EnvironmentKind[DomainListing, DomainListing]):
 
     async def read(self, platform: Platform, at: Location) -> DomainListing:
         found = await platform.list_all(READ_OPERATION, at.body())
-        return DomainListing(tuple(LiveDomain.parse(READ_OPERATION, d) for d in found))
+        return DomainListing(parse_domains(found))
 
     def record(self, record: LiveRecord, at: Location, label: str, found: DomainListing) -> None:
         record.read(READ_OPERATION)
