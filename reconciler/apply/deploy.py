@@ -32,12 +32,13 @@ from reconciler.apply import (
     create_once,
 )
 from reconciler.errors import ApiError
+from reconciler.json_types import JsonObject
 from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest, OciSource, listed
 from reconciler.plan import golive, kinds
 from reconciler.plan.kinds.base import address_parts
 from reconciler.plan.targets import Scope
 from reconciler.platform.protocol import Platform
-from reconciler.platform.shapes import FINAL_DEPLOYMENT_STATUSES, object_member
+from reconciler.platform.shapes import FINAL_DEPLOYMENT_STATUSES, object_answer, object_member
 
 FAILED_STATUSES = frozenset({"failed", "cancelled"})
 """Final statuses that mean the new configuration did not go live (exit 1)."""
@@ -298,7 +299,7 @@ class _DeploymentRequests:
     def __init__(self, client: Platform, manifest: Manifest | None) -> None:
         self.client = client
         self.manifest = manifest
-        self._apps: dict[tuple[str, str], Awaitable[Mapping[str, Any]]] = {}
+        self._apps: dict[tuple[str, str], Awaitable[JsonObject]] = {}
         self.warnings: list[str] = []
 
     async def prepare(self, target: DeployTarget) -> _Rollout | DeploymentOutcome | None:
@@ -320,12 +321,15 @@ class _DeploymentRequests:
         body, source = self._body(target, app, latest)
         return _Rollout(target, body, source, latest.get("id") if latest else None)
 
-    async def _app(self, target: DeployTarget) -> Mapping[str, Any]:
+    async def _app(self, target: DeployTarget) -> JsonObject:
         key = (target.project, target.app)
         if key not in self._apps:
             request = {"project": target.project, "app": target.app}
-            self._apps[key] = asyncio.ensure_future(self.client.call("apps.getApp", request))
+            self._apps[key] = asyncio.ensure_future(self._get_app(request))
         return await self._apps[key]
+
+    async def _get_app(self, request: JsonObject) -> JsonObject:
+        return object_answer("apps.getApp", await self.client.call("apps.getApp", request))
 
     def _body(
         self, target: DeployTarget, app: Mapping[str, Any], latest: Mapping[str, Any] | None
@@ -427,9 +431,10 @@ class _Deployer:
                 )
             await self.sleep(min(self.options.poll_interval, max(0.0, deadline - self.clock())))
             try:
-                deployment = await self.client.call(
+                found = await self.client.call(
                     "deployments.getDeployment", {"deploymentId": deployment_id}
                 )
+                deployment = object_answer("deployments.getDeployment", found)
             except ApiError as error:
                 return DeploymentOutcome(
                     target, deployment_id, "error", error_message=error.message

@@ -28,6 +28,7 @@ from reconciler.plan.kinds.project import LiveProject, parse_project
 from reconciler.plan.kinds.settings import LiveEnvironment, read_environment
 from reconciler.plan.kinds.variables import LiveVariables, live_variables
 from reconciler.platform.protocol import Platform
+from reconciler.platform.shapes import object_answer
 
 ENVIRONMENT_ORDER = ("production", "preview")
 
@@ -136,13 +137,13 @@ async def read_workspace(
 
 async def _get_project(client: Platform, slug: str) -> JsonObject:
     try:
-        project: JsonObject = await client.call("projects.getProject", {"project": slug})
+        found = await client.call("projects.getProject", {"project": slug})
     except NotFound:
         raise ExportError(
             f'project "{slug}" does not exist in this workspace',
             hint="check the slug with `reconciler export` (all projects) or the dashboard",
         ) from None
-    return project
+    return object_answer("projects.getProject", found)
 
 
 async def _read_project(client: Platform, project: LiveProject) -> ExportedProject:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from reconciler.json_types import JsonObject, JsonValue
 from reconciler.platform.protocol import Platform
 
 
@@ -35,7 +36,7 @@ class ObservedPlatform:
 
     async def call(
         self, operation: str, body: Mapping[str, Any], *, object_id: str | None = None
-    ) -> Any:
+    ) -> JsonValue:
         self.observer.call_started()
         try:
             return await self.platform.call(operation, body, object_id=object_id)
@@ -44,7 +45,7 @@ class ObservedPlatform:
 
     async def list_all(
         self, operation: str, body: Mapping[str, Any], *, object_id: str | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[JsonObject]:
         self.observer.call_started()
         try:
             return await self.platform.list_all(operation, body, object_id=object_id)

@@ -26,6 +26,7 @@ import httpx
 
 from reconciler import __version__, errors, sensitive
 from reconciler.errors import UsageError
+from reconciler.json_types import JsonObject, JsonValue
 from reconciler.platform.log import CallLog
 from reconciler.platform.messages import (
     API_KEY_ENV,
@@ -164,28 +165,29 @@ class PlatformClient:
 
     async def call(
         self, operation: str, body: Mapping[str, Any], *, object_id: str | None = None
-    ) -> Any:
+    ) -> JsonValue:
         """Send one operation; return its `data` (a dict, `{}` for field-less successes; a list
         for list operations: one page, held to the rules of a page, so that an empty one that
         says there is more never reads as "none"). `object_id` makes a 403 name the
         ID-specific permission."""
         op = get_operation(operation)
         payload, status = await self._send(op, body, object_id=object_id)
-        data = self._data(op, payload, status)
+        page = self._data(op, payload, status)
         if op.lists:
             more = self._next_cursor(op, payload, status) is not None
-            self._check_progress(op, data, set(), status, more=more, limit=_limit_sent(body))
-        self.names.learn(op.name, body, data)
+            self._check_progress(op, page, set(), status, more=more, limit=_limit_sent(body))
+        self.names.learn(op.name, body, page)
+        data: JsonValue = page  # decoded JSON (hence Any), its shape checked by `_data`
         return data
 
     async def list_all(
         self, operation: str, body: Mapping[str, Any], *, object_id: str | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[JsonObject]:
         """Every item of a list operation, following `pagination.cursor` to the last page."""
         op = get_operation(operation)
         if not op.lists:
             raise ValueError(f"{operation} is not a list operation")
-        items: list[dict[str, Any]] = []
+        items: list[JsonObject] = []
         seen_items: set[str] = set()
         seen_cursors: set[str] = set()
         request = {**body, "limit": PAGE_SIZE}

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from reconciler.json_types import JsonObject, JsonValue
+
 
 class Platform(Protocol):
     """The platform API: one operation at a time, or every page of a listing.
@@ -25,8 +27,8 @@ class Platform(Protocol):
 
     async def call(
         self, operation: str, body: Mapping[str, Any], *, object_id: str | None = None
-    ) -> Any: ...
+    ) -> JsonValue: ...
 
     async def list_all(
         self, operation: str, body: Mapping[str, Any], *, object_id: str | None = None
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[JsonObject]: ...

@@ -20,6 +20,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from reconciler.errors import UnexpectedResponse
+from reconciler.json_types import JsonObject, JsonValue
 from reconciler.platform.api_document import ApiDocumentError, api_document, schema_at
 
 
@@ -244,6 +246,18 @@ def object_member(value: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     objects a resource may leave out (a deployment's `git`, `docker`, `error`)."""
     member = value.get(name)
     return member if isinstance(member, Mapping) else {}
+
+
+def object_answer(operation: str, found: JsonValue) -> JsonObject:
+    """The `data` of an operation that answers one object, as an object: the client refuses
+    any other answer already (`data` that is not an object); a platform of another make (a
+    test's fake) gets the same refusal here instead of a traceback later."""
+    if not isinstance(found, Mapping):
+        raise UnexpectedResponse(
+            f"{operation}: the platform returned `data` that is not an object",
+            operation=operation,
+        )
+    return found
 
 
 def shape_problem(value: Any, shape: Shape, where: str) -> str | None:

@@ -28,7 +28,7 @@ from reconciler.plan.kinds import domains
 from reconciler.plan.kinds.app import LiveApp, LiveApps, match_live_app, parse_apps
 from reconciler.plan.kinds.domains import LiveDomain, parse_domains, where_attached
 from reconciler.platform.protocol import Platform
-from reconciler.platform.shapes import FINAL_DEPLOYMENT_STATUSES, object_member
+from reconciler.platform.shapes import FINAL_DEPLOYMENT_STATUSES, object_answer, object_member
 
 FORMAT_VERSION = "1"
 DOMAIN_STATUSES = ("pending", "verifying", "verified", "failed")
@@ -278,9 +278,8 @@ async def _deployments(
         return None, newest
     if newest is not None and newest.id == current_id:
         return newest, None
-    current = DeploymentInfo.from_api(
-        await platform.call("deployments.getDeployment", {"deploymentId": current_id})
-    )
+    found = await platform.call("deployments.getDeployment", {"deploymentId": current_id})
+    current = DeploymentInfo.from_api(object_answer("deployments.getDeployment", found))
     return current, newest
 
 

@@ -51,6 +51,7 @@ from reconciler.plan.live import LiveRecord
 from reconciler.plan.phases import ApplyPhase, ReadAt
 from reconciler.platform.operations import Operation
 from reconciler.platform.protocol import Platform
+from reconciler.platform.shapes import object_answer
 
 READ_OPERATION = "domains.listDomains"
 LOOKUP_OPERATION = "domains.getDomain"
@@ -98,7 +99,8 @@ async def lookup_domain(platform: Platform, host: str) -> LiveDomain | None:
         found = await platform.call(LOOKUP_OPERATION, {"domain": host})
     except NotFound:
         return None
-    checked = require_fields(LOOKUP_OPERATION, found, "projectId", "appId", "environmentId")
+    answer = object_answer(LOOKUP_OPERATION, found)
+    checked = require_fields(LOOKUP_OPERATION, answer, "projectId", "appId", "environmentId")
     return LiveDomain.parse(LOOKUP_OPERATION, checked)
 
 
@@ -173,7 +175,8 @@ async def locate(platform: Platform, domain: LiveDomain) -> str:
 async def _slug(platform: Platform, operation: str, request: JsonObject) -> str:
     """The slug of the object `request` names (an answer without one is unexpected: the
     caller names the object by its IDs then)."""
-    answer = require_fields(operation, await platform.call(operation, request), "slug")
+    found = object_answer(operation, await platform.call(operation, request))
+    answer = require_fields(operation, found, "slug")
     return str(answer["slug"])
 
 
