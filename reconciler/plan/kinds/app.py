@@ -29,6 +29,7 @@ from reconciler.manifest.model import (
     is_set,
     listed,
 )
+from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, Note, SentValue
 from reconciler.plan.kinds.base import (
     Container,
@@ -452,7 +453,7 @@ def _unmanaged(
     desired_slugs: Collection[str],
 ) -> None:
     """A live app of `project` the manifest does not list: deleted with prune.apps, else noted."""
-    project_slug = project.parts[0]
+    project_slug = project.path.leaf
     slug = live_app.slug
     if planning.prune.apps:
         wanted = slug in desired_slugs
@@ -461,13 +462,14 @@ def _unmanaged(
             planning.going_away[live_app.id] = change.address
         planning.add(change)
         return
+    where = project.path.child(slug)
     planning.note(
         Note(
             "info",
-            f"app {project_slug}/{slug} is not in the manifest and is left alone "
+            f"app {where} is not in the manifest and is left alone "
             "(unmanaged); list it to manage it, or set prune.apps: true to delete it",
-            f"app.{project_slug}/{slug}",
-            subjects=(f"{project_slug}/{slug}",),
+            str(Address("app", where)),
+            subjects=(str(where),),
             group="{count} apps are not in the manifest and are left alone (unmanaged): "
             "{subjects}; list them to manage them, or set prune.apps: true to delete them",
         )
@@ -487,13 +489,15 @@ class AppKind(ContainerKind[list[LiveApp]]):
         """Every app of the project at `at` (paged to the end)."""
         return parse_apps(await platform.list_all(READ_OPERATION, at.body()))
 
-    def record(self, record: LiveRecord, at: Location, label: str, found: list[LiveApp]) -> None:
+    def record(
+        self, record: LiveRecord, at: Location, label: TreePath, found: list[LiveApp]
+    ) -> None:
         record.read(READ_OPERATION)
         record.state[f"apps {label}"] = stable_listing((a.raw for a in found), "id")
         for app in found:
-            record.labels[app.id] = f"{label}/{app.slug}"
+            record.labels[app.id] = label.child(app.slug)
             if app.rolled_back:
-                record.rolled_back.add(f"{label}/{app.slug}")
+                record.rolled_back.add(label.child(app.slug))
 
     async def plan_under(
         self, planning: Planning, parent: Container | None, descend: Descend
@@ -512,14 +516,14 @@ class AppKind(ContainerKind[list[LiveApp]]):
         if not is_set(project.apps):
             return  # no `apps:` block: the project's apps are unmanaged, none is read or pruned
         live_apps = await self.read(planning.platform, parent.at)
-        self.record(planning.record, parent.at, project.slug, live_apps)
+        self.record(planning.record, parent.at, parent.path, live_apps)
         pinned = {a.id for a in listed(project.apps) if a.id}
         indexed = LiveApps(live_apps)
         matched = {
             a.slug: find_live_app(project.slug, a, indexed, pinned) for a in listed(project.apps)
         }
-        planning.slug_holders[(self.name, *parent.parts)] = {
-            a.slug: f"app {project.slug}/{a.slug}, which the manifest does not list"
+        planning.slug_holders[(self.name, *parent.path.slugs)] = {
+            a.slug: f"app {parent.path.child(a.slug)}, which the manifest does not list"
             for a in live_apps
         }
         # every app's own change is planned (from listApps, no more reads): a targeted rename
@@ -545,7 +549,7 @@ class AppKind(ContainerKind[list[LiveApp]]):
     ) -> None:
         project_ref = project.at.project
         change = plan_app(
-            project.parts[0],
+            project.path.leaf,
             project_ref,
             None if project.fresh else project_ref,
             desired,
@@ -553,22 +557,22 @@ class AppKind(ContainerKind[list[LiveApp]]):
             allow_replace=planning.options.allow_replace,
         )
         planning.add(change, project.depends_on)
-        parts = (*project.parts, desired.slug)
+        path = project.path.child(desired.slug)
         if live is not None:
-            planning.keep_unknown(address(self.name, *parts), live.raw, APP)
+            planning.keep_unknown(str(Address(self.name, path)), live.raw, APP)
         replaced = change is not None and change.action is Action.REPLACE
         if change is not None and replaced and live is not None:
             planning.going_away[live.id] = change.address
         fresh = live is None or replaced
         environments = tuple(
-            (parts, e)
+            (path, e)
             for e in sorted(desired.environments, key=lambda e: ENVIRONMENT_NAMES.index(e.name))
-            if planning.reads(*parts, e.name)
+            if planning.reads(*path.slugs, e.name)
         )
         await descend(
             Container(
                 desired=desired,
-                parts=parts,
+                path=path,
                 at=Location(
                     project_ref, live.id if live is not None and not fresh else desired.slug
                 ),

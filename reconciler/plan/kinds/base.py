@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, ClassVar, Generic, TypeGuard, TypeVar, overloa
 from reconciler.errors import NotFound, UnexpectedResponse
 from reconciler.json_types import JsonObject, JsonScalar, JsonValue
 from reconciler.manifest.model import UNSET, App, Environment, Manifest, Project, Prune
-from reconciler.plan.address import Address
+from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import (
     ABSENT,
     Action,
@@ -64,7 +64,7 @@ SlugScope = tuple[str, ...]
 
 def address(kind: str, *parts: str) -> str:
     """`app.shop/web`, `variable.shop/web/production/KEY`."""
-    return str(Address(kind, parts))
+    return str(Address.of(kind, *parts))
 
 
 def address_parts(change_address: str) -> tuple[str, ...]:
@@ -142,7 +142,7 @@ class Kind(ABC, Generic[FoundT]):
         keys on (an `UnexpectedResponse` otherwise)."""
 
     @abstractmethod
-    def record(self, record: LiveRecord, at: Location, label: str, found: FoundT) -> None:
+    def record(self, record: LiveRecord, at: Location, label: TreePath, found: FoundT) -> None:
         """Note what `read` found at `label` (`shop/web/production`) in the live-state record:
         the permission the read needed, the part of it the plan depends on (its digest) and
         the IDs it names. `at` is where it was read, with the environment's ID once known."""
@@ -251,14 +251,14 @@ class EnvironmentJob:
     app: str
     environment: Environment
     at: Location
-    label: str
+    path: TreePath
     """`shop/web/production`"""
     depends_on: tuple[str, ...]
     """What every change of this environment waits for (its app's or project's create)."""
 
 
-EnvironmentPath = tuple[tuple[str, ...], Environment]
-"""An environment of the manifest, with the address parts of the app holding it."""
+EnvironmentPath = tuple[TreePath, Environment]
+"""An environment of the manifest, with the position of the app holding it."""
 
 
 @dataclass(frozen=True)
@@ -267,8 +267,8 @@ class Container:
     below it."""
 
     desired: Project | App
-    parts: tuple[str, ...]
-    """Its address parts: `("shop",)`, `("shop", "web")`."""
+    path: TreePath
+    """Where it is: `shop`, `shop/web`."""
     at: Location
     """How the reads and calls below it name it: IDs when live state gave them, else the
     manifest's slugs (the same apply creates it first)."""

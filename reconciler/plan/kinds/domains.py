@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from reconciler.errors import ApiError, NotFound
 from reconciler.json_types import JsonObject
 from reconciler.manifest.model import UNSET, Environment, Position, freeze, listed
-from reconciler.plan.address import Address
+from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import Action, Call, Change, Note
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
@@ -136,26 +136,26 @@ async def where_attached(platform: Platform, host: str) -> str | None:
     if attached is None:
         return None
     try:
-        return await locate(platform, attached)
+        return str(await locate(platform, attached))
     except ApiError:
         return attachment_by_ids(attached, {})
 
 
-def attachment_by_ids(domain: LiveDomain, labels: Mapping[str, str]) -> str:
+def attachment_by_ids(domain: LiveDomain, labels: Mapping[str, TreePath]) -> str:
     """Where a looked-up domain is attached, in slugs where `labels` (IDs of environments,
-    apps and projects -> their slugs) knows them, else by ID."""
+    apps and projects -> their positions) knows them, else by ID."""
     environment_id = str(domain.environment_id)
     if environment_id in labels:
-        return labels[environment_id]
+        return str(labels[environment_id])
     app_id, project_id = str(domain.app_id), str(domain.project_id)
     if app_id in labels:
         return f"{labels[app_id]}, environment {environment_id}"
-    project = labels.get(project_id, f"project {project_id}")
-    return f"{project}, app {app_id}, environment {environment_id} (outside this manifest)"
+    project = labels[project_id].leaf if project_id in labels else project_id
+    return f"project {project}, app {app_id}, environment {environment_id} (outside this manifest)"
 
 
-async def locate(platform: Platform, domain: LiveDomain) -> str:
-    """`project/app/environment` in slugs for a domain attached outside the manifest."""
+async def locate(platform: Platform, domain: LiveDomain) -> TreePath:
+    """Where, in slugs, a domain attached outside the manifest is."""
     project_id, app_id = str(domain.project_id), str(domain.app_id)
     slugs = await asyncio.gather(
         _slug(platform, "projects.getProject", {"project": project_id}),
@@ -166,7 +166,7 @@ async def locate(platform: Platform, domain: LiveDomain) -> str:
             {"project": project_id, "app": app_id, "environment": domain.environment_id},
         ),
     )
-    return "/".join(slugs)
+    return TreePath(tuple(slugs))
 
 
 async def _slug(platform: Platform, operation: str, request: JsonObject) -> str:
@@ -365,7 +365,9 @@ class DomainsKind(EnvironmentKind[DomainListing, DomainListing]):
         found = await platform.list_all(READ_OPERATION, at.body())
         return DomainListing(tuple(LiveDomain.parse(READ_OPERATION, d) for d in found))
 
-    def record(self, record: LiveRecord, at: Location, label: str, found: DomainListing) -> None:
+    def record(
+        self, record: LiveRecord, at: Location, label: TreePath, found: DomainListing
+    ) -> None:
         record.read(READ_OPERATION)
         record.state[f"domains {label}"] = sorted(d.host for d in found.domains)
         for domain in found.domains:
@@ -496,7 +498,8 @@ class _DomainPlanning:
         for attached in lookups.values():
             if attached is None or str(attached.app_id) in self.planning.going_away:
                 continue
-            where = tuple(self.record.labels.get(str(attached.environment_id), "").split("/"))
+            path = self.record.labels.get(str(attached.environment_id))
+            where = () if path is None else path.slugs
             if len(where) != 3 or where in read or not self.planning.manages(KIND, *where):
                 continue
             p, a, name = where
@@ -526,7 +529,7 @@ class _DomainPlanning:
             return_exceptions=True,
         )
         for environment_id, label in zip(unknown, found, strict=True):
-            if isinstance(label, str):
+            if isinstance(label, TreePath):
                 labels[environment_id] = label
 
 

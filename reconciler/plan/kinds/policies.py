@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Literal
 from reconciler.errors import UnexpectedResponse
 from reconciler.json_types import JsonObject, JsonValue
 from reconciler.manifest.model import UNSET, Environment
+from reconciler.plan.address import TreePath
 from reconciler.plan.changes import Action, Call, Change, Note, PolicyEdit
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
@@ -380,7 +381,7 @@ class PoliciesKind(EnvironmentKind[tuple[LivePolicy, ...], tuple[LivePolicy, ...
         return read_policies(found)
 
     def record(
-        self, record: LiveRecord, at: Location, label: str, found: tuple[LivePolicy, ...]
+        self, record: LiveRecord, at: Location, label: TreePath, found: tuple[LivePolicy, ...]
     ) -> None:
         record.read(READ_OPERATION, at.object_id)
         record.state[f"policies {label}"] = [p.canonical for p in found]

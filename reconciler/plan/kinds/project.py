@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from reconciler.errors import NotFound, PermissionDenied, ReconcilerError
 from reconciler.json_types import JsonObject, JsonValue
 from reconciler.manifest.model import UNSET, Manifest, Project, listed
+from reconciler.plan.address import TreePath
 from reconciler.plan.changes import Action, Call, Change, SentValue
 from reconciler.plan.kinds.base import (
     Container,
@@ -177,7 +178,7 @@ async def _read_planned(planning: Planning, desired: Project) -> LiveProject | N
     """The live project `desired` stands for (read and recorded), with the slugs it leaves
     and takes noted."""
     live = await read_project(planning.platform, desired)
-    KIND.record(planning.record, location(desired), desired.slug, live)
+    KIND.record(planning.record, location(desired), TreePath.of(desired.slug), live)
     return await _hold_slugs(planning, desired, live)
 
 
@@ -244,12 +245,12 @@ class ProjectKind(ContainerKind[LiveProject | None]):
         return parse_project(found)
 
     def record(
-        self, record: LiveRecord, at: Location, label: str, found: LiveProject | None
+        self, record: LiveRecord, at: Location, label: TreePath, found: LiveProject | None
     ) -> None:
         record.read(READ_OPERATION, found.id if found else None)
         record.state[f"project {label}"] = stable(found.raw if found else None)
         if found is not None:
-            record.labels[found.id] = f"project {found.slug}"
+            record.labels[found.id] = TreePath.of(found.slug)
 
     async def plan_under(
         self, planning: Planning, parent: Container | None, descend: Descend
@@ -265,7 +266,7 @@ class ProjectKind(ContainerKind[LiveProject | None]):
         change = plan_project(desired, live)
         planning.add(change)
         environments = tuple(
-            ((desired.slug, a.slug), e)
+            (TreePath.of(desired.slug, a.slug), e)
             for a in listed(desired.apps)
             for e in a.environments
             if planning.reads(desired.slug, a.slug, e.name)
@@ -273,7 +274,7 @@ class ProjectKind(ContainerKind[LiveProject | None]):
         await descend(
             Container(
                 desired=desired,
-                parts=(desired.slug,),
+                path=TreePath.of(desired.slug),
                 at=Location(live.id if live else desired.slug),
                 fresh=live is None,
                 depends_on=waits_for(change, Action.CREATE),

@@ -55,6 +55,7 @@ from reconciler.manifest.settings import (
     from_data,
     to_data,
 )
+from reconciler.plan.address import TreePath
 from reconciler.plan.changes import ABSENT, Absent, Action, Call, Change, FieldDiff, Note
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
@@ -481,13 +482,13 @@ class SettingsKind(EnvironmentKind[list[LiveEnvironment], LiveEnvironment]):
         return [read_environment(answer) for answer in found]
 
     def record(
-        self, record: LiveRecord, at: Location, label: str, found: list[LiveEnvironment]
+        self, record: LiveRecord, at: Location, label: TreePath, found: list[LiveEnvironment]
     ) -> None:
         record.read(READ_OPERATION)
         record.state[f"environments {label}"] = stable_listing((e.answer for e in found), "slug")
         for environment in found:
             if environment.id:
-                record.labels[environment.id] = f"{label}/{environment.slug}"
+                record.labels[environment.id] = label.child(environment.slug)
         others = sorted(e.slug for e in found if e.slug not in ENVIRONMENT_NAMES)
         if others:
             record.other_environments[label] = tuple(others)

@@ -45,7 +45,7 @@ from reconciler.json_types import JsonObject
 from reconciler.manifest.model import UNSET, Environment, FromEnv, FromFile, LiteralValue, Variable
 from reconciler.manifest.secret_sources import SecretTooLong, SecretUnavailable
 from reconciler.plan import secrets
-from reconciler.plan.address import Address
+from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import (
     ABSENT,
     SENSITIVE,
@@ -534,7 +534,9 @@ class VariablesKind(EnvironmentKind[LiveVariables, LiveVariables]):
         found = await platform.list_all(READ_OPERATION, at.body(), object_id=at.object_id)
         return live_variables(READ_OPERATION, found)
 
-    def record(self, record: LiveRecord, at: Location, label: str, found: LiveVariables) -> None:
+    def record(
+        self, record: LiveRecord, at: Location, label: TreePath, found: LiveVariables
+    ) -> None:
         record.read(READ_OPERATION, at.object_id)
         record.state[f"variables {label}"] = stable_listing((v.raw for v in found), "key")
 
