@@ -45,7 +45,6 @@ from reconciler.plan.kinds.base import (
     EnvironmentJob,
     Location,
     Planning,
-    address_parts,
 )
 from reconciler.plan.kinds.registry import AnyEnvironmentKind
 from reconciler.plan.live import LiveRecord, fingerprint_mode
@@ -425,7 +424,7 @@ class _Planner(Planning):
         kind_index = {name: i for i, name in enumerate(kinds.names())}
 
         def key(change: Change) -> tuple[int, ...]:
-            parts = address_parts(change.address)
+            parts = Address.parse(change.address).parts
             # what the manifest does not list (prune.apps deletions) comes after what it lists
             containers = [
                 positions.get(parts[:n], counts.get(parts[: n - 1], 0)) if len(parts) >= n else -1

@@ -39,8 +39,6 @@ from reconciler.plan.kinds.base import (
     Planning,
     Reread,
     SlugScope,
-    address,
-    address_parts,
     identity_diffs,
     lookup,
     make_call,
@@ -155,8 +153,8 @@ def find_live_app(
     found = match_live_app(desired, live_apps, pinned)
     if found is None and desired.id is not None:
         raise ReconcilerError(
-            f"app {project_slug}/{desired.slug} is pinned to id {desired.id}, which is not "
-            f"an app of project {project_slug!r}",
+            f"app {TreePath.of(project_slug, desired.slug)} is pinned to id {desired.id}, "
+            f"which is not an app of project {project_slug!r}",
             hint=f"remove `id: {desired.id}` from {desired.pos or 'the manifest'} to create a "
             "new app, or pin the id of an existing one",
         )
@@ -237,7 +235,7 @@ def plan_app_delete(
     that every address of the plan stays one change.
     """
     slug = live.slug
-    where = address("app", project_slug, live.id if slug_wanted else slug)
+    where = str(Address.of("app", project_slug, live.id if slug_wanted else slug))
     took = (
         (f"addressed by its id: its slug {slug!r} goes to the app the manifest calls {slug!r}",)
         if slug_wanted
@@ -313,7 +311,7 @@ def _create_calls(project_ref: str, project_id: str | None, desired: App) -> lis
 
 def _create(project_slug: str, project_ref: str, project_id: str | None, desired: App) -> Change:
     return Change(
-        address=address("app", project_slug, desired.slug),
+        address=str(Address.of("app", project_slug, desired.slug)),
         kind="app",
         action=Action.CREATE,
         before=None,
@@ -331,7 +329,7 @@ def _replace(
     live: LiveApp,
     allow_replace: bool,
 ) -> Change:
-    where = address("app", project_slug, desired.slug)
+    where = str(Address.of("app", project_slug, desired.slug))
     before, after = display(live), desired_display(desired)
     source_diff = FieldDiff("sourceType", live.source_type, desired_source_type(desired))
     why = (
@@ -404,7 +402,7 @@ def _update(project_slug: str, project_ref: str, desired: App, live: LiveApp) ->
         return None
     renamed = "slug" in body
     return Change(
-        address=address("app", project_slug, desired.slug),
+        address=str(Address.of("app", project_slug, desired.slug)),
         kind="app",
         action=Action.UPDATE,
         before=display(live),
@@ -591,7 +589,7 @@ class AppKind(ContainerKind[list[LiveApp]]):
         return {(p.slug, a.slug): a.environments for p in manifest.projects for a in listed(p.apps)}
 
     def slug_scope(self, change: Change) -> SlugScope | None:
-        return ("app", address_parts(change.address)[0])
+        return ("app", Address.parse(change.address).parts[0])
 
     def apply_phase(self, change: Change, call: Call) -> ApplyPhase | None:
         return None

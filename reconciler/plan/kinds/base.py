@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, ClassVar, Generic, TypeGuard, TypeVar, overloa
 from reconciler.errors import NotFound, UnexpectedResponse
 from reconciler.json_types import JsonObject, JsonScalar, JsonValue
 from reconciler.manifest.model import UNSET, App, Environment, Manifest, Project, Prune
-from reconciler.plan.address import Address, TreePath
+from reconciler.plan.address import TreePath
 from reconciler.plan.changes import (
     ABSENT,
     Action,
@@ -60,16 +60,6 @@ Reread = Callable[[], Awaitable[JsonObject | None]]
 SlugScope = tuple[str, ...]
 """Where a slug is unique: the kind's name, then the address parts of its container:
 ("project",) for projects, ("app", <project>) for one project's apps."""
-
-
-def address(kind: str, *parts: str) -> str:
-    """`app.shop/web`, `variable.shop/web/production/KEY`."""
-    return str(Address.of(kind, *parts))
-
-
-def address_parts(change_address: str) -> tuple[str, ...]:
-    """`variable.shop/web/production/KEY` -> ("shop", "web", "production", "KEY")."""
-    return Address.parse(change_address).parts
 
 
 def make_call(operation: str, body: SentObject, *, object_id: str | None = None) -> Call:

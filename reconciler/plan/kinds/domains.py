@@ -39,8 +39,6 @@ from reconciler.plan.kinds.base import (
     NewDomain,
     Planning,
     Reread,
-    address,
-    address_parts,
     lookup,
     make_call,
     require_fields,
@@ -210,8 +208,12 @@ class EnvironmentDomains:
     ref: Location
     prune: bool
 
+    @property
+    def path(self) -> TreePath:
+        return TreePath.of(self.project, self.app, self.environment)
+
     def address_of(self, host: str) -> str:
-        return address("domain", self.project, self.app, self.environment, host)
+        return str(Address("domain", self.path.child(host)))
 
 
 @dataclass
@@ -273,8 +275,7 @@ def _delete(
 ) -> Change:
     if moving_to is not None:
         reason = "moved"
-        note = (f"moves to {moving_to.project}/{moving_to.app}/{moving_to.environment}: deleted "
-                "here first, then created there")  # fmt: skip
+        note = f"moves to {moving_to.path}: deleted here first, then created there"
     else:
         reason, note = "pruned", "not listed in the manifest and prune.domains is on"
     environment_id = domain.environment_id or env.ref.object_id
@@ -303,7 +304,7 @@ def _create(
         reason = "moved"
         notes = (
             *notes,
-            f"moves from {moved_from.project}/{moved_from.app}/{moved_from.environment}; "
+            f"moves from {moved_from.path}; "
             "its DNS records are issued again and must be verified",
         )
     return Change(
@@ -409,7 +410,7 @@ class DomainsKind(EnvironmentKind[DomainListing, DomainListing]):
         return ApplyPhase.DOMAIN_CREATIONS
 
     def unique_key(self, change: Change) -> str | None:
-        return address_parts(change.address)[-1]
+        return Address.parse(change.address).leaf
 
     def reread(self, platform: Platform, call: Call) -> Reread | None:
         if not call.operation.creates:
@@ -428,7 +429,7 @@ class DomainsKind(EnvironmentKind[DomainListing, DomainListing]):
         records = data.get("dnsRecords")
         if not isinstance(records, list):
             return None
-        host = data.get("domain") or address_parts(change.address)[-1]
+        host = data.get("domain") or Address.parse(change.address).leaf
         return NewDomain(change.address, str(host), tuple(records))
 
 

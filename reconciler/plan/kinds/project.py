@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from reconciler.errors import NotFound, PermissionDenied, ReconcilerError
 from reconciler.json_types import JsonObject, JsonValue
 from reconciler.manifest.model import UNSET, Manifest, Project, listed
-from reconciler.plan.address import TreePath
+from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import Action, Call, Change, SentValue
 from reconciler.plan.kinds.base import (
     Container,
@@ -25,7 +25,6 @@ from reconciler.plan.kinds.base import (
     Planning,
     Reread,
     SlugScope,
-    address,
     identity_diffs,
     lookup,
     make_call,
@@ -127,7 +126,7 @@ def _create(desired: Project) -> Change:
             make_call("projects.updateProject", {"project": desired.slug, "deleteProtection": True})
         )
     return Change(
-        address=address("project", desired.slug),
+        address=str(Address.of("project", desired.slug)),
         kind="project",
         action=Action.CREATE,
         before=None,
@@ -146,7 +145,7 @@ def _update(desired: Project, live: LiveProject) -> Change | None:
     after = {**display(live), **{d.path: d.after for d in diffs}}
     renamed = "slug" in body
     return Change(
-        address=address("project", desired.slug),
+        address=str(Address.of("project", desired.slug)),
         kind="project",
         action=Action.UPDATE,
         before=display(live),
@@ -262,7 +261,7 @@ class ProjectKind(ContainerKind[LiveProject | None]):
     async def _plan_one(self, planning: Planning, desired: Project, descend: Descend) -> None:
         live = await _read_planned(planning, desired)
         if live is not None:
-            planning.keep_unknown(f"project.{desired.slug}", live.raw, PROJECT)
+            planning.keep_unknown(str(Address.of("project", desired.slug)), live.raw, PROJECT)
         change = plan_project(desired, live)
         planning.add(change)
         environments = tuple(

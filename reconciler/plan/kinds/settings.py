@@ -55,13 +55,12 @@ from reconciler.manifest.settings import (
     from_data,
     to_data,
 )
-from reconciler.plan.address import TreePath
+from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import ABSENT, Absent, Action, Call, Change, FieldDiff, Note
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
     EnvironmentKind,
     Location,
-    address,
     comparable,
     display_number,
     make_call,
@@ -405,7 +404,7 @@ def plan_settings(
         return None
     fresh = live is None
     return Change(
-        address=address("settings", project_slug, app_slug, environment.name),
+        address=str(Address.of("settings", project_slug, app_slug, environment.name)),
         kind="settings",
         action=Action.CREATE if fresh else Action.UPDATE,
         before=None if fresh else {d.path: d.before for d in diffs},
@@ -509,7 +508,7 @@ class SettingsKind(EnvironmentKind[list[LiveEnvironment], LiveEnvironment]):
         job.planning.add(change, job.depends_on)
         if live is None:
             return
-        where = address("settings", job.project, job.app, job.environment.name)
+        where = str(Address("settings", job.path))
         job.planning.unmanaged_fields.extend(
             (where, path) for path in unmanaged_members(job.environment, live.answer)
         )

@@ -65,7 +65,6 @@ from reconciler.plan.kinds.base import (
     EnvironmentKind,
     Location,
     Planning,
-    address,
     batched,
     make_call,
     require_fields,
@@ -219,7 +218,7 @@ def plan_variables(
     live_by_key = {v.key: v for v in (live or ())}
     sets: list[tuple[Change, SetItem]] = []
     for variable in environment.variables:
-        where = address("variable", project_slug, app_slug, environment.name, variable.key)
+        where = str(Address.of("variable", project_slug, app_slug, environment.name, variable.key))
         if not selected(where):
             continue  # not planned, so neither sent nor reported (missing secret, presence)
         desired = _resolve(where, variable, fingerprint_key, unavailable)
@@ -246,7 +245,7 @@ def plan_variables(
     deletes = []
     wanted = {v.key for v in environment.variables}
     for key, current in live_by_key.items():
-        where = address("variable", project_slug, app_slug, environment.name, key)
+        where = str(Address.of("variable", project_slug, app_slug, environment.name, key))
         if key not in wanted and selected(where):
             result.unmanaged.extend((where, what) for what in unknown_of(current))
             if prune and current.kind in VARIABLE_KINDS:
