@@ -293,8 +293,7 @@ class _Rollout:
 
 
 async def _latest_deployment(client: Platform, target: DeployTarget) -> Mapping[str, Any] | None:
-    where = Location(target.project, target.app, target.environment)
-    return await golive.latest_deployment(client, where)
+    return await golive.latest_deployment(client, Location.of(target.path))
 
 
 class _DeploymentRequests:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from reconciler.manifest.model import ENVIRONMENT_NAMES
 from reconciler.plan import kinds
 from reconciler.plan.address import Address, TreePath
+from reconciler.plan.kinds.base import Location
 
 PROJECT_SLUG = st.from_regex(r"[a-z0-9-]{3,255}", fullmatch=True)
 """The manifest's `projects` property names."""
@@ -59,3 +60,13 @@ def test_a_host_keeps_its_dots() -> None:
     assert address.leaf == "www.shop.example.com"
     assert address.environment == TreePath.of("shop", "web", "production")
     assert str(address.environment) == "shop/web/production"
+
+
+def test_a_location_named_by_a_path_is_its_project_app_and_environment() -> None:
+    variable = TreePath.of("shop", "web", "production", "KEY")
+    assert Location.of(variable).body() == {
+        "project": "shop",
+        "app": "web",
+        "environment": "production",
+    }
+    assert Location.of(TreePath.of("shop")).body() == {"project": "shop"}

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, ClassVar, Generic, TypeGuard, TypeVar, overloa
 from reconciler.errors import NotFound, UnexpectedResponse
 from reconciler.json_types import JsonObject, JsonScalar, JsonValue
 from reconciler.manifest.model import UNSET, App, Environment, Manifest, Project, Prune
-from reconciler.plan.address import TreePath
+from reconciler.plan.address import ENVIRONMENT_DEPTH, TreePath
 from reconciler.plan.changes import (
     ABSENT,
     Action,
@@ -88,6 +88,11 @@ class Location:
     app: str | None = None
     environment: str | None = None
     object_id: str | None = None
+
+    @classmethod
+    def of(cls, path: TreePath) -> Location:
+        """The project, app or environment at `path`, named by its slugs."""
+        return cls(path.slugs[0], *path.slugs[1:ENVIRONMENT_DEPTH])
 
     def body(self, **fields: SentValue) -> dict[str, SentValue]:
         """The request members naming this location, then `fields`."""
