@@ -504,7 +504,8 @@ class _Planner(Planning):
                 "preview; reconciler manages only those two and leaves the others alone",
                 str(Address("app", app)),
             )
-            # in the order of their text, as plans always listed them (`a-b` before `a/b`)
+            # in the order of their text, as plans always listed them: `a-b/web` sorts before
+            # `a/web` as text, after it as slugs
             for app, others in sorted(
                 self.record.other_environments.items(), key=lambda item: str(item[0])
             )
