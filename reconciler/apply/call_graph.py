@@ -27,8 +27,8 @@ from reconciler.apply.outcome import CallResult
 from reconciler.apply.safety import executable_changes
 from reconciler.errors import ApplyRefused
 from reconciler.plan import kinds
+from reconciler.plan.address import Address
 from reconciler.plan.changes import Action, Call, Change, Plan
-from reconciler.plan.kinds.base import address_parts
 from reconciler.plan.phases import ApplyPhase
 from reconciler.plan.slug_moves import slug_scope, slug_steps
 
@@ -56,7 +56,7 @@ class CallNode:
 
 def _address_parts(change: Change) -> tuple[str, ...]:
     """`variable.shop/web/production/KEY` -> ("shop", "web", "production", "KEY")."""
-    return address_parts(change.address)
+    return Address.parse(change.address).parts
 
 
 def _environment_key(change: Change) -> tuple[str, ...] | None:
@@ -71,7 +71,7 @@ def _parent_addresses(change: Change) -> tuple[str, ...]:
         (k for k in kinds.kinds() if k.container and k.depth < len(parts)),
         key=lambda k: -k.depth,
     )
-    return tuple(f"{k.name}." + "/".join(parts[: k.depth]) for k in containers)
+    return tuple(str(Address.of(k.name, *parts[: k.depth])) for k in containers)
 
 
 def _makes_children_depend(parent: Change) -> bool:

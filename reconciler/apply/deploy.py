@@ -35,7 +35,8 @@ from reconciler.errors import ApiError
 from reconciler.json_types import JsonObject
 from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest, OciSource, listed
 from reconciler.plan import golive, kinds
-from reconciler.plan.kinds.base import address_parts
+from reconciler.plan.address import Address, TreePath
+from reconciler.plan.kinds.base import Location
 from reconciler.plan.targets import Scope
 from reconciler.platform.protocol import Platform
 from reconciler.platform.shapes import FINAL_DEPLOYMENT_STATUSES, object_answer, object_member
@@ -62,8 +63,12 @@ class DeployTarget:
     environment that never had a deployment is left alone."""
 
     @property
+    def path(self) -> TreePath:
+        return TreePath.of(self.project, self.app, self.environment)
+
+    @property
     def address(self) -> str:
-        return f"{self.project}/{self.app}/{self.environment}"
+        return str(self.path)
 
 
 @dataclass(frozen=True)
@@ -135,9 +140,6 @@ class _SilentDeployObserver:
 
 # --- what to deploy ------------------------------------------------------------------
 
-EnvironmentKey = golive.EnvironmentKey
-
-
 def deploy_targets(
     result: ApplyResult, manifest: Manifest | None, *, redeploy: Scope | None = None
 ) -> tuple[tuple[DeployTarget, ...], tuple[str, ...]]:
@@ -157,17 +159,17 @@ def deploy_targets(
     return wanted.targets()
 
 
-def managed_environments(manifest: Manifest, scope: Scope) -> list[tuple[EnvironmentKey, bool]]:
+def managed_environments(manifest: Manifest, scope: Scope) -> list[tuple[TreePath, bool]]:
     """Every environment of the manifest that `scope` reaches, and whether the manifest names
     it: an app naming no environment has both, preview counting only once it was deployed
     (as for an image change)."""
-    found: list[tuple[EnvironmentKey, bool]] = []
+    found: list[tuple[TreePath, bool]] = []
     for project in manifest.projects:
         for app in listed(project.apps):
             named = [e.name for e in app.environments]
             for environment in named or ENVIRONMENT_NAMES:
                 if scope.reads(project.slug, app.slug, environment):
-                    found.append(((project.slug, app.slug, environment), bool(named)))
+                    found.append((TreePath.of(project.slug, app.slug, environment), bool(named)))
     return found
 
 
@@ -178,7 +180,7 @@ class _WantedRollouts:
     def __init__(self, manifest: Manifest | None) -> None:
         self.manifest = manifest
         self.asked: list[golive.Rollout] = []
-        self.incomplete: set[tuple[str, ...]] = set()
+        self.incomplete: set[TreePath] = set()
         """Projects, apps and environments with a change that did not apply."""
 
     def add(self, item: ChangeResult) -> None:
@@ -187,14 +189,14 @@ class _WantedRollouts:
         deploys every environment under it (an environment, an app's, a project's apps')."""
         change, kind = item.change, kinds.get(item.change.kind)
         if kind.configures_deployment() and item.outcome in _NOT_APPLIED:
-            self.incomplete.add(address_parts(change.address)[:3])
+            self.incomplete.add(Address.parse(change.address).environment)
         elif item.outcome is Outcome.DONE:
             self.asked.extend(golive.rollouts(change, self.manifest))
 
-    def redeploy(self, key: EnvironmentKey, *, named: bool) -> None:
+    def redeploy(self, key: TreePath, *, named: bool) -> None:
         """An environment `--redeploy` reaches: one the manifest names is deployed; of an app
         naming none, preview only if it has a deployment already (as for an image change)."""
-        conditional = not named and key[2] != "production"
+        conditional = not named and key.leaf != "production"
         self.asked.append(golive.Rollout(key, REDEPLOY, only_if_deployed=conditional))
 
     def targets(self) -> tuple[tuple[DeployTarget, ...], tuple[str, ...]]:
@@ -204,15 +206,18 @@ class _WantedRollouts:
         # An environment whose every change failed has no reason to deploy, yet it must be
         # named: otherwise the summary says "nothing to deploy" while its changes are pending.
         asked = {item.environment for item in wanted}
-        failed_only = [k for k in sorted(self.incomplete) if len(k) == 3 and k not in asked]
-        left_out.extend(f"{'/'.join(key)}: its changes did not apply" for key in failed_only)
+        failed_only = [k for k in sorted(self.incomplete) if k.depth == 3 and k not in asked]
+        left_out.extend(f"{key}: its changes did not apply" for key in failed_only)
         for item in wanted:
             key = item.environment
-            if {key, key[:2], key[:1]} & self.incomplete:
-                left_out.append(f"{item.address}: some of its changes did not apply")
+            if self.incomplete.intersection(key.lineage()):
+                left_out.append(f"{key}: some of its changes did not apply")
                 continue
+            project, app, name = key.slugs
             targets.append(
-                DeployTarget(*key, reasons=item.reasons, only_if_deployed=item.only_if_deployed)
+                DeployTarget(
+                    project, app, name, item.reasons, only_if_deployed=item.only_if_deployed
+                )
             )
         return tuple(targets), tuple(left_out)
 
@@ -289,7 +294,7 @@ class _Rollout:
 
 
 async def _latest_deployment(client: Platform, target: DeployTarget) -> Mapping[str, Any] | None:
-    return await golive.latest_deployment(client, (target.project, target.app, target.environment))
+    return await golive.latest_deployment(client, Location.of(target.path))
 
 
 class _DeploymentRequests:
@@ -314,7 +319,7 @@ class _DeploymentRequests:
             return None
         if target.environment == "production" and app.get("isRolledBack"):
             self.warnings.append(
-                f"app.{target.project}/{target.app} is rolled back: its new production "
+                f"{Address('app', target.path.parent)} is rolled back: its new production "
                 "deployment will not take over production until a deployment is promoted "
                 "(deployments.promoteDeployment)"
             )

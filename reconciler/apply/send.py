@@ -12,6 +12,7 @@ from reconciler.apply.create_once import Sleep, create_once, reread_for
 from reconciler.apply.outcome import CallResult
 from reconciler.apply.safety import SecretResolver
 from reconciler.errors import ApiError, NotFound, ReconcilerError
+from reconciler.plan.address import Address
 from reconciler.plan.changes import Action, Call, Change, SecretRef
 from reconciler.plan.secrets import fingerprint, split_fingerprint, with_fingerprint
 from reconciler.platform.protocol import Platform
@@ -115,7 +116,7 @@ def _fingerprint_late_secrets(owner: Change, call: Call, body: dict[str, Any], k
     planned_items = call.body.get("variables")
     if not isinstance(planned_items, (list, tuple)):
         return
-    environment = owner.address.rsplit("/", 1)[0]
+    owner_address = Address.parse(owner.address)
     for planned_item, item in zip(planned_items, body["variables"], strict=True):
         if not isinstance(planned_item, Mapping) or not isinstance(item, dict):
             continue  # a removal names the variable only
@@ -127,7 +128,7 @@ def _fingerprint_late_secrets(owner: Change, call: Call, body: dict[str, Any], k
             and item.get("kind") == "writeonly"
         ):
             description, _ = split_fingerprint(item.get("description"))
-            address = f"{environment}/{item['key']}"
+            address = str(owner_address.sibling(str(item["key"])))
             item["description"] = with_fingerprint(description, fingerprint(key, address, value))
 
 

@@ -223,7 +223,7 @@ Covers = Callable[[str, str, str], bool]
 def capacity_report(
     manifest: Manifest,
     live_environment: LiveEnvironment,
-    created_apps: Set[tuple[str, str]],
+    created_apps: Set[tuple[str, ...]],
     covers: Covers,
 ) -> CapacityReport:
     """The ceilings of every managed environment the plan covers, per project and in all.

@@ -130,17 +130,18 @@ def environments_with_tests(
     """Every environment that holds tests and whose `policies.<address>` `covers` accepts,
     with its policy list compiled."""
     from reconciler.manifest.model import listed
+    from reconciler.plan.address import Address, TreePath
     from reconciler.policy_tests import compile_policies
     from reconciler.policy_tests.run import EnvironmentTests
 
     for project in manifest.projects:
         for app in listed(project.apps):
             for environment in app.environments:
-                address = f"{project.slug}/{app.slug}/{environment.name}"
-                if environment.policy_tests and covers(f"policies.{address}"):
+                path = TreePath.of(project.slug, app.slug, environment.name)
+                if environment.policy_tests and covers(str(Address("policies", path))):
                     policies = [p.to_api() for p in listed(environment.policies)]
                     yield EnvironmentTests(
-                        address, compile_policies(policies), environment.policy_tests
+                        str(path), compile_policies(policies), environment.policy_tests
                     )
 
 

@@ -26,17 +26,14 @@ from reconciler.checks.capacity import LiveEnvironment
 from reconciler.json_types import JsonObject
 from reconciler.manifest.model import ENVIRONMENT_NAMES, UNSET, Build, Manifest, listed
 from reconciler.plan import kinds
+from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import Action, Change, Note
-from reconciler.plan.kinds.base import address_parts
+from reconciler.plan.kinds.base import Location
 from reconciler.platform.protocol import Platform
 
 GoesLive = Literal["at_apply", "next_deployment"]
 NEXT_DEPLOYMENT_NOTE = "reaches traffic only from the next deployment of this environment"
 _SOURCE_FIELDS = ("oci.image", "git")
-
-EnvironmentKey = tuple[str, str, str]
-"""(project, app, environment) slugs."""
-
 
 def goes_live(change: Change) -> GoesLive:
     """`next_deployment` for what running deployments keep their copy of until the next one."""
@@ -67,7 +64,7 @@ def change_note(change: Change) -> str | None:
 class Rollout:
     """One environment a change (or `--redeploy`) asks to deploy, and why."""
 
-    environment: EnvironmentKey
+    environment: TreePath
     reason: str
     """`settings`, `variables`, `policies`, `image`, `project slug`, `redeploy`..."""
     only_if_deployed: bool = False
@@ -79,14 +76,10 @@ class Rollout:
 class Wanted:
     """An environment to deploy, with every reason given for it."""
 
-    environment: EnvironmentKey
+    environment: TreePath
     reasons: tuple[str, ...]
     only_if_deployed: bool
     """True when every reason came from above the environment."""
-
-    @property
-    def address(self) -> str:
-        return "/".join(self.environment)
 
 
 def rollouts(change: Change, manifest: Manifest | None) -> list[Rollout]:
@@ -96,20 +89,20 @@ def rollouts(change: Change, manifest: Manifest | None) -> list[Rollout]:
     reason = kinds.get(change.kind).rollout_reason(change)
     if reason is None:
         return []
-    parts = address_parts(change.address)[:3]
-    if len(parts) == 3:
-        return [Rollout((parts[0], parts[1], parts[2]), reason)]
+    environment = Address.parse(change.address).environment
+    if environment.depth == 3:
+        return [Rollout(environment, reason)]
     return [
-        Rollout((project, app, name), reason, only_if_deployed=name != "production")
-        for project, app in _apps(manifest, parts)
+        Rollout(app.child(name), reason, only_if_deployed=name != "production")
+        for app in _apps(manifest, environment)
         for name in ENVIRONMENT_NAMES
     ]
 
 
 def wanted(asked: Iterable[Rollout]) -> list[Wanted]:
     """The rollouts merged per environment, in the order first asked."""
-    reasons: dict[EnvironmentKey, list[str]] = {}
-    conditional: dict[EnvironmentKey, bool] = {}
+    reasons: dict[TreePath, list[str]] = {}
+    conditional: dict[TreePath, bool] = {}
     for rollout in asked:
         found = reasons.setdefault(rollout.environment, [])
         if rollout.reason not in found:
@@ -140,42 +133,39 @@ def planned_rollouts(manifest: Manifest, changes: Iterable[Change]) -> list[Want
 def environments_to_deploy(
     manifest: Manifest,
     changes: Iterable[Change],
-    has_deployment: Callable[[EnvironmentKey], bool],
-) -> list[str]:
-    """`project/app/environment` of each environment `apply --deploy` deploys after the plan, in
-    plan order; `has_deployment` says whether an environment has a deployment already."""
+    has_deployment: Callable[[TreePath], bool],
+) -> list[TreePath]:
+    """Each environment `apply --deploy` deploys after the plan, in plan order;
+    `has_deployment` says whether an environment has a deployment already."""
     return [
-        item.address
+        item.environment
         for item in planned_rollouts(manifest, changes)
         if deploys(item.only_if_deployed, has_deployment=has_deployment(item.environment))
     ]
 
 
-async def latest_deployment(platform: Platform, environment: EnvironmentKey) -> JsonObject | None:
+async def latest_deployment(platform: Platform, environment: Location) -> JsonObject | None:
     """The newest deployment of an environment (slugs or IDs), None when it has none."""
-    project, app, name = environment
-    found: object = await platform.call(
-        "deployments.listDeployments",
-        {"project": project, "app": app, "environment": name, "limit": 1},
-    )
+    found: object = await platform.call("deployments.listDeployments", environment.body(limit=1))
     newest = found[0] if isinstance(found, list) and found else None
     return newest if isinstance(newest, Mapping) else None
 
 
-def _apps(manifest: Manifest | None, parts: Sequence[str]) -> list[tuple[str, str]]:
-    if len(parts) > 1:
-        return [(parts[0], parts[1])]
-    project = manifest.project(parts[0]) if manifest is not None else None
-    return [] if project is None else [(parts[0], a.slug) for a in listed(project.apps)]
+def _apps(manifest: Manifest | None, above: TreePath) -> list[TreePath]:
+    """The app at `above`, or the manifest's apps of the project at `above`."""
+    if above.depth > 1:
+        return [above]
+    project = manifest.project(above.leaf) if manifest is not None else None
+    return [] if project is None else [above.child(a.slug) for a in listed(project.apps)]
 
 
 def auto_deploying(
-    manifest: Manifest, environments: Iterable[str], live_environment: LiveEnvironment
-) -> set[str]:
+    manifest: Manifest, environments: Iterable[TreePath], live_environment: LiveEnvironment
+) -> set[TreePath]:
     """Those of `environments` that deploy on every push after the plan: the manifest's
     build.autoDeploy where it sets it, else the live one."""
     desired = {
-        f"{project.slug}/{app.slug}/{environment.name}": environment
+        TreePath.of(project.slug, app.slug, environment.name): environment
         for project in manifest.projects
         for app in listed(project.apps)
         for environment in app.environments
@@ -186,8 +176,7 @@ def auto_deploying(
         build = environment.build if environment is not None else UNSET
         setting = build.auto_deploy if isinstance(build, Build) else UNSET
         if setting is UNSET:
-            project, app, name = where.split("/")
-            live = live_environment(project, app, name) or {}
+            live = live_environment(*where.slugs) or {}
             setting = (live.get("build") or {}).get("autoDeploy") is True
         if setting is True:
             found.add(where)
@@ -195,14 +184,14 @@ def auto_deploying(
 
 
 def deployment_notes(
-    environments: Sequence[str],
-    rolled_back: Collection[str],
-    auto_deploy: Collection[str],
+    environments: Sequence[TreePath],
+    rolled_back: Collection[TreePath],
+    auto_deploy: Collection[TreePath],
 ) -> list[Note]:
     """The plan's closing notes: what needs a deployment, and what stands in its way.
 
-    `rolled_back` holds `project/app` of live apps with isRolledBack; `auto_deploy` the
-    `project/app/environment` of environments that deploy on every push."""
+    `rolled_back` holds the live apps with isRolledBack; `auto_deploy` the environments that
+    deploy on every push."""
     if not environments:
         return []
     notes = [
@@ -210,20 +199,21 @@ def deployment_notes(
             "info",
             "settings, variables, policies, project slugs and app sources reach traffic only "
             f"from the next deployment; to take effect, this plan needs one in: "
-            f"{', '.join(environments)} (`reconciler apply --deploy` applies and deploys them)",
-            subjects=tuple(environments),
+            f"{', '.join(map(str, environments))} (`reconciler apply --deploy` applies and "
+            "deploys them)",
+            subjects=tuple(map(str, environments)),
         )
     ]
     for environment in environments:
-        app = environment.rsplit("/", 1)[0]
-        if environment.endswith("/production") and app in rolled_back:
+        app = environment.parent
+        if environment.leaf == "production" and app in rolled_back:
             notes.append(
                 Note(
                     "warning",
                     f"app {app} is rolled back (isRolledBack): a new production deployment will "
                     "not take over production until a deployment is promoted",
-                    f"app.{app}",
-                    subjects=(app,),
+                    str(Address("app", app)),
+                    subjects=(str(app),),
                     group="{count} apps are rolled back (isRolledBack): a new production "
                     "deployment will not take over their production until a deployment is "
                     "promoted: {subjects}",
@@ -235,8 +225,8 @@ def deployment_notes(
                     "info",
                     f"{environment} deploys on every push (autoDeploy): the next push also "
                     "brings these changes live",
-                    f"settings.{environment}",
-                    subjects=(environment,),
+                    str(Address("settings", environment)),
+                    subjects=(str(environment),),
                     group="{count} environments deploy on every push (autoDeploy): the next "
                     "push also brings these changes live: {subjects}",
                 )

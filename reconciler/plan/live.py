@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from reconciler.json_types import JsonObject, JsonValue
+from reconciler.plan.address import TreePath
 from reconciler.platform.operations import get_operation, permission
 
 VOLATILE = frozenset({"createdAt", "updatedAt", "currentDeploymentId", "isRolledBack"})
@@ -28,12 +29,13 @@ VOLATILE = frozenset({"createdAt", "updatedAt", "currentDeploymentId", "isRolled
 @dataclass
 class LiveRecord:
     permissions: set[str] = field(default_factory=set)
-    labels: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, TreePath] = field(default_factory=dict)
+    """object ID -> where that project, app or environment is (`shop/web/production`)."""
     state: dict[str, JsonValue] = field(default_factory=dict)
-    rolled_back: set[str] = field(default_factory=set)
-    """`project/app` of the live apps whose production is rolled back (isRolledBack)."""
-    other_environments: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """`project/app` -> the slugs of its environments other than production and preview (a
+    rolled_back: set[TreePath] = field(default_factory=set)
+    """The live apps whose production is rolled back (isRolledBack)."""
+    other_environments: dict[TreePath, tuple[str, ...]] = field(default_factory=dict)
+    """An app -> the slugs of its environments other than production and preview (a
     newer platform's), which the plan reports and leaves alone."""
 
     def read(self, operation: str, object_id: str | None = None) -> None:
@@ -47,7 +49,7 @@ class LiveRecord:
 
     def environment(self, project: str, app: str, name: str) -> JsonObject | None:
         """The environment as read (volatile fields left out); None when it was not read."""
-        listed = self.state.get(f"environments {project}/{app}")
+        listed = self.state.get(f"environments {TreePath.of(project, app)}")
         environments = listed if isinstance(listed, list | tuple) else ()
         return next(
             (e for e in environments if isinstance(e, Mapping) and e.get("slug") == name), None
@@ -55,11 +57,10 @@ class LiveRecord:
 
     def project_ids(self) -> dict[str, str]:
         """slug -> ID of every project read."""
-        prefix = "project "
         return {
-            label.removeprefix(prefix): object_id
-            for object_id, label in self.labels.items()
-            if label.startswith(prefix)
+            position.leaf: object_id
+            for object_id, position in self.labels.items()
+            if position.depth == 1
         }
 
     def digest(self) -> str:

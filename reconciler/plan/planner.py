@@ -37,6 +37,7 @@ from reconciler.checks import capacity
 from reconciler.collector import collector_paused
 from reconciler.manifest.model import ENVIRONMENT_NAMES, Environment, Manifest, Prune
 from reconciler.plan import golive, kinds, slug_moves
+from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import Action, Change, Note, Plan, max_deletes_note
 from reconciler.plan.kinds.base import (
     Container,
@@ -44,7 +45,6 @@ from reconciler.plan.kinds.base import (
     EnvironmentJob,
     Location,
     Planning,
-    address_parts,
 )
 from reconciler.plan.kinds.registry import AnyEnvironmentKind
 from reconciler.plan.live import LiveRecord, fingerprint_mode
@@ -103,12 +103,12 @@ class _Planner(Planning):
         self.kind_states: dict[type, object] = {}
         self.container_kinds = kinds.container_kinds()
         self.environment_kinds = kinds.environment_kinds()
-        self.live_holders: dict[tuple[str, ...], Location] = {}
-        """The environments' containers (apps) this plan plans in place, by address parts:
+        self.live_holders: dict[TreePath, Location] = {}
+        """The environments' containers (apps) this plan plans in place, by path:
         where their environments are read (not one it creates or replaces)."""
-        self.fresh_holders: set[tuple[str, ...]] = set()
+        self.fresh_holders: set[TreePath] = set()
         """The environments' containers this plan creates or replaces."""
-        self.deployed: set[golive.EnvironmentKey] = set()
+        self.deployed: set[TreePath] = set()
         """The environments the going-live rule asked about that have a deployment."""
 
     # -- reading and diffing -----------------------------------------------------------------
@@ -145,8 +145,8 @@ class _Planner(Planning):
         shared = [
             kind
             for kind in self.environment_kinds
-            if kind.read_at == len(container.parts)
-            and sum(self._wants(parts, e, kind) for parts, e in container.environments) > 1
+            if kind.read_at == container.path.depth
+            and sum(self._wants(app, e, kind) for app, e in container.environments) > 1
         ]
         return _SharedReads(self.platform, container.at, shared)
 
@@ -171,11 +171,11 @@ class _Planner(Planning):
         """Read and plan the environments of `holder` (an app); nothing is read under one
         this plan creates or replaces."""
         if holder.fresh:
-            self.fresh_holders.add(holder.parts)
+            self.fresh_holders.add(holder.path)
             for _, environment in holder.environments:
                 self._plan_environment(holder, environment, None)
             return
-        self.live_holders[holder.parts] = holder.at
+        self.live_holders[holder.path] = holder.at
         await self._read_and_plan_environments(holder, shared)
 
     async def _read_and_plan_environments(
@@ -189,13 +189,13 @@ class _Planner(Planning):
             kind
             for kind in self.environment_kinds
             if kind.read_at == ReadAt.APP
-            and any(self._wants(holder.parts, e, kind) for e in environments)
+            and any(self._wants(holder.path, e, kind) for e in environments)
         ]
         # an environment finds its share of a project's listing by the ID a per-app read gives
         per_project = [
             kind
             for kind in (shared.kinds if shared is not None and per_app else ())
-            if any(self._wants(holder.parts, e, kind) for e in environments)
+            if any(self._wants(holder.path, e, kind) for e in environments)
         ]
         project_listings = [shared.read(kind) for kind in per_project] if shared else []
         results = await asyncio.gather(
@@ -207,9 +207,8 @@ class _Planner(Planning):
         read_per_project = dict(
             zip(per_project, results[len(per_app) : len(per_app) + len(per_project)], strict=True)
         )
-        label = "/".join(holder.parts)
         for kind, found in read_per_app.items():
-            kind.record(self.record, at, label, found)
+            kind.record(self.record, at, holder.path, found)
         for environment, reads in zip(
             environments, results[len(per_app) + len(per_project) :], strict=True
         ):
@@ -218,7 +217,7 @@ class _Planner(Planning):
                 reads[kind] = kind.pick(found, place)
             place = dataclasses.replace(place, object_id=self._environment_id(reads))
             for kind, found in read_per_project.items():
-                if not self._wants(holder.parts, environment, kind):
+                if not self._wants(holder.path, environment, kind):
                     continue
                 if place.object_id is None:  # not in its app's listing: read it alone
                     reads[kind] = await kind.read(self.platform, place)
@@ -240,17 +239,18 @@ class _Planner(Planning):
             for kind in self.environment_kinds
             if kind.read_at in (ReadAt.PROJECT, ReadAt.ENVIRONMENT)
             and kind not in shared
-            and self._wants(holder.parts, environment, kind)
+            and self._wants(holder.path, environment, kind)
         ]
         found = await asyncio.gather(*(kind.read(self.platform, at) for kind in wanted))
         return dict(zip(wanted, found, strict=True))
 
     def _wants(
-        self, holder: tuple[str, ...], environment: Environment, kind: AnyEnvironmentKind
+        self, holder: TreePath, environment: Environment, kind: AnyEnvironmentKind
     ) -> bool:
-        """Whether the manifest manages `kind` in `environment` and the targets reach it."""
+        """Whether the manifest manages `kind` in `environment` (of the app at `holder`) and
+        the targets reach it."""
         return kind.manages(environment) and self.scope.reads(
-            *holder, environment.name, kind=kind.name
+            *holder.child(environment.name).slugs, kind=kind.name
         )
 
     def _environment_id(self, reads: Mapping[AnyEnvironmentKind, object]) -> str | None:
@@ -272,19 +272,19 @@ class _Planner(Planning):
     ) -> None:
         """Plan every kind the environment manages; `reads` is None when its app is created or
         replaced by this plan (nothing under it was read)."""
-        label = "/".join((*holder.parts, environment.name))
+        path = holder.path.child(environment.name)
         environment_id = None if reads is None else self._environment_id(reads)
         at = Location(holder.at.project, holder.at.app, environment.name, environment_id)
-        project, app = holder.parts
-        job = EnvironmentJob(self, project, app, environment, at, label, holder.depends_on)
+        project, app = holder.path.slugs
+        job = EnvironmentJob(self, project, app, environment, at, path, holder.depends_on)
         for kind in self.environment_kinds:
-            if not self._wants(holder.parts, environment, kind):
+            if not self._wants(holder.path, environment, kind):
                 continue
             live = None if reads is None else reads.get(kind)
             if (
                 live is not None and kind.read_at != ReadAt.APP
             ):  # per-app reads are recorded per app
-                kind.record(self.record, at, label, live)
+                kind.record(self.record, at, path, live)
             kind.plan(job, live)
 
     def manages(self, kind: AnyEnvironmentKind, project: str, app: str, environment: str) -> bool:
@@ -372,7 +372,7 @@ class _Planner(Planning):
         asked = [
             item.environment
             for item in golive.planned_rollouts(self.manifest, changes)
-            if item.only_if_deployed and item.environment[:2] in self.live_holders
+            if item.only_if_deployed and item.environment.parent in self.live_holders
         ]
         if asked:
             self.record.read("deployments.listDeployments")
@@ -383,11 +383,10 @@ class _Planner(Planning):
             key for key, latest in zip(asked, found, strict=True) if latest is not None
         )
 
-    def _live_ids(self, environment: golive.EnvironmentKey) -> golive.EnvironmentKey:
+    def _live_ids(self, environment: TreePath) -> Location:
         """The environment named by the IDs of its live app, as listDeployments takes it."""
-        at = self.live_holders[environment[:2]]
-        assert at.app is not None  # where environments are read names their app
-        return at.project, at.app, environment[2]
+        at = self.live_holders[environment.parent]
+        return dataclasses.replace(at, environment=environment.leaf)
 
     def _deployment_notes(self, changes: Sequence[Change]) -> list[Note]:
         """Which environments need a deployment for the plan to reach traffic
@@ -402,7 +401,7 @@ class _Planner(Planning):
         return capacity.capacity_report(
             self.manifest,
             self.record.environment,
-            self.fresh_holders,  # type: ignore[arg-type]  # app addresses have two parts
+            {app.slugs for app in self.fresh_holders},
             self.scope.reads,
         )
 
@@ -425,7 +424,7 @@ class _Planner(Planning):
         kind_index = {name: i for i, name in enumerate(kinds.names())}
 
         def key(change: Change) -> tuple[int, ...]:
-            parts = address_parts(change.address)
+            parts = Address.parse(change.address).parts
             # what the manifest does not list (prune.apps deletions) comes after what it lists
             containers = [
                 positions.get(parts[:n], counts.get(parts[: n - 1], 0)) if len(parts) >= n else -1
@@ -501,12 +500,16 @@ class _Planner(Planning):
         notes.extend(
             Note(
                 "info",
-                f"app {label} has environment(s) {', '.join(others)} besides production and "
+                f"app {app} has environment(s) {', '.join(others)} besides production and "
                 "preview; reconciler manages only those two and leaves the others alone",
-                f"app.{label}",
+                str(Address("app", app)),
             )
-            for label, others in sorted(self.record.other_environments.items())
-            if self.scope.reads(*label.split("/"))
+            # in the order of their text, as plans always listed them: `a-b/web` sorts before
+            # `a/web` as text, after it as slugs
+            for app, others in sorted(
+                self.record.other_environments.items(), key=lambda item: str(item[0])
+            )
+            if self.scope.reads(*app.slugs)
         )
         notes.extend(note for note in closing if note.severity != "warning")
         return notes

@@ -21,8 +21,8 @@ from reconciler.manifest.model import (
     listed,
     sources_of,
 )
+from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import Action, Change, Note, Plan, PolicyEdit, PolicyListDetail
-from reconciler.plan.kinds.base import address_parts
 
 
 @dataclass(frozen=True)
@@ -67,10 +67,10 @@ def template_reach(changes: Iterable[Change]) -> list[Reach]:
     """Each shared block the changes come from, with what it changes, in order of first use."""
     counted: dict[str, tuple[int, dict[str, None], dict[str, None]]] = {}
     for change in changes:
-        parts = address_parts(change.address)
+        parts = Address.parse(change.address).parts
         for source in change.templates:
             number, apps, projects = counted.get(source, (0, {}, {}))
-            apps[f"{parts[0]}/{parts[1]}"] = None
+            apps[str(TreePath(parts[:2]))] = None
             projects[parts[0]] = None
             counted[source] = (number + 1, apps, projects)
     return [
@@ -83,7 +83,7 @@ def change_sources(change: Change, manifest: Manifest) -> tuple[str, ...]:
     """The shared blocks the values `change` sends are written in (outermost first)."""
     if change.action in (Action.DELETE, Action.BLOCKED) or change.kind not in _ENVIRONMENT_KINDS:
         return ()
-    parts = address_parts(change.address)
+    parts = Address.parse(change.address).parts
     project = manifest.project(parts[0])
     app = project.app(parts[1]) if project else None
     environment = app.environment(parts[2]) if app else None

@@ -31,8 +31,9 @@ from dataclasses import dataclass
 
 from reconciler.errors import ReconcilerError
 from reconciler.plan import kinds
+from reconciler.plan.address import Address
 from reconciler.plan.changes import Action, Change, Note
-from reconciler.plan.kinds.base import SlugScope, address_parts
+from reconciler.plan.kinds.base import SlugScope
 
 Scope = SlugScope
 
@@ -294,7 +295,7 @@ def listing_order(changes: Sequence[Change]) -> list[Change]:
 
 
 def _parts(change: Change) -> tuple[str, ...]:
-    return address_parts(change.address)
+    return Address.parse(change.address).parts
 
 
 def _groups(

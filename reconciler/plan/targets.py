@@ -22,7 +22,7 @@ class Target:
     parts: tuple[str, ...]
 
     def __str__(self) -> str:
-        return f"{self.kind}." + "/".join(self.parts)
+        return str(Address.of(self.kind, *self.parts))
 
     def covers(self, kind: str, parts: tuple[str, ...]) -> bool:
         """Whether the change at `kind.parts` is this target or below it."""

@@ -34,6 +34,7 @@ from reconciler.apply.deploy import (
     DeployTarget,
     describe_outcome,
 )
+from reconciler.plan.address import Address
 from reconciler.plan.changes import Action, Change, Plan
 from reconciler.platform.shapes import FINAL_DEPLOYMENT_STATUSES
 from reconciler.report import output
@@ -493,7 +494,9 @@ def render_interrupted_deploy(
             + f"\nTo wait for them: {wait}"
         )
     if not_created:
-        flags = [word for t in not_created for word in ("--target", f"settings.{t.address}")]
+        flags = [
+            word for t in not_created for word in ("--target", str(Address("settings", t.path)))
+        ]
         sections.append(
             _section(
                 "Not deployed: no deployment was confirmed created",

@@ -118,7 +118,7 @@ def report_tables(report: StatusReport, now_ms: int) -> Tables:
                 )
         if env.rolled_back:
             tables.notes.append(
-                f"{env.project}/{env.app} is rolled back: new production deployments do not take "
+                f"{env.path.parent} is rolled back: new production deployments do not take "
                 "over until one is promoted."
             )
     return tables

@@ -24,6 +24,7 @@ from typing import Any
 from reconciler.errors import NotFound
 from reconciler.json_types import JsonObject
 from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest, listed
+from reconciler.plan.address import TreePath
 from reconciler.plan.kinds import domains
 from reconciler.plan.kinds.app import LiveApp, LiveApps, match_live_app, parse_apps
 from reconciler.plan.kinds.domains import LiveDomain, parse_domains, where_attached
@@ -139,8 +140,12 @@ class EnvironmentStatus:
     domains: tuple[DomainInfo, ...] = ()
 
     @property
+    def path(self) -> TreePath:
+        return TreePath.of(self.project, self.app, self.environment)
+
+    @property
     def address(self) -> str:
-        return f"{self.project}/{self.app}/{self.environment}"
+        return str(self.path)
 
 
 @dataclass(frozen=True)
@@ -159,7 +164,7 @@ async def gather_status(manifest: Manifest, platform: Platform) -> StatusReport:
     refs = [p.id or p.slug for p in manifest.projects]
     projects = await asyncio.gather(*(_project_apps(platform, ref) for ref in refs))
     managed = frozenset(
-        f"{project.slug}/{app.slug}/{environment.name}"
+        str(TreePath.of(project.slug, app.slug, environment.name))
         for project in manifest.projects
         for app in listed(project.apps)
         for environment in app.environments

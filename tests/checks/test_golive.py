@@ -51,14 +51,14 @@ def test_environments_to_deploy_in_plan_order_without_repeats() -> None:
         change("project.shop", Action.UPDATE, "slug"),
         change("domain.shop/web/preview/a.example.com", Action.CREATE),
     ]
-    assert environments_to_deploy(manifest, changes, lambda _: True) == [
+    assert list(map(str, environments_to_deploy(manifest, changes, lambda _: True))) == [
         "shop/web/production",
         "shop/api/production",
         "shop/api/preview",
         "shop/web/preview",
     ]
     # an image or a project slug deploys a preview only once it has had a deployment
-    assert environments_to_deploy(manifest, changes, lambda _: False) == [
+    assert list(map(str, environments_to_deploy(manifest, changes, lambda _: False))) == [
         "shop/web/production",
         "shop/api/production",
     ]

@@ -275,7 +275,9 @@ def test_the_plan_names_exactly_the_environments_apply_deploy_deploys(
     and whichever environments ran a deployment before."""
     changes = [PLANNED[i] for i in sorted(chosen)]
     changes = list({c.address + c.action.value: c for c in changes}.values())
-    named = environments_to_deploy(MANIFEST, changes, lambda key: "/".join(key) in deployed)
+    named = [
+        str(e) for e in environments_to_deploy(MANIFEST, changes, lambda e: str(e) in deployed)
+    ]
 
     applied = ApplyResult(
         tuple(

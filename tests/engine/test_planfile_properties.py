@@ -128,7 +128,7 @@ def changes(draw: st.DrawFn) -> Change:
     """A change of any kind, at an address of that kind (a plan file's reader refuses others)."""
     kind = draw(st.sampled_from(kinds.kinds()))
     parts = draw(st.lists(slugs, min_size=kind.depth, max_size=kind.depth))
-    address = str(Address(kind.name, tuple(parts)))
+    address = str(Address.of(kind.name, *parts))
     return draw(
         st.builds(
             Change,

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from reconciler.errors import NotFound, UnexpectedResponse
+from reconciler.plan.address import TreePath
 from reconciler.plan.kinds import domains
 from reconciler.plan.kinds.base import Location
 
@@ -99,3 +100,17 @@ def test_where_a_host_is_attached_is_said_in_slugs_else_by_ids() -> None:
     assert where({"id": "env_0001"}) == (  # an answer without its slug: the IDs say where
         "project proj_0001, app app_0001, environment env_0001 (outside this manifest)"
     )
+
+
+def test_an_attachment_is_named_by_the_deepest_path_the_plan_read() -> None:
+    """The plan's labels are paths; a project's reads `project <slug>` where no deeper one
+    is known, an app's or an environment's as its path."""
+    attached = domains.LiveDomain.parse("domains.getDomain", ANSWER)
+    shop = TreePath.of("shop")
+    labels = {"proj_0001": shop}
+    described = domains.attachment_by_ids(attached, labels)
+    assert described == "project shop, app app_0001, environment env_0001 (outside this manifest)"
+    labels["app_0001"] = shop.child("web")
+    assert domains.attachment_by_ids(attached, labels) == "shop/web, environment env_0001"
+    labels["env_0001"] = shop.child("web").child("production")
+    assert domains.attachment_by_ids(attached, labels) == "shop/web/production"

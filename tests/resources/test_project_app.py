@@ -8,6 +8,7 @@ import pytest
 
 from reconciler.errors import ReconcilerError, UnexpectedResponse
 from reconciler.manifest.model import App, GitSource, Manifest, OciSource, Project, Prune
+from reconciler.plan.address import TreePath
 from reconciler.plan.changes import ABSENT, Action
 from reconciler.plan.kinds import app as apps
 from reconciler.plan.kinds import project as projects
@@ -260,9 +261,9 @@ def test_unknown_members_of_a_project_and_an_app_are_kept_and_reported():
     assert "app.shop/web: git.provider, tier" in note.message
     record = LiveRecord()
     project = projects.parse_project({**PROJECT_ANSWER, "region": "eu-1"})
-    projects.KIND.record(record, Location("shop"), "shop", project)
+    projects.KIND.record(record, Location("shop"), TreePath.of("shop"), project)
     (app,) = apps.parse_apps([app_answer(tier="gold")])
-    apps.KIND.record(record, Location(project.id), "shop", [app])
+    apps.KIND.record(record, Location(project.id), TreePath.of("shop"), [app])
     # the live-state digest covers them: a change to them makes a saved plan stale
     assert record.state["project shop"]["region"] == "eu-1"
     assert record.state["apps shop"][0]["tier"] == "gold"

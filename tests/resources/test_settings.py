@@ -8,6 +8,7 @@ import pytest
 
 from reconciler.errors import UnexpectedResponse
 from reconciler.manifest.model import Build, Environment, Healthcheck, Region, Runtime
+from reconciler.plan.address import TreePath
 from reconciler.plan.changes import ABSENT, Action
 from reconciler.plan.kinds.base import Location
 from reconciler.plan.kinds.settings import KIND, plan_settings, read_environment
@@ -167,9 +168,10 @@ def test_the_read_keeps_the_answer_beside_its_model_and_the_environments_it_does
     # an environment of a kind this reconciler does not know is never planned: not read further
     assert found[1].settings is None
     record = LiveRecord()
-    KIND.record(record, Location("proj_1", "app_1"), "shop/web", found)
-    assert record.other_environments == {"shop/web": ("staging",)}
-    assert record.labels == {"env_12345678": "shop/web/production", "env_2": "shop/web/staging"}
+    web = TreePath.of("shop", "web")
+    KIND.record(record, Location("proj_1", "app_1"), web, found)
+    assert record.other_environments == {web: ("staging",)}
+    assert record.labels == {"env_12345678": web.child("production"), "env_2": web.child("staging")}
 
 
 def test_an_environment_the_answer_does_not_list_is_planned_against_nothing_set():

@@ -29,6 +29,7 @@ from reconciler.manifest.model import (
     is_set,
     listed,
 )
+from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, Note, SentValue
 from reconciler.plan.kinds.base import (
     Container,
@@ -38,8 +39,6 @@ from reconciler.plan.kinds.base import (
     Planning,
     Reread,
     SlugScope,
-    address,
-    address_parts,
     identity_diffs,
     lookup,
     make_call,
@@ -155,8 +154,8 @@ def find_live_app(
     found = match_live_app(desired, live_apps, pinned)
     if found is None and desired.id is not None:
         raise ReconcilerError(
-            f"app {project_slug}/{desired.slug} is pinned to id {desired.id}, which is not "
-            f"an app of project {project_slug!r}",
+            f"app {TreePath.of(project_slug, desired.slug)} is pinned to id {desired.id}, "
+            f"which is not an app of project {project_slug!r}",
             hint=f"remove `id: {desired.id}` from {desired.pos or 'the manifest'} to create a "
             "new app, or pin the id of an existing one",
         )
@@ -237,7 +236,7 @@ def plan_app_delete(
     that every address of the plan stays one change.
     """
     slug = live.slug
-    where = address("app", project_slug, live.id if slug_wanted else slug)
+    where = str(Address.of("app", project_slug, live.id if slug_wanted else slug))
     took = (
         (f"addressed by its id: its slug {slug!r} goes to the app the manifest calls {slug!r}",)
         if slug_wanted
@@ -313,7 +312,7 @@ def _create_calls(project_ref: str, project_id: str | None, desired: App) -> lis
 
 def _create(project_slug: str, project_ref: str, project_id: str | None, desired: App) -> Change:
     return Change(
-        address=address("app", project_slug, desired.slug),
+        address=str(Address.of("app", project_slug, desired.slug)),
         kind="app",
         action=Action.CREATE,
         before=None,
@@ -331,7 +330,7 @@ def _replace(
     live: LiveApp,
     allow_replace: bool,
 ) -> Change:
-    where = address("app", project_slug, desired.slug)
+    where = str(Address.of("app", project_slug, desired.slug))
     before, after = display(live), desired_display(desired)
     source_diff = FieldDiff("sourceType", live.source_type, desired_source_type(desired))
     why = (
@@ -404,7 +403,7 @@ def _update(project_slug: str, project_ref: str, desired: App, live: LiveApp) ->
         return None
     renamed = "slug" in body
     return Change(
-        address=address("app", project_slug, desired.slug),
+        address=str(Address.of("app", project_slug, desired.slug)),
         kind="app",
         action=Action.UPDATE,
         before=display(live),
@@ -453,7 +452,7 @@ def _unmanaged(
     desired_slugs: Collection[str],
 ) -> None:
     """A live app of `project` the manifest does not list: deleted with prune.apps, else noted."""
-    project_slug = project.parts[0]
+    project_slug = project.path.leaf
     slug = live_app.slug
     if planning.prune.apps:
         wanted = slug in desired_slugs
@@ -462,13 +461,14 @@ def _unmanaged(
             planning.going_away[live_app.id] = change.address
         planning.add(change)
         return
+    where = project.path.child(slug)
     planning.note(
         Note(
             "info",
-            f"app {project_slug}/{slug} is not in the manifest and is left alone "
+            f"app {where} is not in the manifest and is left alone "
             "(unmanaged); list it to manage it, or set prune.apps: true to delete it",
-            f"app.{project_slug}/{slug}",
-            subjects=(f"{project_slug}/{slug}",),
+            str(Address("app", where)),
+            subjects=(str(where),),
             group="{count} apps are not in the manifest and are left alone (unmanaged): "
             "{subjects}; list them to manage them, or set prune.apps: true to delete them",
         )
@@ -488,13 +488,15 @@ class AppKind(ContainerKind[list[LiveApp]]):
         """Every app of the project at `at` (paged to the end)."""
         return parse_apps(await platform.list_all(READ_OPERATION, at.body()))
 
-    def record(self, record: LiveRecord, at: Location, label: str, found: list[LiveApp]) -> None:
+    def record(
+        self, record: LiveRecord, at: Location, label: TreePath, found: list[LiveApp]
+    ) -> None:
         record.read(READ_OPERATION)
         record.state[f"apps {label}"] = stable_listing((a.raw for a in found), "id")
         for app in found:
-            record.labels[app.id] = f"{label}/{app.slug}"
+            record.labels[app.id] = label.child(app.slug)
             if app.rolled_back:
-                record.rolled_back.add(f"{label}/{app.slug}")
+                record.rolled_back.add(label.child(app.slug))
 
     async def plan_under(
         self, planning: Planning, parent: Container | None, descend: Descend
@@ -513,14 +515,14 @@ class AppKind(ContainerKind[list[LiveApp]]):
         if not is_set(project.apps):
             return  # no `apps:` block: the project's apps are unmanaged, none is read or pruned
         live_apps = await self.read(planning.platform, parent.at)
-        self.record(planning.record, parent.at, project.slug, live_apps)
+        self.record(planning.record, parent.at, parent.path, live_apps)
         pinned = {a.id for a in listed(project.apps) if a.id}
         indexed = LiveApps(live_apps)
         matched = {
             a.slug: find_live_app(project.slug, a, indexed, pinned) for a in listed(project.apps)
         }
-        planning.slug_holders[(self.name, *parent.parts)] = {
-            a.slug: f"app {project.slug}/{a.slug}, which the manifest does not list"
+        planning.slug_holders[(self.name, *parent.path.slugs)] = {
+            a.slug: f"app {parent.path.child(a.slug)}, which the manifest does not list"
             for a in live_apps
         }
         # every app's own change is planned (from listApps, no more reads): a targeted rename
@@ -546,7 +548,7 @@ class AppKind(ContainerKind[list[LiveApp]]):
     ) -> None:
         project_ref = project.at.project
         change = plan_app(
-            project.parts[0],
+            project.path.leaf,
             project_ref,
             None if project.fresh else project_ref,
             desired,
@@ -554,22 +556,22 @@ class AppKind(ContainerKind[list[LiveApp]]):
             allow_replace=planning.options.allow_replace,
         )
         planning.add(change, project.depends_on)
-        parts = (*project.parts, desired.slug)
+        path = project.path.child(desired.slug)
         if live is not None:
-            planning.keep_unknown(address(self.name, *parts), live.raw, APP)
+            planning.keep_unknown(str(Address(self.name, path)), live.raw, APP)
         replaced = change is not None and change.action is Action.REPLACE
         if change is not None and replaced and live is not None:
             planning.going_away[live.id] = change.address
         fresh = live is None or replaced
         environments = tuple(
-            (parts, e)
+            (path, e)
             for e in sorted(desired.environments, key=lambda e: ENVIRONMENT_NAMES.index(e.name))
-            if planning.reads(*parts, e.name)
+            if planning.reads(*path.slugs, e.name)
         )
         await descend(
             Container(
                 desired=desired,
-                parts=parts,
+                path=path,
                 at=Location(
                     project_ref, live.id if live is not None and not fresh else desired.slug
                 ),
@@ -588,7 +590,7 @@ class AppKind(ContainerKind[list[LiveApp]]):
         return {(p.slug, a.slug): a.environments for p in manifest.projects for a in listed(p.apps)}
 
     def slug_scope(self, change: Change) -> SlugScope | None:
-        return ("app", address_parts(change.address)[0])
+        return ("app", Address.parse(change.address).parts[0])
 
     def apply_phase(self, change: Change, call: Call) -> ApplyPhase | None:
         return None

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, ClassVar, Generic, Protocol, TypeGuard, TypeVa
 from reconciler.errors import NotFound, UnexpectedResponse
 from reconciler.json_types import JsonObject, JsonScalar, JsonValue
 from reconciler.manifest.model import UNSET, App, Environment, Manifest, Project, Prune
-from reconciler.plan.address import Address
+from reconciler.plan.address import ENVIRONMENT_DEPTH, TreePath
 from reconciler.plan.changes import (
     ABSENT,
     Action,
@@ -62,16 +62,6 @@ SlugScope = tuple[str, ...]
 ("project",) for projects, ("app", <project>) for one project's apps."""
 
 
-def address(kind: str, *parts: str) -> str:
-    """`app.shop/web`, `variable.shop/web/production/KEY`."""
-    return str(Address(kind, parts))
-
-
-def address_parts(change_address: str) -> tuple[str, ...]:
-    """`variable.shop/web/production/KEY` -> ("shop", "web", "production", "KEY")."""
-    return Address.parse(change_address).parts
-
-
 def make_call(operation: str, body: SentObject, *, object_id: str | None = None) -> Call:
     """A call of the operation named `operation` with the permission it needs (ID-specific when
     the scope object's ID is known). A name the platform has no operation of is a KeyError."""
@@ -98,6 +88,11 @@ class Location:
     app: str | None = None
     environment: str | None = None
     object_id: str | None = None
+
+    @classmethod
+    def of(cls, path: TreePath) -> Location:
+        """The project, app or environment at `path`, named by its slugs."""
+        return cls(path.slugs[0], *path.slugs[1:ENVIRONMENT_DEPTH])
 
     def body(self, **fields: SentValue) -> dict[str, SentValue]:
         """The request members naming this location, then `fields`."""
@@ -142,7 +137,7 @@ class Kind(ABC, Generic[FoundT]):
         keys on (an `UnexpectedResponse` otherwise)."""
 
     @abstractmethod
-    def record(self, record: LiveRecord, at: Location, label: str, found: FoundT) -> None:
+    def record(self, record: LiveRecord, at: Location, label: TreePath, found: FoundT) -> None:
         """Note what `read` found at `label` (`shop/web/production`) in the live-state record:
         the permission the read needed, the part of it the plan depends on (its digest) and
         the IDs it names. `at` is where it was read, with the environment's ID once known."""
@@ -251,14 +246,14 @@ class EnvironmentJob:
     app: str
     environment: Environment
     at: Location
-    label: str
+    path: TreePath
     """`shop/web/production`"""
     depends_on: tuple[str, ...]
     """What every change of this environment waits for (its app's or project's create)."""
 
 
-EnvironmentPath = tuple[tuple[str, ...], Environment]
-"""An environment of the manifest, with the address parts of the app holding it."""
+EnvironmentPath = tuple[TreePath, Environment]
+"""An environment of the manifest, with the position of the app holding it."""
 
 
 @dataclass(frozen=True)
@@ -267,8 +262,8 @@ class Container:
     below it."""
 
     desired: Project | App
-    parts: tuple[str, ...]
-    """Its address parts: `("shop",)`, `("shop", "web")`."""
+    path: TreePath
+    """Where it is: `shop`, `shop/web`."""
     at: Location
     """How the reads and calls below it name it: IDs when live state gave them, else the
     manifest's slugs (the same apply creates it first)."""

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from reconciler.errors import ApiError, NotFound
 from reconciler.json_types import JsonObject
 from reconciler.manifest.model import UNSET, Environment, Position, freeze, listed
-from reconciler.plan.address import Address
+from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import Action, Call, Change, Note
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
@@ -39,8 +39,6 @@ from reconciler.plan.kinds.base import (
     NewDomain,
     Planning,
     Reread,
-    address,
-    address_parts,
     lookup,
     make_call,
     require_fields,
@@ -139,26 +137,26 @@ async def where_attached(platform: Platform, host: str) -> str | None:
     if attached is None:
         return None
     try:
-        return await locate(platform, attached)
+        return str(await locate(platform, attached))
     except ApiError:
         return attachment_by_ids(attached, {})
 
 
-def attachment_by_ids(domain: LiveDomain, labels: Mapping[str, str]) -> str:
+def attachment_by_ids(domain: LiveDomain, labels: Mapping[str, TreePath]) -> str:
     """Where a looked-up domain is attached, in slugs where `labels` (IDs of environments,
-    apps and projects -> their slugs) knows them, else by ID."""
+    apps and projects -> their positions) knows them, else by ID."""
     environment_id = str(domain.environment_id)
     if environment_id in labels:
-        return labels[environment_id]
+        return str(labels[environment_id])
     app_id, project_id = str(domain.app_id), str(domain.project_id)
     if app_id in labels:
         return f"{labels[app_id]}, environment {environment_id}"
-    project = labels.get(project_id, f"project {project_id}")
-    return f"{project}, app {app_id}, environment {environment_id} (outside this manifest)"
+    project = labels[project_id].leaf if project_id in labels else project_id
+    return f"project {project}, app {app_id}, environment {environment_id} (outside this manifest)"
 
 
-async def locate(platform: Platform, domain: LiveDomain) -> str:
-    """`project/app/environment` in slugs for a domain attached outside the manifest."""
+async def locate(platform: Platform, domain: LiveDomain) -> TreePath:
+    """Where, in slugs, a domain attached outside the manifest is."""
     project_id, app_id = str(domain.project_id), str(domain.app_id)
     slugs = await asyncio.gather(
         _slug(platform, "projects.getProject", {"project": project_id}),
@@ -169,7 +167,7 @@ async def locate(platform: Platform, domain: LiveDomain) -> str:
             {"project": project_id, "app": app_id, "environment": domain.environment_id},
         ),
     )
-    return "/".join(slugs)
+    return TreePath(tuple(slugs))
 
 
 async def _slug(platform: Platform, operation: str, request: JsonObject) -> str:
@@ -214,8 +212,12 @@ class EnvironmentDomains:
     ref: Location
     prune: bool
 
+    @property
+    def path(self) -> TreePath:
+        return TreePath.of(self.project, self.app, self.environment)
+
     def address_of(self, host: str) -> str:
-        return address("domain", self.project, self.app, self.environment, host)
+        return str(Address("domain", self.path.child(host)))
 
 
 @dataclass
@@ -277,8 +279,7 @@ def _delete(
 ) -> Change:
     if moving_to is not None:
         reason = "moved"
-        note = (f"moves to {moving_to.project}/{moving_to.app}/{moving_to.environment}: deleted "
-                "here first, then created there")  # fmt: skip
+        note = f"moves to {moving_to.path}: deleted here first, then created there"
     else:
         reason, note = "pruned", "not listed in the manifest and prune.domains is on"
     environment_id = domain.environment_id or env.ref.object_id
@@ -307,7 +308,7 @@ def _create(
         reason = "moved"
         notes = (
             *notes,
-            f"moves from {moved_from.project}/{moved_from.app}/{moved_from.environment}; "
+            f"moves from {moved_from.path}; "
             "its DNS records are issued again and must be verified",
         )
     return Change(
@@ -369,7 +370,9 @@ class DomainsKind(EnvironmentKind[DomainListing, DomainListing]):
         found = await platform.list_all(READ_OPERATION, at.body())
         return DomainListing(parse_domains(found))
 
-    def record(self, record: LiveRecord, at: Location, label: str, found: DomainListing) -> None:
+    def record(
+        self, record: LiveRecord, at: Location, label: TreePath, found: DomainListing
+    ) -> None:
         record.read(READ_OPERATION)
         record.state[f"domains {label}"] = sorted(d.host for d in found.domains)
         for domain in found.domains:
@@ -411,7 +414,7 @@ class DomainsKind(EnvironmentKind[DomainListing, DomainListing]):
         return ApplyPhase.DOMAIN_CREATIONS
 
     def unique_key(self, change: Change) -> str | None:
-        return address_parts(change.address)[-1]
+        return Address.parse(change.address).leaf
 
     def reread(self, platform: Platform, call: Call) -> Reread | None:
         if not call.operation.creates:
@@ -430,7 +433,7 @@ class DomainsKind(EnvironmentKind[DomainListing, DomainListing]):
         records = data.get("dnsRecords")
         if not isinstance(records, list):
             return None
-        host = data.get("domain") or address_parts(change.address)[-1]
+        host = data.get("domain") or Address.parse(change.address).leaf
         return NewDomain(change.address, str(host), tuple(records))
 
 
@@ -500,7 +503,8 @@ class _DomainPlanning:
         for attached in lookups.values():
             if attached is None or str(attached.app_id) in self.planning.going_away:
                 continue
-            where = tuple(self.record.labels.get(str(attached.environment_id), "").split("/"))
+            path = self.record.labels.get(str(attached.environment_id))
+            where = () if path is None else path.slugs
             if len(where) != 3 or where in read or not self.planning.manages(KIND, *where):
                 continue
             p, a, name = where
@@ -530,7 +534,7 @@ class _DomainPlanning:
             return_exceptions=True,
         )
         for environment_id, label in zip(unknown, found, strict=True):
-            if isinstance(label, str):
+            if isinstance(label, TreePath):
                 labels[environment_id] = label
 
 

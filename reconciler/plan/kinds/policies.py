@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING
 from reconciler.errors import UnexpectedResponse
 from reconciler.json_types import JsonObject, JsonValue
 from reconciler.manifest.model import UNSET, Environment
+from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import Action, Call, Change, Note, PolicyEdit, PolicyListDetail
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
     EnvironmentKind,
     Location,
-    address,
     comparable,
     make_call,
     nested_diffs,
@@ -307,7 +307,7 @@ def plan_policies(
     edits = align(before, after)
     outcomes, problems = _test_outcomes([p.raw for p in live or ()], wanted, environment)
     return Change(
-        address=address("policies", project_slug, app_slug, environment.name),
+        address=str(Address.of("policies", project_slug, app_slug, environment.name)),
         kind="policies",
         action=Action.CREATE if fresh else Action.UPDATE,
         before=None if fresh else {"policies": before},
@@ -372,7 +372,7 @@ class PoliciesKind(EnvironmentKind[tuple[LivePolicy, ...], tuple[LivePolicy, ...
         return read_policies(found)
 
     def record(
-        self, record: LiveRecord, at: Location, label: str, found: tuple[LivePolicy, ...]
+        self, record: LiveRecord, at: Location, label: TreePath, found: tuple[LivePolicy, ...]
     ) -> None:
         record.read(READ_OPERATION, at.object_id)
         record.state[f"policies {label}"] = [p.canonical for p in found]
@@ -390,7 +390,7 @@ class PoliciesKind(EnvironmentKind[tuple[LivePolicy, ...], tuple[LivePolicy, ...
         unmanaged: list[str] = []
         change = plan_policies(job.project, job.app, job.environment, live, job.at, unmanaged)
         job.planning.add(change, job.depends_on)
-        where = address("policies", job.project, job.app, job.environment.name)
+        where = str(Address("policies", job.path))
         job.planning.unmanaged_fields.extend((where, item) for item in unmanaged)
         if change is not None and change.unknown_removed:
             job.planning.note(

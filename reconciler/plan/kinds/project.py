@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from reconciler.errors import NotFound, PermissionDenied, ReconcilerError
 from reconciler.json_types import JsonObject, JsonValue
 from reconciler.manifest.model import UNSET, Manifest, Project, listed
+from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import Action, Call, Change, SentValue
 from reconciler.plan.kinds.base import (
     Container,
@@ -24,7 +25,6 @@ from reconciler.plan.kinds.base import (
     Planning,
     Reread,
     SlugScope,
-    address,
     identity_diffs,
     lookup,
     make_call,
@@ -131,7 +131,7 @@ def _create(desired: Project) -> Change:
             make_call("projects.updateProject", {"project": desired.slug, "deleteProtection": True})
         )
     return Change(
-        address=address("project", desired.slug),
+        address=str(Address.of("project", desired.slug)),
         kind="project",
         action=Action.CREATE,
         before=None,
@@ -150,7 +150,7 @@ def _update(desired: Project, live: LiveProject) -> Change | None:
     after = {**display(live), **{d.path: d.after for d in diffs}}
     renamed = "slug" in body
     return Change(
-        address=address("project", desired.slug),
+        address=str(Address.of("project", desired.slug)),
         kind="project",
         action=Action.UPDATE,
         before=display(live),
@@ -182,7 +182,7 @@ async def _read_planned(planning: Planning, desired: Project) -> LiveProject | N
     """The live project `desired` stands for (read and recorded), with the slugs it leaves
     and takes noted."""
     live = await read_project(planning.platform, desired)
-    KIND.record(planning.record, location(desired), desired.slug, live)
+    KIND.record(planning.record, location(desired), TreePath.of(desired.slug), live)
     return await _hold_slugs(planning, desired, live)
 
 
@@ -249,12 +249,12 @@ class ProjectKind(ContainerKind[LiveProject | None]):
         return parse_project(found)
 
     def record(
-        self, record: LiveRecord, at: Location, label: str, found: LiveProject | None
+        self, record: LiveRecord, at: Location, label: TreePath, found: LiveProject | None
     ) -> None:
         record.read(READ_OPERATION, found.id if found else None)
         record.state[f"project {label}"] = stable(found.raw if found else None)
         if found is not None:
-            record.labels[found.id] = f"project {found.slug}"
+            record.labels[found.id] = TreePath.of(found.slug)
 
     async def plan_under(
         self, planning: Planning, parent: Container | None, descend: Descend
@@ -266,11 +266,11 @@ class ProjectKind(ContainerKind[LiveProject | None]):
     async def _plan_one(self, planning: Planning, desired: Project, descend: Descend) -> None:
         live = await _read_planned(planning, desired)
         if live is not None:
-            planning.keep_unknown(f"project.{desired.slug}", live.raw, PROJECT)
+            planning.keep_unknown(str(Address.of("project", desired.slug)), live.raw, PROJECT)
         change = plan_project(desired, live)
         planning.add(change)
         environments = tuple(
-            ((desired.slug, a.slug), e)
+            (TreePath.of(desired.slug, a.slug), e)
             for a in listed(desired.apps)
             for e in a.environments
             if planning.reads(desired.slug, a.slug, e.name)
@@ -278,7 +278,7 @@ class ProjectKind(ContainerKind[LiveProject | None]):
         await descend(
             Container(
                 desired=desired,
-                parts=(desired.slug,),
+                path=TreePath.of(desired.slug),
                 at=Location(live.id if live else desired.slug),
                 fresh=live is None,
                 depends_on=waits_for(change, Action.CREATE),

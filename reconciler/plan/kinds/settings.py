@@ -56,12 +56,12 @@ from reconciler.manifest.settings import (
     from_data,
     to_data,
 )
+from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import ABSENT, Absent, Action, Call, Change, FieldDiff, Note
 from reconciler.plan.kinds.base import (
     EnvironmentJob,
     EnvironmentKind,
     Location,
-    address,
     comparable,
     display_number,
     make_call,
@@ -410,7 +410,7 @@ def plan_settings(
         return None
     fresh = live is None
     return Change(
-        address=address("settings", project_slug, app_slug, environment.name),
+        address=str(Address.of("settings", project_slug, app_slug, environment.name)),
         kind="settings",
         action=Action.CREATE if fresh else Action.UPDATE,
         before=None if fresh else {d.path: d.before for d in diffs},
@@ -487,13 +487,13 @@ class SettingsKind(EnvironmentKind[list[LiveEnvironment], LiveEnvironment]):
         return [read_environment(answer) for answer in found]
 
     def record(
-        self, record: LiveRecord, at: Location, label: str, found: list[LiveEnvironment]
+        self, record: LiveRecord, at: Location, label: TreePath, found: list[LiveEnvironment]
     ) -> None:
         record.read(READ_OPERATION)
         record.state[f"environments {label}"] = stable_listing((e.answer for e in found), "slug")
         for environment in found:
             if environment.id:
-                record.labels[environment.id] = f"{label}/{environment.slug}"
+                record.labels[environment.id] = label.child(environment.slug)
         others = sorted(e.slug for e in found if e.slug not in ENVIRONMENT_NAMES)
         if others:
             record.other_environments[label] = tuple(others)
@@ -514,7 +514,7 @@ class SettingsKind(EnvironmentKind[list[LiveEnvironment], LiveEnvironment]):
         job.planning.add(change, job.depends_on)
         if live is None:
             return
-        where = address("settings", job.project, job.app, job.environment.name)
+        where = str(Address("settings", job.path))
         job.planning.unmanaged_fields.extend(
             (where, path) for path in unmanaged_members(job.environment, live.answer)
         )

@@ -45,7 +45,7 @@ from reconciler.json_types import JsonObject
 from reconciler.manifest.model import UNSET, Environment, FromEnv, FromFile, LiteralValue, Variable
 from reconciler.manifest.secret_sources import SecretTooLong, SecretUnavailable
 from reconciler.plan import secrets
-from reconciler.plan.address import Address
+from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import (
     ABSENT,
     SENSITIVE,
@@ -66,7 +66,6 @@ from reconciler.plan.kinds.base import (
     EnvironmentKind,
     Location,
     Planning,
-    address,
     batched,
     make_call,
     require_fields,
@@ -218,7 +217,7 @@ def plan_variables(
     live_by_key = {v.key: v for v in (live or ())}
     sets: list[tuple[Change, SetItem]] = []
     for variable in environment.variables:
-        where = address("variable", project_slug, app_slug, environment.name, variable.key)
+        where = str(Address.of("variable", project_slug, app_slug, environment.name, variable.key))
         if not selected(where):
             continue  # not planned, so neither sent nor reported (missing secret, presence)
         desired = _resolve(where, variable, fingerprint_key, unavailable)
@@ -245,7 +244,7 @@ def plan_variables(
     deletes = []
     wanted = {v.key for v in environment.variables}
     for key, current in live_by_key.items():
-        where = address("variable", project_slug, app_slug, environment.name, key)
+        where = str(Address.of("variable", project_slug, app_slug, environment.name, key))
         if key not in wanted and selected(where):
             result.unmanaged.extend((where, what) for what in unknown_of(current))
             if prune and current.kind in VARIABLE_KINDS:
@@ -533,7 +532,9 @@ class VariablesKind(EnvironmentKind[LiveVariables, LiveVariables]):
         found = await platform.list_all(READ_OPERATION, at.body(), object_id=at.object_id)
         return live_variables(READ_OPERATION, found)
 
-    def record(self, record: LiveRecord, at: Location, label: str, found: LiveVariables) -> None:
+    def record(
+        self, record: LiveRecord, at: Location, label: TreePath, found: LiveVariables
+    ) -> None:
         record.read(READ_OPERATION, at.object_id)
         record.state[f"variables {label}"] = stable_listing((v.raw for v in found), "key")
 
