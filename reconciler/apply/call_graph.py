@@ -23,11 +23,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from reconciler.address import Address
 from reconciler.apply.outcome import CallResult
 from reconciler.apply.safety import executable_changes
 from reconciler.errors import ApplyRefused
 from reconciler.plan import kinds
-from reconciler.plan.address import Address
 from reconciler.plan.changes import Action, Call, Change, Plan
 from reconciler.plan.phases import ApplyPhase
 from reconciler.plan.slug_moves import slug_scope, slug_steps

@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from reconciler.address import Address, TreePath
 from reconciler.apply import (
     ApplyResult,
     ChangeResult,
@@ -35,7 +36,6 @@ from reconciler.errors import ApiError
 from reconciler.json_types import JsonObject
 from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest, OciSource, listed
 from reconciler.plan import golive, kinds
-from reconciler.plan.address import Address, TreePath
 from reconciler.plan.kinds.base import Location
 from reconciler.plan.targets import Scope
 from reconciler.platform.protocol import Platform

@@ -8,11 +8,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from reconciler.address import Address
 from reconciler.apply.create_once import Sleep, create_once, reread_for
 from reconciler.apply.outcome import CallResult
 from reconciler.apply.safety import SecretResolver
 from reconciler.errors import ApiError, NotFound, ReconcilerError
-from reconciler.plan.address import Address
 from reconciler.plan.changes import Action, Call, Change, SecretRef
 from reconciler.plan.secrets import fingerprint, split_fingerprint, with_fingerprint
 from reconciler.platform.protocol import Platform

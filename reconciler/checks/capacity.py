@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
+from reconciler.address import TreePath
 from reconciler.manifest.model import Environment, Manifest, Runtime, is_set, listed
 
 RESOURCES = ("vcpus", "memory_mib", "storage_mib")
@@ -82,7 +83,7 @@ class Ceiling:
 
     @property
     def label(self) -> str:
-        return "/".join(self.scope) if self.scope else "workspace"
+        return str(TreePath(self.scope)) if self.scope else "workspace"
 
     @property
     def changes(self) -> bool:
@@ -96,7 +97,7 @@ class Ceiling:
         label = data["scope"]
         if not isinstance(label, str):
             raise TypeError("scope")
-        scope = () if workspace else tuple(label.split("/"))
+        scope = () if workspace else TreePath.parse(label).slugs
         return cls(scope, Figures.from_json(data["before"]), Figures.from_json(data["after"]))
 
 

@@ -129,8 +129,8 @@ def environments_with_tests(
 ) -> Iterator[EnvironmentTests]:
     """Every environment that holds tests and whose `policies.<address>` `covers` accepts,
     with its policy list compiled."""
+    from reconciler.address import Address, TreePath
     from reconciler.manifest.model import listed
-    from reconciler.plan.address import Address, TreePath
     from reconciler.policy_tests import compile_policies
     from reconciler.policy_tests.run import EnvironmentTests
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from reconciler.address import TreePath
 from reconciler.errors import ExportError
 from reconciler.export.live import (
     ENVIRONMENT_ORDER,
@@ -140,12 +141,13 @@ def app_entry(
     live = app.live
     entry = _named_entry(live.id, live.name, live.slug, live.delete_protection, options)
     entry.update(_source(live))
-    _note_unknown(notes, f"app {project}/{app.slug}", live.raw, APP)
+    _note_unknown(notes, f"app {TreePath.of(project, app.slug)}", live.raw, APP)
     environments: dict[str, Any] = {}
     for slug in app.other_environments:
         notes.append(
-            f"app {project}/{app.slug} has an environment {slug!r}, neither production nor "
-            "preview: not exported (reconciler manages only those two; plans leave it alone)"
+            f"app {TreePath.of(project, app.slug)} has an environment {slug!r}, neither "
+            "production nor preview: not exported (reconciler manages only those two; plans "
+            "leave it alone)"
         )
     for env in app.environments:
         env_entry = environment_entry(project, app.slug, env, names, notes)
@@ -235,7 +237,7 @@ def environment_entry(
 ) -> dict[str, Any]:
     notes = ExportNotes() if notes is None else notes
     resource = env.live.answer
-    where = f"{project}/{app}/{env.slug}"
+    where = TreePath.of(project, app, env.slug)
     entry: dict[str, Any] = {}
     settings = env.settings
     build = _section(resource, "build", settings.build, _written(settings.build))
@@ -253,7 +255,7 @@ def environment_entry(
     for variable in listed:
         if variable.kind not in VARIABLE_KINDS:
             notes.append(
-                f"variable {where}/{variable.key} is of kind {variable.kind!r}, "
+                f"variable {where.child(variable.key)} is of kind {variable.kind!r}, "
                 "which this reconciler does not know: not exported (plans never remove or "
                 "replace it without saying so)"
             )
@@ -324,7 +326,7 @@ def _written(block: Managed[Build] | Managed[Runtime] | Healthcheck | None) -> d
     return written
 
 
-def _runtime(runtime: Managed[Runtime], where: str, notes: ExportNotes) -> dict[str, Any]:
+def _runtime(runtime: Managed[Runtime], where: TreePath, notes: ExportNotes) -> dict[str, Any]:
     written = _written(runtime)
     check = written.get("healthcheck")
     if check is not None and unknown_values(check, HEALTHCHECK):

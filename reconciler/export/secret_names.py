@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from reconciler.address import Address
+
 
 @dataclass(frozen=True)
 class SecretInput:
@@ -19,7 +21,7 @@ class SecretInput:
 
     @property
     def address(self) -> str:
-        return f"variable.{self.project}/{self.app}/{self.environment}/{self.key}"
+        return str(Address.of("variable", self.project, self.app, self.environment, self.key))
 
 
 class SecretNames:

@@ -22,11 +22,11 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from reconciler.address import Address, TreePath
 from reconciler.checks.capacity import LiveEnvironment
 from reconciler.json_types import JsonObject
 from reconciler.manifest.model import ENVIRONMENT_NAMES, UNSET, Build, Manifest, listed
 from reconciler.plan import kinds
-from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import Action, Change, Note
 from reconciler.plan.kinds.base import Location
 from reconciler.platform.protocol import Platform

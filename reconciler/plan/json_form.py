@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, TypeGuard, TypeVar, get_args
 
 from reconciler import __version__
+from reconciler.address import Address
 from reconciler.checks.capacity import CapacityReport
 from reconciler.checks.overrides import Override
 from reconciler.diagnostics import Diagnostic, Severity
@@ -40,7 +41,6 @@ from reconciler.errors import PlanShapeError
 from reconciler.json_types import JsonObject, JsonValue
 from reconciler.manifest.model import Position
 from reconciler.plan import kinds
-from reconciler.plan.address import Address
 from reconciler.plan.changes import (
     ABSENT,
     FORMAT_VERSION,

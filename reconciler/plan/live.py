@@ -19,8 +19,8 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from reconciler.address import TreePath
 from reconciler.json_types import JsonObject, JsonValue
-from reconciler.plan.address import TreePath
 from reconciler.platform.operations import get_operation, permission
 
 VOLATILE = frozenset({"createdAt", "updatedAt", "currentDeploymentId", "isRolledBack"})

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from reconciler.address import Address
 from reconciler.checks.capacity import LIMIT_KEYS, RESOURCES, CapacityReport, amount
 from reconciler.checks.findings import Finding, Hit
 from reconciler.checks.registry import RULES_BY_ID
 from reconciler.checks.settings import RuleSettings
 from reconciler.manifest.model import Manifest, Position
 from reconciler.manifest.problems import format_path
-from reconciler.plan.address import Address
 from reconciler.plan.changes import Action, Change
 
 QUOTA_CODES = {

@@ -33,11 +33,11 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, datetime
 
 from reconciler import __version__
+from reconciler.address import Address, TreePath
 from reconciler.checks import capacity
 from reconciler.collector import collector_paused
 from reconciler.manifest.model import ENVIRONMENT_NAMES, Environment, Manifest, Prune
 from reconciler.plan import golive, kinds, slug_moves
-from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import Action, Change, Note, Plan, max_deletes_note
 from reconciler.plan.kinds.base import (
     Container,

@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from reconciler.address import Address, TreePath
 from reconciler.json_types import JsonValue
 from reconciler.manifest.model import (
     Environment,
@@ -21,7 +22,6 @@ from reconciler.manifest.model import (
     listed,
     sources_of,
 )
-from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import Action, Change, Note, Plan, PolicyEdit, PolicyListDetail
 
 

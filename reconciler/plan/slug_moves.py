@@ -29,9 +29,9 @@ from collections.abc import (
 )
 from dataclasses import dataclass
 
+from reconciler.address import Address
 from reconciler.errors import ReconcilerError
 from reconciler.plan import kinds
-from reconciler.plan.address import Address
 from reconciler.plan.changes import Action, Change, Note
 from reconciler.plan.kinds.base import SlugScope
 

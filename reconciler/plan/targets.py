@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reconciler.address import Address
 from reconciler.errors import UsageError
 from reconciler.plan import kinds
-from reconciler.plan.address import Address
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from typing import Any, Literal, Protocol
 import httpcore
 import httpx
 
+from reconciler.address import TreePath
 from reconciler.errors import UnexpectedResponse
 from reconciler.policy_tests.cases import PolicyTestCase
 from reconciler.policy_tests.engine import BLOCKED_STATUS
@@ -69,7 +70,7 @@ async def run_live(
 
 async def serving_host(client: Client, address: str) -> str | None:
     """The first host the deployment serving `address` (`project/app/env`) answers on."""
-    project, app, environment = address.split("/")
+    project, app, environment = TreePath.parse(address).slugs
     scope = {"project": project, "app": app}
     if environment == "production":
         found = await client.call("apps.getApp", scope)

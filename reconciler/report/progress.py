@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 if TYPE_CHECKING:  # consoles are made by reconciler.report.output
     from rich.console import Console  # noqa: TID251
 
+from reconciler.address import Address
 from reconciler.apply import (
     ApplyObserver,
     ApplyResult,
@@ -34,7 +35,6 @@ from reconciler.apply.deploy import (
     DeployTarget,
     describe_outcome,
 )
-from reconciler.plan.address import Address
 from reconciler.plan.changes import Action, Change, Plan
 from reconciler.platform.shapes import FINAL_DEPLOYMENT_STATUSES
 from reconciler.report import output

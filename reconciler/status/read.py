@@ -21,10 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from reconciler.address import TreePath
 from reconciler.errors import NotFound
 from reconciler.json_types import JsonObject
 from reconciler.manifest.model import ENVIRONMENT_NAMES, Manifest, listed
-from reconciler.plan.address import TreePath
 from reconciler.plan.kinds import domains
 from reconciler.plan.kinds.app import LiveApp, LiveApps, match_live_app, parse_apps
 from reconciler.plan.kinds.domains import LiveDomain, parse_domains, where_attached

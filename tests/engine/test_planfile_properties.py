@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from reconciler.address import Address
 from reconciler.manifest.model import Position
 from reconciler.plan import kinds
-from reconciler.plan.address import Address
 from reconciler.plan.changes import (
     ABSENT,
     UNKNOWN,

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from reconciler.address import Address, TreePath
 from reconciler.manifest.model import ENVIRONMENT_NAMES
 from reconciler.plan import kinds
-from reconciler.plan.address import Address, TreePath
 from reconciler.plan.kinds.base import Location
 
 PROJECT_SLUG = st.from_regex(r"[a-z0-9-]{3,255}", fullmatch=True)

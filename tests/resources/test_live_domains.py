@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from reconciler.address import TreePath
 from reconciler.errors import NotFound, UnexpectedResponse
-from reconciler.plan.address import TreePath
 from reconciler.plan.kinds import domains
 from reconciler.plan.kinds.base import Location
 

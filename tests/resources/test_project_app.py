@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
+from reconciler.address import TreePath
 from reconciler.errors import ReconcilerError, UnexpectedResponse
 from reconciler.manifest.model import App, GitSource, Manifest, OciSource, Project, Prune
-from reconciler.plan.address import TreePath
 from reconciler.plan.changes import ABSENT, Action
 from reconciler.plan.kinds import app as apps
 from reconciler.plan.kinds import project as projects

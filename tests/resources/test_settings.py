@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
+from reconciler.address import TreePath
 from reconciler.errors import UnexpectedResponse
 from reconciler.manifest.model import Build, Environment, Healthcheck, Region, Runtime
-from reconciler.plan.address import TreePath
 from reconciler.plan.changes import ABSENT, Action
 from reconciler.plan.kinds.base import Location
 from reconciler.plan.kinds.settings import KIND, plan_settings, read_environment

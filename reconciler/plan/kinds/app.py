@@ -14,6 +14,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from reconciler.address import Address, TreePath
 from reconciler.errors import ReconcilerError
 from reconciler.json_types import JsonObject, JsonValue
 from reconciler.manifest.model import (
@@ -29,7 +30,6 @@ from reconciler.manifest.model import (
     is_set,
     listed,
 )
-from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import ABSENT, Action, Call, Change, FieldDiff, Note, SentValue
 from reconciler.plan.kinds.base import (
     Container,

@@ -18,10 +18,10 @@ from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Generic, Protocol, TypeGuard, TypeVar, overload
 
+from reconciler.address import ENVIRONMENT_DEPTH, TreePath
 from reconciler.errors import NotFound, UnexpectedResponse
 from reconciler.json_types import JsonObject, JsonScalar, JsonValue
 from reconciler.manifest.model import UNSET, App, Environment, Manifest, Project, Prune
-from reconciler.plan.address import ENVIRONMENT_DEPTH, TreePath
 from reconciler.plan.changes import (
     ABSENT,
     Action,

@@ -27,10 +27,10 @@ import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from reconciler.address import Address, TreePath
 from reconciler.errors import ApiError, NotFound
 from reconciler.json_types import JsonObject
 from reconciler.manifest.model import UNSET, Environment, Position, freeze, listed
-from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import Action, Call, Change, Note
 from reconciler.plan.kinds.base import (
     EnvironmentJob,

@@ -27,10 +27,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from reconciler.address import Address, TreePath
 from reconciler.errors import UnexpectedResponse
 from reconciler.json_types import JsonObject, JsonValue
 from reconciler.manifest.model import UNSET, Environment
-from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import Action, Call, Change, Note, PolicyEdit, PolicyListDetail
 from reconciler.plan.kinds.base import (
     EnvironmentJob,

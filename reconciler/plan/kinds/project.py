@@ -12,10 +12,10 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from reconciler.address import Address, TreePath
 from reconciler.errors import NotFound, PermissionDenied, ReconcilerError
 from reconciler.json_types import JsonObject, JsonValue
 from reconciler.manifest.model import UNSET, Manifest, Project, listed
-from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import Action, Call, Change, SentValue
 from reconciler.plan.kinds.base import (
     Container,

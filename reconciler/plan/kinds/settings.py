@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from reconciler.address import Address, TreePath
 from reconciler.errors import UnexpectedResponse
 from reconciler.json_types import JsonObject, JsonValue
 from reconciler.manifest.model import (
@@ -56,7 +57,6 @@ from reconciler.manifest.settings import (
     from_data,
     to_data,
 )
-from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import ABSENT, Absent, Action, Call, Change, FieldDiff, Note
 from reconciler.plan.kinds.base import (
     EnvironmentJob,

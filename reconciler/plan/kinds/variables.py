@@ -40,12 +40,12 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TypeAlias
 
+from reconciler.address import Address, TreePath
 from reconciler.errors import UnexpectedResponse
 from reconciler.json_types import JsonObject
 from reconciler.manifest.model import UNSET, Environment, FromEnv, FromFile, LiteralValue, Variable
 from reconciler.manifest.secret_sources import SecretTooLong, SecretUnavailable
 from reconciler.plan import secrets
-from reconciler.plan.address import Address, TreePath
 from reconciler.plan.changes import (
     ABSENT,
     SENSITIVE,
