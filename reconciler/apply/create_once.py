@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from reconciler.errors import ApiError, Conflict
+from reconciler.json_types import JsonValue
 from reconciler.plan import kinds
 from reconciler.plan.changes import Call, Change
 from reconciler.plan.kinds.base import Reread
@@ -28,7 +29,7 @@ async def create_once(
     delay: float,
     sleep: Sleep = asyncio.sleep,
     replacing: bool = False,
-) -> tuple[Any, bool]:
+) -> tuple[JsonValue, bool]:
     """Send a create; after an ambiguous failure re-read before sending it again.
 
     Returns (data, found_by_reread). A 409 after an earlier ambiguous attempt

@@ -387,7 +387,7 @@ class _Deployer:
     async def deploy(self, rollout: _Rollout, deadline: float) -> DeploymentOutcome:
         target = rollout.target
         try:
-            data, _ = await create_once(
+            found, _ = await create_once(
                 self.client,
                 "deployments.createDeployment",
                 rollout.body,
@@ -396,6 +396,7 @@ class _Deployer:
                 delay=self.options.create_retry_delay,
                 sleep=self.sleep,
             )
+            data = object_answer("deployments.createDeployment", found)
         except ApiError as error:
             outcome = DeploymentOutcome(target, None, "error", error_message=error.message)
             self.observer.finished(outcome)

@@ -13,6 +13,7 @@ from reconciler.apply.create_once import Sleep, create_once, reread_for
 from reconciler.apply.outcome import CallResult
 from reconciler.apply.safety import SecretResolver
 from reconciler.errors import ApiError, NotFound, ReconcilerError
+from reconciler.json_types import JsonValue
 from reconciler.plan.changes import Action, Call, Change, SecretRef
 from reconciler.plan.secrets import fingerprint, split_fingerprint, with_fingerprint
 from reconciler.platform.protocol import Platform
@@ -90,7 +91,7 @@ class CallSender:
 
     async def _create(
         self, owner: Change, call: Call, body: Mapping[str, Any], after_delete: bool
-    ) -> tuple[Any, bool]:
+    ) -> tuple[JsonValue, bool]:
         replacing = owner.action is Action.REPLACE or after_delete
         options = self.options
         return await create_once(

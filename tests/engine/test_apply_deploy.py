@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -430,3 +431,26 @@ def test_an_environment_that_cannot_be_read_does_not_stop_the_others() -> None:
         in lines
     )
     assert not report.succeeded
+
+
+class _AnsweringOddly(FakeDeployments):
+    """`FakeDeployments`, but `operation` answers `answer` (a platform of another make: the
+    client refuses such an answer before it gets here)."""
+
+    def __init__(self, operation: str, answer: Any) -> None:
+        super().__init__()
+        self.operation, self.answer = operation, answer
+
+    async def call(self, operation: str, body: Mapping[str, Any]) -> Any:
+        found = await super().call(operation, body)
+        return self.answer if operation == self.operation else found
+
+
+@pytest.mark.parametrize("operation", ["apps.getApp", "deployments.createDeployment"])
+@pytest.mark.parametrize("answer", [None, [], "d_1"])
+def test_an_answer_that_is_no_object_fails_that_rollout_naming_the_operation(
+    operation: str, answer: Any
+) -> None:
+    (outcome,) = deploy(_AnsweringOddly(operation, answer), target("web")).outcomes
+    assert outcome.status == "error"
+    assert outcome.error_message == f"{operation}: the platform returned `data` that is not an object"
