@@ -143,7 +143,7 @@ def build_export(
         except (KeyError, TypeError, AttributeError, ValueError, UnexpectedResponse) as error:
             # The client checks envelopes, not every member: a response missing one is
             # reported with the project it belongs to, never as a traceback.
-            raise cannot_read(project.slug, error) from None
+            raise cannot_read(f'project "{project.slug}"', error) from None
     templates: dict[str, Any] = {}
     if options.templates:
         templates, entries = factor_templates(entries)

@@ -92,21 +92,25 @@ def exported_environment(
     )
 
 
-def cannot_read(project: str, error: Exception) -> ExportError:
-    """A project's answer export cannot read, named with the project it belongs to."""
+def cannot_read(where: str, error: Exception) -> ExportError:
+    """An answer export cannot read, named with what it belongs to (`project "shop"`, the
+    workspace)."""
     return ExportError(
-        f'project "{project}": the platform returned an object this export cannot '
+        f"{where}: the platform returned an object this export cannot "
         f"read ({type(error).__name__}: {error})",
         hint="is the base URL the platform API? rerun with -v to see the calls",
     )
 
 
 @contextmanager
-def _naming_project(project: str) -> Iterator[None]:
+def _naming(where: str) -> Iterator[None]:
     try:
         yield
     except UnexpectedResponse as error:
-        raise cannot_read(project, error) from None
+        raise cannot_read(where, error) from None
+
+
+WORKSPACE = "the workspace"
 
 
 async def read_workspace(
@@ -124,7 +128,9 @@ async def read_workspace(
     else:
         operation = "projects.listProjects"
         resources = await client.list_all(operation, {})
-    projects = [parse_project(p) for p in require_fields(operation, list(resources), "id", "slug")]
+    with _naming(WORKSPACE):
+        checked = require_fields(operation, list(resources), "id", "slug")
+    projects = [parse_project(p) for p in checked]
     domains_task = _read_domains(client, [p.slug for p in projects], everything=not project_slugs)
     read, found_domains = await asyncio.gather(
         asyncio.gather(*(_read_project(client, p) for p in projects)), domains_task
@@ -143,11 +149,12 @@ async def _get_project(client: Platform, slug: str) -> JsonObject:
             f'project "{slug}" does not exist in this workspace',
             hint="check the slug with `reconciler export` (all projects) or the dashboard",
         ) from None
-    return object_answer("projects.getProject", found)
+    with _naming(f'project "{slug}"'):
+        return object_answer("projects.getProject", found)
 
 
 async def _read_project(client: Platform, project: LiveProject) -> ExportedProject:
-    with _naming_project(project.slug):
+    with _naming(f'project "{project.slug}"'):
         found = parse_apps(await client.list_all(apps.READ_OPERATION, {"project": project.slug}))
         read = await asyncio.gather(
             *(_read_app(client, project.slug, app) for app in sorted(found, key=lambda a: a.slug))
@@ -189,11 +196,13 @@ async def _read_domains(
 ) -> tuple[LiveDomain, ...]:
     if everything:
         found = await client.list_all(domains.READ_OPERATION, {}) if project_slugs else []
+    else:
+        pages = await asyncio.gather(
+            *(client.list_all(domains.READ_OPERATION, {"project": slug}) for slug in project_slugs)
+        )
+        found = [domain for page in pages for domain in page]
+    with _naming(WORKSPACE):
         return parse_domains(found)
-    pages = await asyncio.gather(
-        *(client.list_all(domains.READ_OPERATION, {"project": slug}) for slug in project_slugs)
-    )
-    return parse_domains([domain for page in pages for domain in page])
 
 
 def _with_domains(

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.errors import ExportError, UnexpectedResponse
+from reconciler.errors import ExportError
 from reconciler.export import export_workspace, read_workspace
 from tests.export.fakes import FakeClient, not_found
 
@@ -190,5 +190,16 @@ def test_a_domain_without_a_host_is_refused_and_hosts_compare_as_the_plan_compar
     (shop,) = asyncio.run(read_workspace(client, ["shop"]))
     assert [d.host for d in shop.apps[1].environments[0].domains] == ["shop.example.com"]
     client.handlers["domains.listDomains"] = lambda body: [{"environmentId": "env_1"}]
-    with pytest.raises(UnexpectedResponse, match=r"domains\.listDomains: .* `domain` string"):
+    with pytest.raises(ExportError, match=r"the workspace: .*domains\.listDomains: .* `domain`") as e:
         asyncio.run(read_workspace(client, ["shop"]))
+    assert e.value.hint == "is the base URL the platform API? rerun with -v to see the calls"
+
+
+def test_a_project_listing_export_cannot_read_says_so_with_the_hint() -> None:
+    """Every answer export cannot read is an ExportError that says where and what to check,
+    the workspace's own listings too (not an UnexpectedResponse without a hint)."""
+    client = workspace_client()
+    client.handlers["projects.listProjects"] = lambda body: [{"slug": "shop"}]
+    with pytest.raises(ExportError, match=r"the workspace: .*listProjects: .* `id` string") as e:
+        asyncio.run(read_workspace(client))
+    assert e.value.hint == "is the base URL the platform API? rerun with -v to see the calls"
