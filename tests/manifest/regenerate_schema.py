@@ -1,9 +1,10 @@
-"""Rewrite the generated parts of schemas/manifest.schema.json and its copy in the package
-(reconciler/schemas): the settings' members from their declaration and the platform's spec,
-`appDefaults` and templates from `settings`: `.venv/bin/python -m tests.manifest.regenerate_schema`.
+"""Rewrite the generated parts of schemas/manifest.schema.json (which the package ships through
+its reconciler/schemas link): the settings' members from their declaration and the platform's
+spec, `appDefaults` and templates from `settings`:
+`.venv/bin/python -m tests.manifest.regenerate_schema`.
 
 reconciler/manifest/schema_settings.py and schema_derived.py say how;
-tests/manifest/test_schema.py fails while a file is stale."""
+tests/manifest/test_schema.py fails while the file is stale."""
 
 from __future__ import annotations
 
@@ -14,21 +15,15 @@ from pathlib import Path
 from reconciler.manifest.schema_derived import render, with_derived
 from reconciler.platform.api_document import api_document
 
-ROOT = Path(__file__).resolve().parents[2]
-SCHEMA_FILE = ROOT / "schemas" / "manifest.schema.json"
-SCHEMA_FILES = (SCHEMA_FILE, ROOT / "reconciler" / "schemas" / "manifest.schema.json")
-
-
-def regenerated() -> str:
-    return render(with_derived(json.loads(SCHEMA_FILE.read_text(encoding="utf-8")), api_document()))
+SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schemas" / "manifest.schema.json"
 
 
 def main() -> int:
-    updated = regenerated()
-    for path in SCHEMA_FILES:
-        if path.read_text(encoding="utf-8") != updated:
-            path.write_text(updated, encoding="utf-8")
-            print(f"rewrote {path}")
+    text = SCHEMA_FILE.read_text(encoding="utf-8")
+    updated = render(with_derived(json.loads(text), api_document()))
+    if updated != text:
+        SCHEMA_FILE.write_text(updated, encoding="utf-8")
+        print(f"rewrote {SCHEMA_FILE}")
     return 0
 
 
