@@ -154,12 +154,27 @@ class OciSource:
 #
 # Each setting is declared once, by the dataclass field that holds it: its attribute, its type
 # (`Clearable` when null clears it; a tuple is a list; a dataclass an object of the API), its
-# default, and in its metadata (`declared`) the name the manifest and the API give it and how
-# it compares. Reading the manifest, the `updateSettings` body, reading a live answer into
-# this same model, the diff and export all derive from that (reconciler/manifest/settings.py).
+# default, and in its metadata (`declared`) the name the manifest and the API give it, how it
+# compares and how the manifest's schema documents it (`Doc`). Reading the manifest, the
+# `updateSettings` body, reading a live answer into this same model, the diff and export all
+# derive from that (reconciler/manifest/settings.py), and so do the schema's members, with the
+# bounds the platform's spec gives (reconciler/manifest/schema_settings.py).
 
 DECLARED = "reconciler.setting"
 """The key of a setting's `Declared` in its dataclass field's metadata."""
+
+
+@dataclass(frozen=True)
+class Doc:
+    """What the manifest's schema tells people and editors of a setting (a hover's title, its
+    text, examples). Its type comes from the field's annotation and its bounds from the platform's
+    spec (reconciler/manifest/schema_settings.py); the text repeats the bounds for people."""
+
+    title: str
+    description: str
+    examples: tuple[object, ...]
+    pattern_message: str | None = None
+    """What an editor shows when the value breaks the spec's pattern (`patternErrorMessage`)."""
 
 
 @dataclass(frozen=True)
@@ -169,6 +184,13 @@ class Declared:
     name: str
     """The manifest's and the API's name (they spell every setting alike); dotted when the API
     nests it (`replicas.min`)."""
+    doc: Doc
+    """How the manifest's schema documents it."""
+    item: Doc | None = None
+    """How the schema documents an item of a list of values (`watchPaths`: one glob)."""
+    within: Doc | None = None
+    """For a dotted name, how the schema documents the object its first step names (`replicas`);
+    given on the first member of that object."""
     unordered: bool = False
     """A list the platform treats as a set: its diff names the items gained and lost."""
     key: str | None = None
@@ -179,9 +201,9 @@ class Declared:
     leaves out a member at its default."""
 
 
-def declared(name: str, **how: Any) -> Mapping[str, Declared]:
-    """A setting's field metadata: `field(default=UNSET, metadata=declared("port"))`."""
-    return {DECLARED: Declared(name, **how)}
+def declared(name: str, doc: Doc, **how: Any) -> Mapping[str, Declared]:
+    """A setting's field metadata: `field(default=UNSET, metadata=declared(<name>, Doc(...)))`."""
+    return {DECLARED: Declared(name, doc, **how)}
 
 
 @dataclass(frozen=True)
@@ -189,24 +211,135 @@ class Healthcheck:
     """The defaults are the server's: the loader fills them in (and a live health check is read
     with them), so a diff never sees them as changes."""
 
-    method: Literal["GET", "POST"] = field(metadata=declared("method"))
-    path: str = field(metadata=declared("path"))
-    interval_seconds: int = field(default=10, metadata=declared("intervalSeconds"))
-    timeout_seconds: int = field(default=5, metadata=declared("timeoutSeconds"))
-    failure_threshold: int = field(default=3, metadata=declared("failureThreshold"))
-    initial_delay_seconds: int = field(default=0, metadata=declared("initialDelaySeconds"))
+    method: Literal["GET", "POST"] = field(
+        metadata=declared("method", Doc("Health check method", "`GET` or `POST`.", ("GET",)))
+    )
+    path: str = field(
+        metadata=declared(
+            "path",
+            Doc(
+                "Health check path",
+                "Path to check; starts with `/`; 1 to 512 characters.",
+                ("/healthz",),
+                pattern_message="it must start with '/'",
+            ),
+        )
+    )
+    interval_seconds: int = field(
+        default=10,
+        metadata=declared(
+            "intervalSeconds",
+            Doc(
+                "Check interval (seconds)", "Seconds between checks, 1 to 3600. Default 10.", (10,)
+            ),
+        ),
+    )
+    timeout_seconds: int = field(
+        default=5,
+        metadata=declared(
+            "timeoutSeconds",
+            Doc(
+                "Check timeout (seconds)",
+                "Seconds before a check fails, 1 to 3600. Default 5.",
+                (5,),
+            ),
+        ),
+    )
+    failure_threshold: int = field(
+        default=3,
+        metadata=declared(
+            "failureThreshold",
+            Doc(
+                "Failure threshold",
+                ("Failed checks in a row before the instance restarts, 1 to 100. Default 3."),
+                (3,),
+            ),
+        ),
+    )
+    initial_delay_seconds: int = field(
+        default=0,
+        metadata=declared(
+            "initialDelaySeconds",
+            Doc(
+                "Initial delay (seconds)",
+                "Seconds to wait before the first check, 0 to 3600. Default 0.",
+                (0,),
+            ),
+        ),
+    )
 
 
 @dataclass(frozen=True)
 class Build:
-    dockerfile: Clearable[str] = field(default=UNSET, metadata=declared("dockerfile"))
-    root_directory: Managed[str] = field(default=UNSET, metadata=declared("rootDirectory"))
-    build_command: Clearable[str] = field(default=UNSET, metadata=declared("buildCommand"))
+    dockerfile: Clearable[str] = field(
+        default=UNSET,
+        metadata=declared(
+            "dockerfile",
+            Doc(
+                "Dockerfile",
+                (
+                    "Dockerfile relative to the root directory; `null` builds without "
+                    "one. 1 to 500 characters."
+                ),
+                ("Dockerfile",),
+            ),
+        ),
+    )
+    root_directory: Managed[str] = field(
+        default=UNSET,
+        metadata=declared(
+            "rootDirectory",
+            Doc(
+                "Root directory",
+                ("Directory to build from; `.` is the repository root. 1 to 500 characters."),
+                (".",),
+            ),
+        ),
+    )
+    build_command: Clearable[str] = field(
+        default=UNSET,
+        metadata=declared(
+            "buildCommand",
+            Doc(
+                "Build command",
+                (
+                    "Replaces the detected build command; `null` returns to detection. 1 "
+                    "to 1000 characters."
+                ),
+                ("npm run build",),
+            ),
+        ),
+    )
     # a push builds when it changes a file matching any of the globs: their order means nothing
     watch_paths: Managed[tuple[str, ...]] = field(
-        default=UNSET, metadata=declared("watchPaths", unordered=True)
+        default=UNSET,
+        metadata=declared(
+            "watchPaths",
+            Doc(
+                "Watch paths",
+                (
+                    "Globs; pushes changing no matching file are skipped. At most 10; "
+                    "none may start with `/` or `./`."
+                ),
+                (["src/**", "package.json"],),
+            ),
+            item=Doc(
+                "Watch path",
+                "A glob relative to the repository root.",
+                ("src/**",),
+                pattern_message=(
+                    "watch paths are relative to the repository root: drop the leading '/' or './'"
+                ),
+            ),
+            unordered=True,
+        ),
     )
-    auto_deploy: Managed[bool] = field(default=UNSET, metadata=declared("autoDeploy"))
+    auto_deploy: Managed[bool] = field(
+        default=UNSET,
+        metadata=declared(
+            "autoDeploy", Doc("Deploy on push", "Deploy automatically on push.", (True,))
+        ),
+    )
     opaque: Mapping[str, Any] = field(default_factory=_empty)
     positions: Mapping[str, Position] = field(default_factory=_empty, compare=False)
 
@@ -215,29 +348,128 @@ class Build:
 class Runtime:
     """`vcpus` is a float in steps of 0.25, so `1` and `1.0` compare equal."""
 
-    port: Managed[int] = field(default=UNSET, metadata=declared("port"))
-    vcpus: Managed[float] = field(default=UNSET, metadata=declared("vCpus"))
-    memory_mib: Managed[int] = field(default=UNSET, metadata=declared("memoryMib"))
+    port: Managed[int] = field(
+        default=UNSET,
+        metadata=declared("port", Doc("Port", "Port the app listens on, 1 to 65535.", (3000,))),
+    )
+    vcpus: Managed[float] = field(
+        default=UNSET,
+        metadata=declared(
+            "vCpus", Doc("vCPUs", "vCPUs per instance: at least 0.25, in steps of 0.25.", (0.5, 1))
+        ),
+    )
+    memory_mib: Managed[int] = field(
+        default=UNSET,
+        metadata=declared(
+            "memoryMib",
+            Doc(
+                "Memory (MiB)", "Memory per instance in MiB: at least 256, in steps of 256.", (512,)
+            ),
+        ),
+    )
     # the spec: "0 means none"
-    storage_mib: Managed[int] = field(default=UNSET, metadata=declared("storageMib", neutral=0))
-    command: Managed[tuple[str, ...]] = field(default=UNSET, metadata=declared("command"))
-    healthcheck: Clearable[Healthcheck] = field(default=UNSET, metadata=declared("healthcheck"))
+    storage_mib: Managed[int] = field(
+        default=UNSET,
+        metadata=declared(
+            "storageMib",
+            Doc(
+                "Storage (MiB)",
+                "Disk mounted at /data in MiB, in steps of 512; 0 means none.",
+                (0, 1024),
+            ),
+            neutral=0,
+        ),
+    )
+    command: Managed[tuple[str, ...]] = field(
+        default=UNSET,
+        metadata=declared(
+            "command",
+            Doc(
+                "Start command",
+                "Argument list replacing the image's start command; at most 10.",
+                (["node", "server.js"],),
+            ),
+            item=Doc("Argument", "One argument.", ("server.js",)),
+        ),
+    )
+    healthcheck: Clearable[Healthcheck] = field(
+        default=UNSET,
+        metadata=declared(
+            "healthcheck",
+            Doc(
+                "Health check",
+                (
+                    "Health check of each instance; `null` removes it. `method` and "
+                    "`path` are required (after `defaults` are merged)."
+                ),
+                ({"method": "GET", "path": "/healthz"},),
+            ),
+        ),
+    )
     shutdown_signal: Managed[Literal["SIGTERM", "SIGINT", "SIGQUIT", "SIGKILL"]] = field(
-        default=UNSET, metadata=declared("shutdownSignal")
+        default=UNSET,
+        metadata=declared(
+            "shutdownSignal",
+            Doc("Shutdown signal", "Signal sent to stop an instance.", ("SIGTERM",)),
+        ),
     )
     upstream_protocol: Managed[Literal["http1", "h2c"]] = field(
-        default=UNSET, metadata=declared("upstreamProtocol")
+        default=UNSET,
+        metadata=declared(
+            "upstreamProtocol",
+            Doc("Upstream protocol", "Protocol between the gateway and the app.", ("http1",)),
+        ),
     )
-    openapi_spec_path: Clearable[str] = field(default=UNSET, metadata=declared("openapiSpecPath"))
+    openapi_spec_path: Clearable[str] = field(
+        default=UNSET,
+        metadata=declared(
+            "openapiSpecPath",
+            Doc(
+                "OpenAPI document path",
+                (
+                    "Path of the OpenAPI document (stored but unused); `null` clears it. "
+                    "1 to 512 characters."
+                ),
+                ("/openapi.json",),
+            ),
+        ),
+    )
     opaque: Mapping[str, Any] = field(default_factory=_empty)
     positions: Mapping[str, Position] = field(default_factory=_empty, compare=False)
 
 
 @dataclass(frozen=True)
 class Region:
-    name: str = field(metadata=declared("name"))
-    min_replicas: int = field(metadata=declared("replicas.min"))
-    max_replicas: int = field(metadata=declared("replicas.max"))
+    name: str = field(
+        metadata=declared(
+            "name",
+            Doc("Region name", "Region name, 1 to 64 characters; unique in the list.", ("fra",)),
+        )
+    )
+    min_replicas: int = field(
+        metadata=declared(
+            "replicas.min",
+            Doc("Minimum replicas", "Fewest instances kept (at least 0).", (1,)),
+            within=Doc(
+                "Replicas",
+                "Instance count range; `min` equal to `max` turns autoscaling off.",
+                ({"min": 1, "max": 3},),
+            ),
+        )
+    )
+    max_replicas: int = field(
+        metadata=declared(
+            "replicas.max",
+            Doc(
+                "Maximum replicas",
+                (
+                    "Most instances (at least 0; 0 and a max below `min` are accepted "
+                    "with a warning)."
+                ),
+                (3,),
+            ),
+        )
+    )
     opaque: Mapping[str, Any] = field(default_factory=_empty)
     pos: Position | None = field(default=None, compare=False)
 
@@ -404,7 +636,17 @@ class Environment:
     build: Managed[Build] = UNSET
     runtime: Managed[Runtime] = UNSET
     regions: Managed[tuple[Region, ...]] = field(
-        default=UNSET, metadata=declared("regions", unordered=True, key="name")
+        default=UNSET,
+        metadata=declared(
+            "regions",
+            Doc(
+                "Regions",
+                ("The full list of regions (1 to 5, unique names); regions left out are removed."),
+                ([{"name": "fra", "replicas": {"min": 2, "max": 6}}],),
+            ),
+            unordered=True,
+            key="name",
+        ),
     )
     variables: Managed[tuple[Variable, ...]] = UNSET
     domains: Managed[tuple[Domain, ...]] = UNSET

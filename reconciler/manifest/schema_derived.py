@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from reconciler.manifest.layers import COMBINED_LISTS
+from reconciler.manifest.schema_settings import with_settings
 
 PLACEHOLDER = {"$ref": "#/$defs/parameterText"}
 META = ("title", "description", "examples")
@@ -273,9 +274,12 @@ def _without_meta(node: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in node.items() if k not in META}
 
 
-def with_derived(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema with its derived definitions made again (after the ones they come from)."""
+def with_derived(schema: dict[str, Any], spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema with its derived parts made again: the settings' members from their
+    declaration and the platform's `spec` (schema_settings.py), then the definitions made
+    from `settings`."""
     result = copy.deepcopy(schema)
+    with_settings(result, spec)
     defs = {k: v for k, v in result["$defs"].items() if v.get("$comment") != GENERATED}
     defs.update(derived_definitions(result))
     result["$defs"] = defs
