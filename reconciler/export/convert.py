@@ -43,6 +43,7 @@ from reconciler.manifest.settings import declared_fields, to_data
 from reconciler.plan.kinds.app import LiveApp
 from reconciler.plan.kinds.base import display_number
 from reconciler.plan.kinds.policies import LivePolicy
+from reconciler.plan.kinds.project import LiveProject
 from reconciler.plan.kinds.variables import LiveVariable
 from reconciler.plan.secrets import split_fingerprint
 from reconciler.platform.shapes import (
@@ -110,8 +111,7 @@ def project_entry(
 ) -> dict[str, Any]:
     notes = ExportNotes() if notes is None else notes
     live = project.live
-    protected = bool(live.raw.get("deleteProtection"))
-    entry = _named_entry(live.id, live.name, live.slug, protected, options)
+    entry = _named_entry(live, options)
     _note_unknown(notes, f"project {project.slug}", live.raw, PROJECT)
     apps = {app.slug: app_entry(project.slug, app, names, options, notes) for app in project.apps}
     if apps:
@@ -139,7 +139,7 @@ def app_entry(
 ) -> dict[str, Any]:
     notes = ExportNotes() if notes is None else notes
     live = app.live
-    entry = _named_entry(live.id, live.name, live.slug, live.delete_protection, options)
+    entry = _named_entry(live, options)
     entry.update(_source(live))
     _note_unknown(notes, f"app {TreePath.of(project, app.slug)}", live.raw, APP)
     environments: dict[str, Any] = {}
@@ -162,14 +162,12 @@ def app_entry(
     return entry
 
 
-def _named_entry(
-    pinned_id: str, name: str | None, slug: str, protected: bool, options: ExportOptions
-) -> dict[str, Any]:
+def _named_entry(live: LiveProject | LiveApp, options: ExportOptions) -> dict[str, Any]:
     """What a project and an app write first: name, the pinned ID, delete protection."""
-    entry: dict[str, Any] = {"name": slug if name is None else name}
+    entry: dict[str, Any] = {"name": live.slug if live.name is None else live.name}
     if options.pin_ids:
-        entry["id"] = pinned_id
-    if protected:
+        entry["id"] = live.id
+    if live.delete_protection:
         entry["deleteProtection"] = True
     return entry
 
