@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, Literal, TypeAlias
 
 from reconciler.diagnostics import Diagnostic
 from reconciler.json_types import JsonObject, JsonScalar
@@ -198,6 +198,7 @@ class PolicyListDetail:
     """What only a policy list's change has: the sequence alignment of the two lists (`edits`)
     and the manifest's policy tests whose verdict the change turns (`test_outcomes`)."""
 
+    kind: ClassVar[str] = "policies"
     edits: tuple[PolicyEdit, ...] = ()
     test_outcomes: tuple[OutcomeChange, ...] = ()
 
@@ -206,6 +207,7 @@ class PolicyListDetail:
 class VariableDetail:
     """What only a variable's change has, when its value is a secret: where it is read."""
 
+    kind: ClassVar[str] = "variable"
     secret_source: SecretSource
 
 
@@ -247,6 +249,14 @@ class Change:
     detail: ChangeDetail | None = None
     templates: tuple[str, ...] = field(default=(), compare=False)
     unknown_removed: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # a plan file holds a detail where its kind's reader looks for it: one of another
+        # kind's would be written and never read back
+        if self.detail is not None and self.detail.kind != self.kind:
+            raise ValueError(
+                f"a {self.kind} change cannot carry a {self.detail.kind} change's detail"
+            )
 
 
 def max_deletes_note(deletions: int, max_deletes: int) -> str:

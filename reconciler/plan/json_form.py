@@ -384,6 +384,7 @@ def _detail(obj: Mapping[str, object], kind: str, path: str) -> ChangeDetail | N
     lists); a member of another kind's detail is refused rather than dropped."""
     edits = _items(obj, "policy_edits", path, _edit_from_dict)
     if kind == "policies":
+        _refuse_member(obj, "secret_source", "variable", path)
         return PolicyListDetail(edits, _test_outcomes(obj, path))
     _refuse_member(obj, "policy_test_changes", "policies", path)
     if edits:

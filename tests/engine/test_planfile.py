@@ -247,6 +247,7 @@ class TestBrokenFiles:
             (lambda d: d["changes"][3].update(secret_source={"fromEnv": "X"}), "changes[3].secret_source: is only in a variable change"),
             (lambda d: d["changes"][4].update(policy_edits=d["changes"][7]["policy_edits"]), "changes[4].policy_edits: must be empty but for a policies change"),
             (lambda d: d["changes"][4].update(policy_test_changes=[]), "changes[4].policy_test_changes: is only in a policies change"),
+            (lambda d: d["changes"][7].update(secret_source={"fromEnv": "X"}), "changes[7].secret_source: is only in a variable change"),
             (lambda d: d["notes"][0].update(severity="fatal"), "notes[0].severity: must be one of"),
             (lambda d: d.update(max_deletes=True), "max_deletes: expected an integer, got a boolean"),
             (lambda d: d.update(permissions=["a", None]), "permissions[1]: expected a string, got null"),
