@@ -94,11 +94,6 @@ class Address:
         return self.path.leaf
 
     @property
-    def scope(self) -> tuple[str, ...]:
-        """The parts above the leaf: `("shop", "web", "production")` for a variable."""
-        return self.parts[:-1]
-
-    @property
     def parent(self) -> TreePath:
         """The path above the leaf: a variable's environment, an app's project."""
         return self.path.parent
@@ -112,7 +107,3 @@ class Address:
         """project/app/environment of an address at or below an environment."""
         return self.path.environment
 
-    @property
-    def label(self) -> str:
-        """The path as plans name objects: `shop/web/production`."""
-        return str(self.path)

@@ -35,7 +35,7 @@ def addresses(draw: st.DrawFn) -> Address:
 def test_an_address_reads_back_as_itself(address: Address) -> None:
     text = str(address)
     assert Address.parse(text) == address
-    assert text == f"{address.kind}.{address.label}" and text.endswith(address.leaf)
+    assert text == f"{address.kind}.{address.path}" and text.endswith(address.leaf)
     assert address.sibling(address.leaf) == address
     assert address.parent.child(address.leaf) == address.path
 

@@ -482,7 +482,7 @@ class _DomainPlanning:
             (env.project, env.app, env.environment): deps for env, deps in self.environments
         }
         for change in planned.changes:
-            scope = Address.parse(change.address).scope
+            scope = Address.parse(change.address).parent.slugs
             planning.add(change, depends_by_environment.get(scope, ()))
         for note in planned.notes:
             planning.note(note)
