@@ -847,12 +847,12 @@ def test_control_characters_in_plan_text_cannot_inject_escape_codes() -> None:
     """Values, notes and addresses come from manifests and API answers: print them inert."""
     evil = "\x1b[31mred\x9b2J\nnext"
     change = Change(
-        address=f"app.shop/{evil}",
-        kind="app",
+        address=f"variable.shop/web/production/{evil}",
+        kind="variable",
         action=Action.UPDATE,
         before=None,
         after=None,
-        diffs=(FieldDiff(f"name{evil}", evil, {evil: evil}),),
+        diffs=(FieldDiff(f"value{evil}", evil, {evil: evil}),),
         reason=evil,
         notes=(evil,),
         detail=VariableDetail(SecretSource("fromFile", evil)),
