@@ -43,9 +43,9 @@ class LiveRecord:
         permission."""
         self.permissions.add(permission(get_operation(operation), object_id))
 
-    def slug_holder(self, kind: str, slug: str, holder: JsonObject | None) -> None:
-        """Who held a slug the plan looked up (a rename target, a temporary slug)."""
-        self.state[f"{kind} slug {slug}"] = None if holder is None else holder.get("id")
+    def slug_holder(self, kind: str, slug: str, holder_id: str | None) -> None:
+        """Who held a slug the plan looked up (a rename target, a temporary slug): its ID."""
+        self.state[f"{kind} slug {slug}"] = holder_id
 
     def environment(self, project: str, app: str, name: str) -> JsonObject | None:
         """The environment as read (volatile fields left out); None when it was not read."""

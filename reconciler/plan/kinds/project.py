@@ -215,7 +215,7 @@ async def _read_holder(planning: Planning, slug: str) -> LiveProject | None:
     """The project holding `slug` (read and recorded), None when it is free."""
     holder = await slug_holder(planning.platform, slug)
     planning.record.read(READ_OPERATION, holder.id if holder else None)
-    planning.record.slug_holder("project", slug, holder.raw if holder else None)
+    planning.record.slug_holder("project", slug, holder.id if holder else None)
     return holder
 
 
