@@ -21,7 +21,6 @@ from typing import Any
 from reconciler.address import TreePath
 from reconciler.errors import ExportError
 from reconciler.export.live import (
-    ENVIRONMENT_ORDER,
     ExportedApp,
     ExportedEnvironment,
     ExportedProject,
@@ -29,6 +28,7 @@ from reconciler.export.live import (
 from reconciler.export.secret_names import SecretNames
 from reconciler.json_types import JsonObject, JsonValue
 from reconciler.manifest.model import (
+    ENVIRONMENT_NAMES,
     UNSET,
     Build,
     Healthcheck,
@@ -187,7 +187,7 @@ def factor_defaults(
     key, the environment wins) rebuilds each environment exactly. Domains never move: a
     host belongs to one environment."""
     envs = {name: dict(entry) for name, entry in environments.items()}
-    if set(envs) != set(ENVIRONMENT_ORDER):
+    if set(envs) != set(ENVIRONMENT_NAMES):
         return {}, envs
     production, preview = envs["production"], envs["preview"]
     defaults: dict[str, Any] = {}

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from reconciler.errors import ExportError, NotFound, UnexpectedResponse
 from reconciler.json_types import JsonObject
-from reconciler.manifest.model import Environment
+from reconciler.manifest.model import ENVIRONMENT_NAMES, Environment
 from reconciler.plan.kinds import app as apps
 from reconciler.plan.kinds import domains, policies, settings, variables
 from reconciler.plan.kinds.app import LiveApp, parse_apps
@@ -29,8 +29,6 @@ from reconciler.plan.kinds.settings import LiveEnvironment, read_environment
 from reconciler.plan.kinds.variables import LiveVariables, live_variables
 from reconciler.platform.protocol import Platform
 from reconciler.platform.shapes import object_answer
-
-ENVIRONMENT_ORDER = ("production", "preview")
 
 
 @dataclass(frozen=True)
@@ -171,11 +169,11 @@ async def _read_app(client: Platform, project: str, app: LiveApp) -> ExportedApp
         "id",
     )
     known = sorted(
-        (e for e in found if e["slug"] in ENVIRONMENT_ORDER),
-        key=lambda e: ENVIRONMENT_ORDER.index(str(e["slug"])),
+        (e for e in found if e["slug"] in ENVIRONMENT_NAMES),
+        key=lambda e: ENVIRONMENT_NAMES.index(str(e["slug"])),
     )
     environments = await asyncio.gather(*(_read_environment(client, body, e) for e in known))
-    others = sorted(str(e["slug"]) for e in found if e["slug"] not in ENVIRONMENT_ORDER)
+    others = sorted(str(e["slug"]) for e in found if e["slug"] not in ENVIRONMENT_NAMES)
     return ExportedApp(app, tuple(environments), tuple(others))
 
 
