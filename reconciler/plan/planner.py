@@ -40,13 +40,13 @@ from reconciler.manifest.model import ENVIRONMENT_NAMES, Environment, Manifest, 
 from reconciler.plan import golive, kinds, slug_moves
 from reconciler.plan.changes import Action, Change, Note, Plan, max_deletes_note
 from reconciler.plan.kinds.base import (
+    AnyEnvironmentKind,
     Container,
     ContainerKind,
     EnvironmentJob,
     Location,
     Planning,
 )
-from reconciler.plan.kinds.registry import AnyEnvironmentKind
 from reconciler.plan.live import LiveRecord, fingerprint_mode
 from reconciler.plan.options import PlanOptions
 from reconciler.plan.phases import ReadAt
@@ -244,9 +244,7 @@ class _Planner(Planning):
         found = await asyncio.gather(*(kind.read(self.platform, at) for kind in wanted))
         return dict(zip(wanted, found, strict=True))
 
-    def _wants(
-        self, holder: TreePath, environment: Environment, kind: AnyEnvironmentKind
-    ) -> bool:
+    def _wants(self, holder: TreePath, environment: Environment, kind: AnyEnvironmentKind) -> bool:
         """Whether the manifest manages `kind` in `environment` (of the app at `holder`) and
         the targets reach it."""
         return kind.manages(environment) and self.scope.reads(

@@ -16,7 +16,17 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Generic, Protocol, TypeGuard, TypeVar, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Generic,
+    Protocol,
+    TypeAlias,
+    TypeGuard,
+    TypeVar,
+    overload,
+)
 
 from reconciler.address import ENVIRONMENT_DEPTH, TreePath
 from reconciler.errors import NotFound, UnexpectedResponse
@@ -42,7 +52,6 @@ from reconciler.platform.shapes import Shape, unknown_members, unknown_values
 if TYPE_CHECKING:
     from deepdiff.model import ChildRelationship
 
-    from reconciler.plan.kinds.registry import AnyEnvironmentKind
     from reconciler.plan.live import LiveRecord
     from reconciler.platform.operations import Operation
     from reconciler.platform.protocol import Platform
@@ -312,6 +321,13 @@ class ContainerKind(Kind[FoundT]):
         """How to ask the platform whether a slug is free, where the plan does not read every
         holder of one (a temporary slug breaking a rename cycle must be); None: it does."""
         return None
+
+
+# The registry holds kinds of every live type: each kind's hooks are typed by its own, and
+# whoever walks the registry hands each kind only what that kind read.
+AnyKind: TypeAlias = "Kind[Any]"
+AnyContainerKind: TypeAlias = "ContainerKind[Any]"
+AnyEnvironmentKind: TypeAlias = "EnvironmentKind[Any, Any]"
 
 
 class Planning(ABC):

@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
-    from reconciler.plan.kinds.base import ContainerKind, EnvironmentKind, Kind
+    from reconciler.plan.kinds.base import AnyContainerKind, AnyEnvironmentKind, AnyKind
 
-# The registry holds kinds of every live type: each kind's hooks are typed by its own, and
-# whoever walks the registry hands each kind only what that kind read.
-AnyKind: TypeAlias = "Kind[Any]"
-AnyContainerKind: TypeAlias = "ContainerKind[Any]"
-AnyEnvironmentKind: TypeAlias = "EnvironmentKind[Any, Any]"
-
-K = TypeVar("K", bound=AnyKind)
+K = TypeVar("K", bound="AnyKind")
 
 _REGISTRY: dict[str, AnyKind] = {}
 _ATTRIBUTES = ("name", "depth", "container", "read_at", "read_operation")
